@@ -1,0 +1,44 @@
+"""Views: every subcommand builds one result (a dict, JSON-safe) and renders it here, as JSON
+(--json) or compact Markdown (default). Markdown is for an agent whose context is scarce: facts,
+not logs; paths to the full artifacts instead of their contents."""
+import json
+import os
+import sys
+
+CLI = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compile_debug.py")
+
+
+def cli_command(*words):
+    """The exact command line to run one of our subcommands (absolute path, copy-pasteable)."""
+    import shlex
+    return " ".join(["python3", shlex.quote(CLI)] + [shlex.quote(str(w)) if w != "--" else "--" for w in words])
+
+
+def emit(args, result, markdown):
+    """Print the result: JSON document or Markdown. Also saves both into the run dir if known."""
+    run_dir = result.get("run_dir")
+    text = json.dumps(result, indent=2, default=str)
+    if run_dir and os.path.isdir(run_dir):
+        with open(os.path.join(run_dir, "report.json"), "w") as f:
+            f.write(text + "\n")
+        with open(os.path.join(run_dir, "report.md"), "w") as f:
+            f.write(markdown.rstrip() + "\n")
+    sys.stdout.write((text if getattr(args, "json", False) else markdown.rstrip()) + "\n")
+    sys.stdout.flush()
+
+
+def clip(text, n=300):
+    """One-line-ish excerpt of text, at most n chars."""
+    if text is None:
+        return ""
+    text = str(text).strip()
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def table(headers, rows):
+    """A Markdown table; cells are escaped for pipes and newlines."""
+    def cell(v):
+        return str("" if v is None else v).replace("|", "\\|").replace("\n", " ")
+    out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+    out += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
+    return "\n".join(out)
