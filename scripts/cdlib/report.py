@@ -1,0 +1,120 @@
+"""The one report model of a target run. analyze.py fills it from the structured trace and the
+captured output; views (Markdown, JSON) read it. Plain dataclasses, JSON via to_dict()."""
+import dataclasses
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Location:
+    file: str
+    line: int | None = None
+    function: str | None = None
+    code: str | None = None
+
+    def short(self):
+        s = f"{self.file}:{self.line}" if self.line else self.file
+        return s
+
+
+@dataclass
+class GraphBreak:
+    site: str                      # "file:line" where Dynamo broke the graph
+    gb_id: str | None              # graph-break registry id, e.g. "GB0059" (None on old torch for some)
+    gb_type: str                   # registry title, e.g. "Failed to trace builtin operator"
+    category: str                  # our class from knowledge/graph_breaks.yaml, e.g. "print/logging"
+    location: Location             # innermost frame in the user's own code
+    explanation: str = ""
+    hints: list = field(default_factory=list)
+    count: int = 0                 # times hit while compiling
+    frames: list = field(default_factory=list)   # compile ids of the frames it split, e.g. ["0/0"]
+    fix: dict = field(default_factory=dict)      # recipe from knowledge/graph_breaks.yaml
+    user_stack: list = field(default_factory=list)  # [Location], outermost first (user frames only)
+
+
+@dataclass
+class GuardFailure:
+    compile_id: str                # the cache entry whose guard failed, e.g. "0/1"
+    guard: str                     # the guard expression, e.g. "tensor 'x' size mismatch at index 0. expected 2, actual 3"
+    kind: str                      # our class from knowledge/recompiles.yaml, e.g. "shape"
+    location: Location | None = None   # user line that installed the guard (torch >= 2.11)
+    hint: str | None = None            # torch's own HINT text, when it gave one
+
+
+@dataclass
+class Recompile:
+    compile_id: str                # the new compile, e.g. "0/2"
+    failures: list = field(default_factory=list)     # [GuardFailure]; the first is the most recent entry
+
+
+@dataclass
+class FunctionRecompiles:
+    function: str                  # co_name, or a readable name for torch wrappers
+    location: Location             # where the function is defined (mapped back to user code for wrappers)
+    frame_id: int
+    compiles: int                  # cache entries made (1 + recompiles)
+    recompiles: list = field(default_factory=list)   # [Recompile]
+    kinds: dict = field(default_factory=dict)        # kind -> count
+    limit_hit: bool = False        # hit recompile_limit: this function ran eager afterwards
+    limit: int | None = None
+    wrapper: str | None = None     # e.g. "torch.compile(module) wrapper (torch/_dynamo/external_utils.py)"
+    fixes: list = field(default_factory=list)        # [{kind, fix}] from knowledge/recompiles.yaml
+
+
+@dataclass
+class ErrorInfo:
+    type: str                      # exception type, short (e.g. "InductorError"), or "SIGSEGV", "Timeout"
+    message: str
+    category: str                  # row id of knowledge/triage.yaml
+    title: str
+    skill: str | None
+    next_command: str | None       # exact command line to run next
+    advice: str = ""
+    location: Location | None = None   # innermost user frame of the traceback
+    source: str = "stderr"          # "stderr", "trace", "signal", "timeout", "text"
+    compile_id: str | None = None
+
+
+@dataclass
+class GraphInfo:
+    compile_id: str
+    function: str
+    location: Location | None
+    ops: int | None = None
+    nodes: int | None = None
+    compile_time_s: float | None = None
+    backend_time_s: float | None = None
+    inductor_time_s: float | None = None
+    failed: str | None = None      # fail_type when this frame failed to compile
+
+
+@dataclass
+class Report:
+    command: list
+    run_dir: str
+    exit_code: int | None = None
+    signal: str | None = None
+    timed_out: bool = False
+    duration_s: float | None = None
+    torch_version: str | None = None
+    used_compile: bool = False     # Dynamo started at least once
+    graphs: list = field(default_factory=list)            # [GraphInfo]
+    graph_breaks: list = field(default_factory=list)      # [GraphBreak]
+    recompiles: list = field(default_factory=list)        # [FunctionRecompiles]
+    errors: list = field(default_factory=list)            # [ErrorInfo]
+    stats: dict = field(default_factory=dict)
+    next_steps: list = field(default_factory=list)        # [{why, skill, command}]
+    artifacts: dict = field(default_factory=dict)         # name -> path
+    notes: list = field(default_factory=list)
+
+    def to_dict(self):
+        d = dataclasses.asdict(self)
+        d["schema"] = "compile-debug/triage/1"
+        return d
+
+    @property
+    def status(self):
+        if self.errors:
+            return "error"
+        if self.graph_breaks or any(f.recompiles for f in self.recompiles):
+            return "issues"
+        return "clean" if self.used_compile else "no-compile"

@@ -1,0 +1,71 @@
+"""Shared test helpers. Tests run the real CLI in subprocesses on real programs.
+
+One Inductor cache dir is shared by the whole test session (set before any subprocess starts),
+so each small program pays the cold C++ compile once."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLI = os.path.join(ROOT, "scripts", "compile_debug.py")
+PROGRAMS = os.path.join(ROOT, "tests", "programs")
+FIXTURES = os.path.join(ROOT, "tests", "fixtures")
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+if not os.environ.get("COMPILE_DEBUG_TEST_KEEP_CACHE_ENV"):
+    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), "compile-debug-tests-inductor-cache")
+os.environ.setdefault("PYTHONUNBUFFERED", "1")
+
+
+def _has_cuda():
+    if not shutil.which("nvidia-smi") and not os.path.exists("/dev/nvidiactl"):
+        return False
+    try:
+        import torch
+        return torch.cuda.is_available()
+    except Exception:
+        return False
+
+
+HAS_CUDA = _has_cuda()
+
+
+def pytest_collection_modifyitems(config, items):
+    if HAS_CUDA:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+def program(name):
+    """Absolute path of tests/programs/<name>."""
+    return os.path.join(PROGRAMS, name)
+
+
+def run_cli(*args, timeout=900, env=None, cwd=None, check=None):
+    """Run `python3 scripts/compile_debug.py ARGS`; returns CompletedProcess (text)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    p = subprocess.run([sys.executable, CLI, *map(str, args)], capture_output=True, text=True,
+                       timeout=timeout, env=full_env, cwd=cwd)
+    if check is not None:
+        assert p.returncode == check, f"exit {p.returncode}\nSTDOUT:\n{p.stdout[-3000:]}\nSTDERR:\n{p.stderr[-3000:]}"
+    return p
+
+
+def run_json(*args, **kw):
+    """Run the CLI with --json (inserted after the subcommand) and parse stdout."""
+    args = list(args)
+    args.insert(1, "--json")
+    p = run_cli(*args, **kw)
+    try:
+        return json.loads(p.stdout), p
+    except ValueError:
+        raise AssertionError(f"not JSON (exit {p.returncode}):\nSTDOUT:\n{p.stdout[-3000:]}\nSTDERR:\n{p.stderr[-3000:]}")
