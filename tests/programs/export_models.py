@@ -1,0 +1,76 @@
+"""Small models for the export/aoti tests: each factory returns (model, args[, kwargs, dynamic_shapes])."""
+import torch
+from torch.export import Dim
+
+
+class DataDependent(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:  # data-dependent branch
+            return x + 1
+        return x - 1
+
+
+def data_dependent():
+    return DataDependent(), (torch.randn(8),)
+
+
+class Refined(torch.nn.Module):
+    def forward(self, x):
+        if x.shape[0] > 4:  # refines the range of batch
+            return x * 2
+        return x
+
+
+def refined():
+    return Refined(), (torch.randn(8, 3),), None, {"x": {0: Dim("batch")}}
+
+
+class Specialized(torch.nn.Module):
+    def forward(self, x):
+        return x + torch.ones(8, 3)  # forces x.shape[0] == 8
+
+
+def specialized():
+    return Specialized(), (torch.randn(8, 3),), None, {"x": {0: Dim("batch")}}
+
+
+@torch.library.custom_op("cdtest::no_fake", mutates_args=())
+def no_fake(x: torch.Tensor) -> torch.Tensor:
+    return x.sin()
+
+
+class CustomOp(torch.nn.Module):
+    def forward(self, x):
+        return no_fake(x) + 1  # custom op without a fake kernel
+
+
+def custom_op():
+    return CustomOp(), (torch.randn(8),)
+
+
+class Clean(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 3)
+
+    def forward(self, x, y):
+        return self.lin(x).relu() + y
+
+
+def clean():
+    torch.manual_seed(0)
+    return Clean(), (torch.randn(6, 4), torch.randn(6, 3))
+
+
+def clean_dynamic():
+    torch.manual_seed(0)
+    b = Dim("batch", min=2, max=64)
+    return Clean(), (torch.randn(6, 4), torch.randn(6, 3)), None, {"x": {0: b}, "y": {0: b}}
+
+
+def raises():
+    raise ValueError("factory failed on purpose")
+
+
+def not_a_tuple():
+    return Clean()
