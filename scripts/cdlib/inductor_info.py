@@ -513,13 +513,14 @@ def decompositions(dynamo_text, post_text, node_mappings):
         return []
     pre = {n["name"]: n for n in parse_graph(dynamo_text)["nodes"]}
     post = {n["name"]: n for n in parse_graph(post_text)["nodes"]} if post_text else {}
-    out = []
+    out, seen = [], set()
     for pre_name, post_names in (node_mappings.get("preToPost") or {}).items():
         p = pre.get(pre_name)
         if not p:
             continue
         ops = [short_op(post[n]["op"]) for n in post_names if n in post and post[n]["op"] and post[n]["op"] != "getitem"]
-        if len(ops) >= 2:
+        if len(ops) >= 2 and (p["op"], tuple(ops)) not in seen:
+            seen.add((p["op"], tuple(ops)))
             out.append({"node": pre_name, "op": p["op"], "aten": ops, "loc": p["loc"]})
     return out
 
