@@ -72,6 +72,7 @@ class ErrorInfo:
     location: Location | None = None   # innermost user frame of the traceback
     source: str = "stderr"          # "stderr", "trace", "signal", "timeout", "text"
     compile_id: str | None = None
+    gb_id: str | None = None       # graph-break registry id when the error is a graph break (fullgraph)
 
 
 @dataclass

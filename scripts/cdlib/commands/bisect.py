@@ -1,0 +1,423 @@
+"""`bisect -- <command...>`: which compiler layer breaks the program, down to the op.
+
+Stage 1, the backend ladder (eager -> aot_eager -> aot_eager_decomp_partition -> crossref ->
+inductor), and stage 2, the subsystem search inside the failing backend, are both PyTorch's own
+compiler bisector (torch._inductor.compiler_bisector): its `run` CLI on torch >= 2.11, its Python
+API (CompilerBisector.do_bisect) before. The bisector forces the backend of every torch.compile
+call in the target through TORCH_BISECT_BACKEND, so the user's program runs unmodified, and the
+ladder costs no extra runs: each step is one run of the target, judged by bisect_step."""
+import ast
+import json
+import os
+import re
+import shutil
+import sys
+import threading
+import time
+
+from .. import output, proc, rundir
+from ..errors import CliError
+
+HELP = "find the failing compiler layer (backend ladder + PyTorch's compiler bisector) down to the op"
+ORDER = 40
+TAKES_TARGET = True
+DESCRIPTION = """Find which torch.compile layer breaks your program, down to the subsystem, the
+bisect number and the op. Runs your unmodified program repeatedly under PyTorch's compiler
+bisector (torch._inductor.compiler_bisector): first the backend ladder eager -> aot_eager ->
+aot_eager_decomp_partition -> aot_eager_decomp_partition_crossref -> inductor, then the
+subsystems of the first failing backend (decompositions, pre/joint/post-grad passes, config
+changes such as fallback_random / emulate_precision_casts, cudagraphs, lowerings).
+
+A run is bad when it exits non-zero (or is killed / times out), or, for programs that exit 0
+while failing, when its output matches --bad-if or it raises --bad-if-exception. Your Inductor
+cache is never touched: the bisector gets a throwaway cache inside the run dir."""
+EPILOG = """examples:
+  compile_debug.py bisect -- python train.py
+  compile_debug.py bisect --bad-if 'MISMATCH|nan' -- python check.py
+  compile_debug.py bisect --bad-if-exception AssertionError --timeout 300 -- python test_model.py"""
+
+LADDER = ["eager", "aot_eager", "aot_eager_decomp_partition", "aot_eager_decomp_partition_crossref",
+          "inductor"]
+
+LAYER = {
+    "eager": "Dynamo (graph capture, backend='eager': no AOTAutograd, no Inductor)",
+    "aot_eager": "AOTAutograd (tracing / functionalization, no decompositions, no Inductor)",
+    "aot_eager_decomp_partition": "AOTAutograd decompositions / partitioner (no Inductor)",
+    "aot_eager_decomp_partition_crossref": "fake-tensor / meta kernels (CrossRefFakeMode)",
+    "inductor": "Inductor (graph passes, lowering, codegen)",
+}
+
+_PROBE = r"""
+import importlib.util, json, os, re
+s = importlib.util.find_spec("torch")
+d = {"torch": None}
+if s and s.origin:
+    root = os.path.dirname(s.origin)
+    d["torch"] = root
+    try:
+        d["version"] = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", open(os.path.join(root, "version.py")).read()).group(1)
+    except Exception:
+        d["version"] = None
+    p = os.path.join(root, "_inductor", "compiler_bisector.py")
+    src = open(p).read() if os.path.exists(p) else ""
+    d["bisector"] = bool(src)
+    d["has_run_cli"] = 'command == "run"' in src
+print(json.dumps(d))
+"""
+
+
+def add_arguments(p):
+    p.add_argument("--bad-if", metavar="REGEX",
+                   help="a run is bad when its stdout+stderr matches REGEX (for programs that exit 0 while failing)")
+    p.add_argument("--bad-if-exception", metavar="NAME",
+                   help="a run is bad when it raises exception NAME (e.g. AssertionError, torch._dynamo.exc.BackendCompilerFailed)")
+    p.add_argument("--timeout", type=float, default=900, metavar="SEC",
+                   help="per-run limit; a run that hits it counts as bad (default 900)")
+    p.add_argument("--engine", choices=["auto", "cli", "api"], default="auto",
+                   help="how to drive the bisector: its `run` CLI (torch >= 2.11) or its Python API (default: auto)")
+
+
+def target_python(argv):
+    """The Python that runs the target (its torch is the one to bisect)."""
+    first = os.path.basename(argv[0])
+    if re.match(r"^python[\d.]*$", first):
+        return shutil.which(argv[0]) or argv[0]
+    return sys.executable
+
+
+def probe_torch(python, run_dir, timeout=120):
+    res = proc.run([python, "-c", _PROBE], timeout=timeout, stdout_path=os.path.join(run_dir, "probe.stdout"),
+                   stderr_path=os.path.join(run_dir, "probe.stderr"))
+    try:
+        return json.loads(res.read_stdout().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"torch": None}
+
+
+def parse_result(text):
+    """'Bisection complete: BisectionResult(backend=..., ...)' -> dict, or None (no issue), or
+    'missing' when the line is absent."""
+    m = None
+    for m in re.finditer(r"Bisection complete: (.*)", text):
+        pass
+    if m is None:
+        return "missing"
+    body = m.group(1).strip()
+    if body.startswith("no issue"):
+        return None
+    try:
+        call = ast.parse(body, mode="eval").body
+        out = {"backend": None, "subsystem": None, "bisect_number": None, "debug_info": None}
+        names = list(out)
+        for i, a in enumerate(call.args):
+            out[names[i]] = ast.literal_eval(a)
+        for kw in call.keywords:
+            out[kw.arg] = ast.literal_eval(kw.value)
+        return out
+    except (SyntaxError, ValueError):
+        mb = re.search(r"backend='([^']*)'", body)
+        return {"backend": mb.group(1) if mb else None, "subsystem": None, "bisect_number": None,
+                "debug_info": None, "raw": body}
+
+
+def read_steps(log_dir):
+    path = os.path.join(log_dir, "steps.jsonl")
+    steps = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    steps.append(json.loads(line))
+                except ValueError:
+                    pass
+    return steps
+
+
+def _step_line(s):
+    verdict = "BAD" if s["bad"] else "good"
+    if not s.get("subsystem"):
+        stage = f"ladder: backend={s.get('backend') or '(yours)'}"
+    else:
+        stage = f"subsystem: {s['backend']} / {s['subsystem']}"
+        if s.get("max") == "-1" or s.get("run_state") == "test_disable":
+            stage += " (disabled)"
+        elif s.get("run_state") == "find_max_bounds":
+            stage += f" (counting applications: {s['range'][1]})" if s.get("range") else " (counting)"
+        elif s.get("run_state") == "bisect" and s.get("range"):
+            lo, hi = s["range"]
+            stage += f" (range [{lo}, {hi}], mid {(lo + hi) // 2})"
+    return f"run {s['step'] + 1}: {stage} -> {verdict} ({s['reason']}; {s['duration_s']:.1f}s)"
+
+
+class _Tail(threading.Thread):
+    """Prints one progress line per finished step while the bisector runs."""
+
+    def __init__(self, log_dir):
+        super().__init__(daemon=True)
+        self.log_dir, self.seen, self.stop = log_dir, 0, threading.Event()
+        self.in_subsystems = False
+
+    def poll(self):
+        steps = read_steps(self.log_dir)
+        for s in steps[self.seen:]:
+            if s.get("subsystem") and not self.in_subsystems:
+                self.in_subsystems = True
+                proc.progress(f"stage 2/2: subsystems of backend {s['backend']}")
+            proc.progress(_step_line(s))
+        self.seen = max(self.seen, len(steps))
+
+    def run(self):
+        while not self.stop.wait(0.5):
+            self.poll()
+
+
+def meaning(result, first_bad):
+    """Plain-words explanation and advice for a BisectionResult dict."""
+    b, sub, num, dbg = result["backend"], result.get("subsystem"), result.get("bisect_number"), result.get("debug_info")
+    what, advice = "", ""
+    if b == "eager":
+        what = ("It fails even with backend='eager', where torch.compile only captures graphs with Dynamo "
+                "and runs them as plain PyTorch: the bug is in Dynamo's tracing (or in the program itself).")
+        advice = "Look at graph breaks / guards with triage; minify with TORCHDYNAMO_REPRO_AFTER=dynamo."
+    elif b == "aot_eager":
+        what = ("Dynamo alone is fine, but it fails once AOTAutograd traces the graph (functionalization, "
+                "autograd) without decompositions or Inductor.")
+        advice = "Workaround: backend='eager' for the affected function. File it as an AOTAutograd bug with the minified repro."
+    elif b == "aot_eager_decomp_partition":
+        if sub == "decomposition":
+            what = (f"A decomposition breaks it: the {num}-th decomposition applied"
+                    + (f", of {dbg}," if dbg else "") + " (AOTAutograd's decomposition table, no Inductor yet).")
+            advice = "Workaround: backend='aot_eager' for that function, or remove the op from the decomposition table; report the decomposition."
+        elif sub and "cse" in sub:
+            what = "AOTAutograd's common-subexpression elimination breaks it (disabling cse fixes it)."
+            advice = "Workaround: torch._functorch.config.cse = False."
+        else:
+            what = ("It fails with decompositions + the min-cut partitioner, but no single decomposition "
+                    "was found: likely the partitioner (recomputation / saved tensors).")
+            advice = "Workaround: backend='aot_eager' for that function; minify to get the graph."
+    elif b == "aot_eager_decomp_partition_crossref":
+        what = ("It fails only when fake-tensor (meta) results are cross-checked against real ones: an "
+                "operator's fake/meta kernel disagrees with its real kernel (shape, stride or dtype).")
+        advice = "Fix or register the op's fake kernel (torch.library.register_fake); report it."
+    elif b == "inductor":
+        if sub in ("pre_grad_passes", "joint_graph_passes", "post_grad_passes"):
+            what = (f"An Inductor graph pass breaks it: {sub}, application #{num}"
+                    + (f", the pass `{dbg}`" if dbg else "") + ". Without that pass the program is correct.")
+            if dbg and "custom" in dbg:
+                advice = f"`{dbg}` is your own pass (torch._inductor.config.{dbg}): fix it or unset it."
+            else:
+                advice = ("Workaround: disable the pass (torch._inductor.config.pattern_matcher=False disables the "
+                          "pattern-matcher passes); report it with the minified repro.")
+        elif sub == "inductor_fallback_random":
+            what = ("Setting torch._inductor.config.fallback_random=True fixes it: compiled random numbers differ "
+                    "from eager's (Inductor's RNG is not bitwise eager's). Usually expected, not a bug.")
+            advice = "Compare with fallback_random=True, or use a tolerance-based check instead of bitwise equality."
+        elif sub == "inductor_emulate_precision_casts":
+            what = ("Setting torch._inductor.config.emulate_precision_casts=True fixes it: Inductor keeps fp16/bf16 "
+                    "intermediates in fp32 where eager rounds them, so results differ by rounding.")
+            advice = "Usually expected numerics; loosen the tolerance or set emulate_precision_casts=True."
+        elif sub == "inductor_layout_optimization":
+            what = "Setting torch._inductor.config.layout_optimization=False fixes it: a layout (channels-last) choice is wrong."
+            advice = "Workaround: torch._inductor.config.layout_optimization = False."
+        elif sub == "inductor_comprehensive_padding":
+            what = "Setting torch._inductor.config.comprehensive_padding=False fixes it: padded strides break it."
+            advice = "Workaround: torch._inductor.config.comprehensive_padding = False."
+        elif sub == "cudagraphs":
+            what = "Disabling CUDA graphs fixes it: a tensor is reused/overwritten across replays, or a captured op is not graph-safe."
+            advice = "Workaround: mode='default' / 'max-autotune-no-cudagraphs', or torch._inductor.config.triton.cudagraphs=False; clone outputs you keep across steps."
+        elif sub == "lowerings":
+            what = (f"Inductor's lowering of one op is wrong: lowering #{num}"
+                    + (f", FX node `{dbg}`" if dbg else "") + ". Falling back to the ATen kernel for it fixes the program.")
+            advice = "The op's Inductor lowering/codegen is the bug: minify to a repro and report it; workaround: backend='aot_eager' for that function."
+        else:
+            what = ("It fails with Inductor, but disabling no single bisectable subsystem fixes it: the bug is in "
+                    "the scheduler / fusion / code generation or the generated kernel itself.")
+            advice = "Minify to a repro; inspect the generated code (TORCH_LOGS=output_code)."
+    return what, advice
+
+
+def run(args):
+    if args.bad_if is not None:
+        try:
+            re.compile(args.bad_if)
+        except re.error as e:
+            raise CliError(f"--bad-if {args.bad_if!r}: bad regular expression ({e})")
+        if not args.bad_if:
+            raise CliError("--bad-if: empty regular expression")
+    if args.bad_if_exception is not None and not re.match(r"^[A-Za-z_][\w.]*$", args.bad_if_exception):
+        raise CliError(f"--bad-if-exception {args.bad_if_exception!r}: expected an exception name like AssertionError")
+    if args.timeout <= 0:
+        raise CliError("--timeout must be positive")
+    argv = proc.resolve_target(args.target)
+    run_dir = rundir.make(args.out, "bisect")
+    python = target_python(argv)
+    info = probe_torch(python, run_dir)
+    if not info.get("torch"):
+        raise CliError(f"{python}: cannot find torch (is the target's Python the right one?)")
+    if not info.get("bisector"):
+        raise CliError(f"torch {info.get('version')}: has no torch._inductor.compiler_bisector")
+    engine = args.engine
+    if engine == "auto":
+        engine = "cli" if info.get("has_run_cli") else "api"
+    if engine == "cli" and not info.get("has_run_cli"):
+        raise CliError(f"--engine cli: torch {info.get('version')} has no `compiler_bisector run` (use --engine api)")
+
+    cache = os.path.join(run_dir, "inductor_cache")     # throwaway: the bisector deletes it
+    log_dir = os.path.join(run_dir, "steps")
+    tmp = os.path.join(run_dir, "tmp")
+    for d in (log_dir, tmp):
+        os.makedirs(d, exist_ok=True)
+    orig_pp = os.environ.get("PYTHONPATH", "")
+    env = {"TORCHINDUCTOR_CACHE_DIR": cache, "TRITON_CACHE_DIR": os.path.join(cache, "triton"),
+           "PYTHONPATH": proc.SCRIPTS_DIR + (os.pathsep + orig_pp if orig_pp else ""),
+           "CD_ORIG_PYTHONPATH": orig_pp, "TMPDIR": tmp, "PYTHONUNBUFFERED": "1",
+           # never inherit a half-finished manual bisection from the user's shell
+           "TORCH_BISECT_BACKEND": None, "TORCH_BISECT_SUBSYSTEM": None, "TORCH_BISECT_MAX": None}
+    step_opts = ["--log-dir", log_dir, "--timeout", str(args.timeout)]
+    if args.bad_if:
+        step_opts += ["--bad-if", args.bad_if]
+    if args.bad_if_exception:
+        step_opts += ["--bad-if-exception", args.bad_if_exception]
+    total_timeout = args.timeout * 64 + 600
+    proc.progress(f"bisect: torch {info.get('version')}, compiler bisector via its "
+                  f"{'`run` CLI' if engine == 'cli' else 'Python API'}; run dir {run_dir}")
+    proc.progress("stage 1/2: backend ladder " + " -> ".join(LADDER) + " (stops at the first failing backend)")
+    tail = _Tail(log_dir)
+    tail.start()
+    t0 = time.monotonic()
+    try:
+        if engine == "cli":
+            cmd = [python, "-m", "torch._inductor.compiler_bisector", "run",
+                   sys.executable, "-m", "cdlib.workers.bisect_step"] + step_opts + ["--"] + argv
+            res = proc.run(cmd, env_add=env, cwd=None, timeout=total_timeout,
+                           stdout_path=os.path.join(run_dir, "bisector.stdout"),
+                           stderr_path=os.path.join(run_dir, "bisector.stderr"))
+            text = res.read_stdout()
+            parsed = parse_result(text)
+            bisector_error = None
+            if parsed == "missing":
+                bisector_error = _bisector_failure(res)
+                parsed = None
+        else:
+            result_path = os.path.join(run_dir, "bisect_api.json")
+            wargs = ["--result", result_path, "--cache-dir", cache] + step_opts + ["--"] + argv
+            if python == sys.executable:
+                res = proc.run_worker("bisect_api", wargs, run_dir=run_dir, timeout=total_timeout, env_add=env,
+                                      tag="bisector")
+            else:
+                res = proc.run([python, "-m", "cdlib.workers.bisect_api"] + wargs, env_add=env,
+                               timeout=total_timeout, stdout_path=os.path.join(run_dir, "bisector.stdout"),
+                               stderr_path=os.path.join(run_dir, "bisector.stderr"))
+            bisector_error, parsed = None, None
+            try:
+                with open(result_path) as f:
+                    data = json.load(f)
+                if data.get("ok"):
+                    parsed = data.get("result")
+                else:
+                    bisector_error = data.get("error")
+            except (OSError, ValueError):
+                bisector_error = _bisector_failure(res)
+    finally:
+        tail.stop.set()
+        tail.join(timeout=2)
+        tail.poll()
+    wall = round(time.monotonic() - t0, 2)
+    steps = read_steps(log_dir)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wall, env)
+
+
+def _bisector_failure(res):
+    if res.timed_out:
+        return "the bisector ran past its overall time limit"
+    err = res.read_stderr(limit=4000).strip().splitlines()
+    return f"the bisector stopped without a result (exit {res.returncode}): " + (err[-1] if err else "no output")
+
+
+def _no_compile_check(argv, run_dir, args, env):
+    """Only when even backend='eager' fails: does the program fail with torch.compile disabled?"""
+    from ..workers import bisect_step
+    e = dict(env)
+    e["TORCH_COMPILE_DISABLE"] = "1"
+    e["PYTHONPATH"] = e.pop("CD_ORIG_PYTHONPATH") or None
+    r = proc.run(argv, env_add=e, timeout=args.timeout, stdout_path=os.path.join(run_dir, "no_compile.stdout"),
+                 stderr_path=os.path.join(run_dir, "no_compile.stderr"))
+    bad, reason = bisect_step.judge(r, r.read_stdout(), r.read_stderr(), args.bad_if, args.bad_if_exception)
+    return {"bad": bad, "reason": reason}
+
+
+def _by_hand(r):
+    env = f"TORCH_BISECT_BACKEND={r['backend']}"
+    if r.get("subsystem") in ("decomposition", "pre_grad_passes", "joint_graph_passes", "post_grad_passes",
+                              "lowerings", "cudagraphs") and r.get("bisect_number") is not None:
+        n = int(r["bisect_number"])
+        env += f" TORCH_BISECT_SUBSYSTEM={r['subsystem']} TORCH_BISECT_MAX={n}"
+        return (f"By hand: `{env} <your command>` fails; TORCH_BISECT_MAX={n - 1} passes "
+                f"(the first {n} applications are kept, later ones disabled; use a fresh TORCHINDUCTOR_CACHE_DIR).")
+    return f"By hand: `{env} <your command>` reproduces the failing backend (use a fresh TORCHINDUCTOR_CACHE_DIR)."
+
+
+def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wall, env):
+    ladder = [{"backend": s["backend"], "bad": s["bad"], "reason": s["reason"], "duration_s": s["duration_s"]}
+              for s in steps if not s.get("subsystem")]
+    first_bad = next((s for s in steps if s["bad"]), None)
+    res = {"command": "bisect", "run_dir": run_dir, "target": argv, "torch_version": info.get("version"),
+           "engine": engine, "target_runs": len(steps), "wall_s": wall, "ladder": ladder,
+           "steps_log": os.path.join(run_dir, "steps", "steps.jsonl"),
+           "bisector_output": os.path.join(run_dir, "bisector.stdout")}
+    nxt = output.cli_command("minify", "--", *args.target)
+    md = []
+    if bisector_error and not parsed:
+        res.update(status="error", error=bisector_error)
+        md += ["# bisect: no result", "", f"- {bisector_error}"]
+        if first_bad:
+            md.append(f"- first failing run: backend {first_bad['backend']}: {first_bad['reason']}")
+        md += [f"- target runs: {len(steps)}, steps log: {res['steps_log']}", "",
+               "Next: check the target fails deterministically, then run", "", f"    {nxt}"]
+        output.emit(args, res, "\n".join(md))
+        return 0
+    if parsed is None:
+        res.update(status="no-failure", result=None,
+                   summary="no failure reproduced: the program passes with every backend, inductor included")
+        md += ["# bisect: no failure reproduced", "",
+               f"The program passed with every backend ({', '.join(l['backend'] for l in ladder)}); "
+               f"{len(steps)} runs, {wall:.0f}s.",
+               "- If it fails only sometimes, it is flaky: rerun it a few times first.",
+               "- If it fails without a non-zero exit, say how to see it: --bad-if REGEX or --bad-if-exception NAME.",
+               "", "Next: look at the whole run with triage:", "",
+               "    " + output.cli_command("triage", "--", *args.target)]
+        output.emit(args, res, "\n".join(md))
+        return 0
+    what, advice = meaning(parsed, first_bad)
+    res.update(status="found", result=parsed, layer=LAYER.get(parsed["backend"], parsed["backend"]),
+               meaning=what, advice=advice,
+               failure={k: first_bad.get(k) for k in ("reason", "exc_type", "exc_message", "stderr")} if first_bad else None)
+    if parsed["backend"] == "eager":
+        chk = _no_compile_check(argv, run_dir, args, env)
+        res["fails_without_compile"] = chk["bad"]
+        res["target_runs"] += 1
+        if chk["bad"]:
+            what = ("It fails even with torch.compile disabled (TORCH_COMPILE_DISABLE=1): this is not a "
+                    "torch.compile bug; fix the program first.")
+            res["meaning"], res["advice"] = what, "Run the program without torch.compile and debug it as usual."
+            nxt = output.cli_command("triage", "--", *args.target)
+    r = parsed
+    md += [f"# bisect: first failing backend `{r['backend']}`" + (f", subsystem `{r['subsystem']}`" if r.get("subsystem") else ""),
+           ""]
+    rows = [["backend", f"{r['backend']} — {LAYER.get(r['backend'], '')}"]]
+    if r.get("subsystem"):
+        rows.append(["subsystem", r["subsystem"]])
+    if r.get("bisect_number") is not None and r.get("subsystem"):
+        rows.append(["bisect number", r["bisect_number"]])
+    if r.get("debug_info"):
+        rows.append(["debug info", r["debug_info"]])
+    if first_bad:
+        rows.append(["failure", first_bad["reason"]])
+    rows.append(["ladder", ", ".join(f"{l['backend']}={'BAD' if l['bad'] else 'ok'}" for l in ladder)])
+    rows.append(["target runs", f"{res['target_runs']} ({wall:.0f}s)"])
+    md += [output.table(["", ""], rows), "", f"**Meaning:** {res['meaning']}", "", f"**Next:** {res['advice']}",
+           "", _by_hand(r), "", f"Artifacts: {run_dir} (steps/ has every run's output)", "",
+           "Next command (shrink it to a standalone repro):" if "minify" in nxt else "Next command:", "", f"    {nxt}"]
+    output.emit(args, res, "\n".join(md))
+    return 0

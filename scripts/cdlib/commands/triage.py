@@ -1,0 +1,114 @@
+"""triage: run the program once under TORCH_TRACE and report every graph break, recompile and
+error, located in the user's code, classified, with the next step."""
+import os
+import sys
+
+from .. import EXAMPLES_DIR, analyze, knowledge, proc, rundir
+from ..errors import CliError
+from ..output import cli_command, emit
+from ..views import triage_markdown
+
+HELP = "run the program once; report graph breaks, recompiles, errors (the main job)"
+ORDER = 10
+TAKES_TARGET = True
+DESCRIPTION = """Run the target command once, unmodified, with TORCH_TRACE pointed into the run dir,
+and report every graph break, recompilation and compile error located in your code, classified,
+with the fix and the next command. Without a target it runs the bundled example program."""
+EPILOG = """examples:
+  compile_debug.py triage -- python train.py --steps 2
+  compile_debug.py triage train.py
+  compile_debug.py triage --from-text error.log
+  pbpaste | compile_debug.py triage --from-text -"""
+DEFAULT_EXAMPLE = os.path.join(EXAMPLES_DIR, "toy_train.py")
+
+
+def add_arguments(p):
+    p.add_argument("--timeout", type=float, default=1800, metavar="SEC",
+                   help="kill the program (and its process group) after SEC seconds (default 1800)")
+    p.add_argument("--from-text", metavar="FILE", help="classify a pasted error/log (FILE or - for stdin); no run")
+    p.add_argument("--trace", metavar="DIR_OR_FILE", help="analyze an existing TORCH_TRACE dir/file; no run")
+    p.add_argument("--no-tlparse", action="store_true", help="skip tlparse's HTML report")
+
+
+def run(args):
+    if args.timeout <= 0:
+        raise CliError("--timeout must be positive")
+    if args.from_text:
+        return _from_text(args)
+    if args.trace:
+        if args.target:
+            raise CliError("--trace analyzes an existing trace; do not also give a target command")
+        if not os.path.exists(args.trace):
+            raise CliError(f"{args.trace}: no such file or directory")
+        run_dir = rundir.make(args.out, "triage")
+        rep = analyze.analyze(args.trace, run_dir=run_dir)
+        rep.artifacts["trace_dir"] = os.path.abspath(args.trace)
+        return _emit(args, rep, None)
+    target = args.target or [sys.executable, DEFAULT_EXAMPLE]
+    argv = proc.resolve_target(target)
+    run_dir = rundir.make(args.out, "triage")
+    tstr = analyze.target_string(argv)
+    proc.progress(f"running {tstr} (timeout {args.timeout:.0f} s); artifacts in {run_dir}")
+    rep = analyze.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=not args.no_tlparse)
+    return _emit(args, rep, tstr)
+
+
+def _emit(args, rep, tstr):
+    result = rep.to_dict()
+    result["status"] = rep.status
+    result["target"] = tstr
+    emit(args, result, triage_markdown(rep, tstr))
+    return 0
+
+
+def _from_text(args):
+    if args.target:
+        raise CliError("--from-text classifies text; do not also give a target command")
+    if args.from_text == "-":
+        text = sys.stdin.read()
+    else:
+        if not os.path.isfile(args.from_text):
+            raise CliError(f"{args.from_text}: no such file")
+        with open(args.from_text, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+    if not text.strip():
+        raise CliError("no text to classify (empty input)")
+    found = []
+    exc = analyze.parse_exception(text)
+    sig = next((s for s in ("SIGSEGV", "SIGABRT", "SIGBUS") if s in text), None)
+    err = analyze.make_error(exc, output=text, signal=sig, source="text")
+    if exc is None and err.category == "user_error":
+        # no exception in the text: the first row any of whose patterns occurs anywhere
+        row = knowledge.classify_error(text, text)
+        err = analyze.make_error({"full_type": "text", "type": "text", "message": text.strip().splitlines()[0],
+                                  "frames": [], "block": text}, output=text, source="text")
+        err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
+        err.next_command = knowledge.render_command(row, cli_command(), None)
+        err.advice = " ".join((row.get("advice") or "").split())
+    found.append(err)
+    # graph breaks / recompiles pasted from TORCH_LOGS output
+    breaks = [analyze.parse_graph_break(b) for b in _split_log_breaks(text)]
+    result = {"command": "triage --from-text", "run_dir": None, "status": "classified",
+              "errors": [e.__dict__ | {"location": e.location.__dict__ if e.location else None} for e in found],
+              "graph_breaks": [{"site": f"{b['site_file']}:{b['site_line']}", "gb_id": (b["gb_ids"] or [None])[0],
+                                "gb_type": b["gb_type"],
+                                "fix": knowledge.graph_break_recipe((b["gb_ids"] or [None])[0], b["text"])} for b in breaks]}
+    md = [f"# Classified: {err.title} `[{err.category}]`"]
+    if exc:
+        md.append(f"Exception: **{err.type}** — {err.message.splitlines()[0] if err.message else ''}"[:400])
+    if err.location:
+        md.append(f"At: {err.location.file}:{err.location.line}" + (f" `{err.location.code}`" if err.location.code else ""))
+    if err.advice:
+        md.append(f"What to do: {err.advice}")
+    md.append(f"Skill: {err.skill}")
+    if err.next_command:
+        md.append(f"Next: `{err.next_command}` (replace <your command> with the program that fails)")
+    for b in result["graph_breaks"]:
+        md.append(f"- graph break at {b['site']}: {b['gb_id'] or ''} {b['gb_type']} — Fix: {' '.join(b['fix'].get('fix', '').split())}")
+    emit(args, result, "\n".join(md))
+    return 0
+
+
+def _split_log_breaks(text):
+    parts = text.split("Graph break in user code at ")
+    return ["Graph break in user code at " + p for p in parts[1:]]

@@ -1,0 +1,110 @@
+"""The knowledge files (knowledge/*.yaml), loaded once, and the classifiers over them.
+No torch import: the graph-break registry is read as JSON from torch's install dir."""
+import functools
+import importlib.util
+import json
+import os
+import re
+
+import yaml
+
+from . import KNOWLEDGE_DIR
+
+
+@functools.lru_cache(maxsize=None)
+def load(name):
+    with open(os.path.join(KNOWLEDGE_DIR, f"{name}.yaml"), encoding="utf-8") as f:
+        return yaml.safe_load(f)
+
+
+@functools.lru_cache(maxsize=None)
+def _compiled(pattern):
+    return re.compile(pattern, re.MULTILINE)
+
+
+# ---- error triage -------------------------------------------------------------------------
+
+def triage_rows():
+    return load("triage")["rows"]
+
+
+def triage_row(row_id):
+    for r in triage_rows():
+        if r["id"] == row_id:
+            return r
+    raise KeyError(row_id)
+
+
+def classify_error(signature, output="", signal=None):
+    """First triage row matching the error. signature: "<Type>: <message>" plus its traceback;
+    output: the program's whole output (searched only by rows with scan_output)."""
+    for row in triage_rows():
+        if signal and signal in (row.get("signals") or []):
+            return row
+        for pat in row.get("patterns") or []:
+            rx = _compiled(pat)
+            if signature and rx.search(signature):
+                return row
+            if row.get("scan_output") and output and rx.search(output):
+                return row
+    return triage_row("user_error")
+
+
+def render_command(row, cli, target):
+    cmd = row.get("command")
+    if not cmd:
+        return None
+    return cmd.replace("{cli}", cli).replace("{target}", target or "<your command>")
+
+
+# ---- graph breaks -------------------------------------------------------------------------
+
+def graph_break_recipe(gb_id, text):
+    """Recipe for a break: by registry id, else the first fallback whose pattern matches text
+    (gb_type / reason). Returns dict(category, fix, code?, escape?, gb_id?)."""
+    data = load("graph_breaks")
+    recipes = data["recipes"]
+    if gb_id and gb_id in recipes:
+        return dict(recipes[gb_id], recipe_id=gb_id)
+    for fb in data["fallbacks"]:
+        if _compiled(fb["pattern"]).search(text or ""):
+            if "use" in fb:
+                return dict(recipes[fb["use"]], recipe_id=fb["use"])
+            return {k: v for k, v in fb.items() if k != "pattern"}
+    return {"category": "other graph break", "fix": ""}
+
+
+@functools.lru_cache(maxsize=None)
+def gb_registry():
+    """torch/_dynamo/graph_break_registry.json of the installed torch ({} if unavailable)."""
+    try:
+        spec = importlib.util.find_spec("torch")
+    except (ImportError, ValueError):
+        return {}
+    if not spec or not spec.origin:
+        return {}
+    path = os.path.join(os.path.dirname(spec.origin), "_dynamo", "graph_break_registry.json")
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return {}
+
+
+def gb_type_of(gb_id):
+    entries = gb_registry().get(gb_id) if gb_id else None
+    return entries[0].get("Gb_type") if entries else None
+
+
+# ---- recompiles ---------------------------------------------------------------------------
+
+def guard_kind(guard):
+    """(kind, title, fix) of a guard-failure text."""
+    for k in load("recompiles")["kinds"]:
+        if _compiled(k["pattern"]).search(guard):
+            return k
+    return load("recompiles")["kinds"][-1]
+
+
+def recompile_limit_fix():
+    return load("recompiles")["limit_fix"]

@@ -1,0 +1,142 @@
+"""Markdown view of a triage Report: compact facts for an agent, paths to the full artifacts."""
+import os
+
+from .output import clip, table
+
+MAX_BREAKS = 10
+MAX_FUNCS = 8
+MAX_REASONS = 3
+
+
+def _where(loc, base=None):
+    if loc is None:
+        return ""
+    path = loc.file
+    if base and path.startswith(base + os.sep):
+        path = os.path.relpath(path, base)
+    s = f"{path}:{loc.line}" if loc.line else path
+    if loc.code:
+        s += f" `{clip(loc.code, 90)}`"
+    return s
+
+
+def headline(rep):
+    st = rep.stats
+    parts = []
+    if rep.errors:
+        parts.append(f"{len(rep.errors)} error{'s' * (len(rep.errors) != 1)}")
+    if st.get("graph_break_sites"):
+        parts.append(f"{st['graph_break_sites']} graph-break site{'s' * (st['graph_break_sites'] != 1)}")
+    if st.get("functions_recompiling") or st.get("recompile_limit_hit"):
+        n = st.get("recompiles", 0)
+        parts.append(f"{n} recompile{'s' * (n != 1)}" + (" (LIMIT HIT)" if st.get("recompile_limit_hit") else ""))
+    if not parts:
+        parts.append("clean" if rep.used_compile else "torch.compile never ran")
+    return ", ".join(parts)
+
+
+def triage_markdown(rep, target_str=None, cwd=None):
+    base = cwd or os.getcwd()
+    st = rep.stats
+    out = [f"# torch.compile triage: {headline(rep)}"]
+    run = f"`{clip(target_str, 120)}`" if target_str else "trace"
+    if rep.timed_out:
+        status = "TIMED OUT"
+    elif rep.signal:
+        status = f"killed by {rep.signal}"
+    elif rep.exit_code is not None:
+        status = f"exit {rep.exit_code}"
+    else:
+        status = "recorded trace"
+    facts = [f"{run} → {status}" + (f" in {rep.duration_s:.1f} s" if rep.duration_s else "")]
+    if rep.torch_version:
+        facts.append(f"torch {rep.torch_version}")
+    if rep.used_compile:
+        facts.append(f"{st.get('graphs', 0)} graph{'s' * (st.get('graphs', 0) != 1)}, {st.get('ops', 0)} ops")
+        ct = f"compile {st.get('compile_time_s', 0):.1f} s"
+        if st.get("compile_share") is not None:
+            ct += f" ({st['compile_share'] * 100:.0f}% of wall)"
+        facts.append(ct)
+        hits, misses = st.get("fx_graph_cache_hits", 0), st.get("fx_graph_cache_misses", 0)
+        if hits or misses:
+            facts.append(f"FX cache {hits} hit / {misses} miss")
+    out.append(" · ".join(facts))
+    out.append(f"Run dir: {rep.run_dir}")
+
+    if rep.errors:
+        out.append("\n## Errors")
+        for i, e in enumerate(rep.errors, 1):
+            out.append(f"{i}. **{e.type}** — {e.title} `[{e.category}]`" + (f" (compile {e.compile_id})" if e.compile_id else ""))
+            if e.location:
+                out.append(f"   at {_where(e.location, base)}")
+            if e.message:
+                out.append("   > " + clip(e.message.splitlines()[0], 240))
+            if e.advice:
+                out.append(f"   Why/what: {clip(e.advice, 400)}")
+            if e.next_command:
+                out.append(f"   Next ({e.skill} skill): `{e.next_command}`")
+
+    if rep.graph_breaks:
+        n_hits = sum(b.count for b in rep.graph_breaks)
+        out.append(f"\n## Graph breaks ({len(rep.graph_breaks)} sites, {n_hits} hits while compiling)")
+        for i, b in enumerate(rep.graph_breaks[:MAX_BREAKS], 1):
+            ident = f"{b.gb_id} " if b.gb_id else ""
+            out.append(f"{i}. **{_where(b.location, base)}** — {ident}{b.gb_type} [{b.category}] ×{b.count}, "
+                       f"frames {', '.join(b.frames[:4])}")
+            site_loc = b.site
+            if b.location and site_loc != f"{b.location.file}:{b.location.line}":
+                out.append(f"   (torch broke at {site_loc})")
+            if b.fix.get("frame_skipped"):
+                out.append("   ⚠ the whole function was skipped and runs EAGERLY (graph break in a loop / unrecoverable)")
+            if b.explanation:
+                out.append(f"   Why: {clip(b.explanation, 220)}")
+            if b.fix.get("fix"):
+                out.append(f"   Fix: {clip(' '.join(b.fix['fix'].split()), 420)}")
+            if b.fix.get("code"):
+                out.append("   ```python\n" + "\n".join("   " + ln for ln in b.fix["code"].rstrip().splitlines()) + "\n   ```")
+            if b.fix.get("escape"):
+                out.append(f"   Escape hatch: {b.fix['escape']}")
+            for a in b.fix.get("also", []):
+                out.append(f"   Also: {a['gb_id']} {a.get('gb_type') or ''} — {clip(' '.join((a.get('fix') or '').split()), 200)}")
+        if len(rep.graph_breaks) > MAX_BREAKS:
+            out.append(f"… {len(rep.graph_breaks) - MAX_BREAKS} more sites in report.json")
+
+    rec = [f for f in rep.recompiles if f.recompiles or f.limit_hit]
+    if rec:
+        out.append(f"\n## Recompilations ({sum(len(f.recompiles) for f in rec)} in {len(rec)} function{'s' * (len(rec) != 1)})")
+        for f in rec[:MAX_FUNCS]:
+            lim = f"; **recompile limit ({f.limit or '?'}) HIT → runs eagerly**" if f.limit_hit else ""
+            kinds = ", ".join(f"{k} ×{n}" for k, n in f.kinds.items())
+            out.append(f"- **{f.function}** ({_where(f.location, base)}): {f.compiles} compiles{lim}; kinds: {kinds or '-'}")
+            if f.wrapper:
+                out.append(f"  - compiled through {f.wrapper}")
+            for r in f.recompiles[:MAX_REASONS]:
+                g = r.failures[0] if r.failures else None
+                if g:
+                    where = f" at {_where(g.location, base)}" if g.location else ""
+                    more = f" (+{len(r.failures) - 1} older entries failed too)" if len(r.failures) > 1 else ""
+                    out.append(f"  - {r.compile_id}: `{clip(g.guard, 140)}` [{g.kind}]{where}{more}")
+            if len(f.recompiles) > MAX_REASONS:
+                out.append(f"  - … {len(f.recompiles) - MAX_REASONS} more recompiles in report.json")
+            for fx in f.fixes:
+                out.append(f"  - Fix ({fx['kind']}): {clip(fx['fix'], 420)}")
+
+    if rep.graphs and (len(rep.graphs) > 1 or rep.graph_breaks or rec):
+        rows = []
+        for g in sorted(rep.graphs, key=lambda g: -(g.compile_time_s or 0))[:8]:
+            rows.append([g.compile_id, clip(g.function, 50), _where(g.location, base).split(" `")[0] if g.location else "",
+                         g.ops if g.ops is not None else "-", f"{g.compile_time_s:.2f}" if g.compile_time_s is not None else "-",
+                         g.failed or ""])
+        out.append(f"\n## Graphs (top {len(rows)} by compile time)")
+        out.append(table(["id", "function", "defined at", "ops", "compile s", "failed"], rows))
+
+    out.append("\n## Next")
+    for i, s in enumerate(rep.next_steps, 1):
+        cmd = f": `{s['command']}`" if s.get("command") else ""
+        out.append(f"{i}. {s['why']} → {s['skill']} skill{cmd}")
+    for n in rep.notes:
+        out.append(f"Note: {n}")
+    arts = ", ".join(f"{k}: {v}" for k, v in rep.artifacts.items() if v)
+    if arts:
+        out.append(f"\nArtifacts: report.json, report.md, {arts}")
+    return "\n".join(out)

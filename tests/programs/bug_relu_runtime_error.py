@@ -1,0 +1,13 @@
+"""Bug: Inductor-generated code fails at run time on relu (PyTorch's own test hook)."""
+import torch
+import torch._inductor.config as inductor_config
+
+inductor_config.cpp.inject_relu_bug_TESTING_ONLY = "runtime_error"
+
+
+def f(x):
+    y = x.sin() * 2
+    return torch.relu(y) + x.cos()
+
+
+print(torch.compile(f)(torch.randn(16)).sum())
