@@ -74,3 +74,9 @@ def raises():
 
 def not_a_tuple():
     return Clean()
+
+
+def clean_wrong_shape():
+    """The inputs of clean() with another batch size: a package built for batch 6 must reject them."""
+    torch.manual_seed(0)
+    return Clean(), (torch.randn(7, 4), torch.randn(7, 3))

@@ -1,0 +1,66 @@
+"""Model targets for `perf` (file.py:factory -> (model, args)). Sizes are chosen so the numbers are
+robust on a loaded 2-core CPU box, and compile in a few seconds."""
+import torch
+
+
+class Chain(torch.nn.Module):
+    """A long pointwise chain: eager makes ~24 passes over memory, Inductor fuses it into one kernel."""
+
+    def forward(self, x):
+        for _ in range(6):
+            x = torch.sigmoid(x * 1.01 + 0.1) * torch.tanh(x) - x.cos() * 0.5
+        return x
+
+
+def chain():
+    torch.manual_seed(0)
+    return Chain(), (torch.randn(512, 1024),)
+
+
+class MLP(torch.nn.Module):
+    def __init__(self, d=256):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(d, 4 * d)
+        self.fc2 = torch.nn.Linear(4 * d, d)
+        self.ln = torch.nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.ln(x + self.fc2(torch.nn.functional.gelu(self.fc1(x))))
+
+
+def mlp():
+    torch.manual_seed(0)
+    return MLP(), (torch.randn(64, 256),)
+
+
+class BreakInLoop(torch.nn.Module):
+    """Pointwise blocks with a data-dependent Python float read in the loop: `.item()` breaks the
+    graph on every iteration, so the loop runs as 4 small graphs with eager glue in between."""
+
+    def forward(self, x):
+        for _ in range(4):
+            x = torch.sigmoid(x * 1.01 + 0.1) * torch.tanh(x) - x.cos() * 0.5
+            scale = x.abs().mean().item()   # graph break: Tensor.item()
+            x = x / (scale + 1.0)
+        return x
+
+
+def gb_loop():
+    torch.manual_seed(0)
+    return BreakInLoop(), (torch.randn(256, 256),)
+
+
+class BreakInLoopFixed(torch.nn.Module):
+    """The same computation, the scale kept as a tensor: one graph."""
+
+    def forward(self, x):
+        for _ in range(4):
+            x = torch.sigmoid(x * 1.01 + 0.1) * torch.tanh(x) - x.cos() * 0.5
+            scale = x.abs().mean()
+            x = x / (scale + 1.0)
+        return x
+
+
+def gb_loop_fixed():
+    torch.manual_seed(0)
+    return BreakInLoopFixed(), (torch.randn(256, 256),)
