@@ -64,3 +64,19 @@ class BreakInLoopFixed(torch.nn.Module):
 def gb_loop_fixed():
     torch.manual_seed(0)
     return BreakInLoopFixed(), (torch.randn(256, 256),)
+
+
+class BreakSplit(torch.nn.Module):
+    """Graph breaks outside a loop: the forward is split into 3 graphs with eager glue between."""
+
+    def forward(self, x):
+        x = torch.sigmoid(x * 1.01 + 0.1) * torch.tanh(x) - x.cos() * 0.5
+        s1 = x.abs().mean().item()      # graph break 1
+        x = torch.sigmoid(x / (s1 + 1.0)) * torch.tanh(x) - x.cos() * 0.5
+        s2 = x.abs().mean().item()      # graph break 2
+        return x / (s2 + 1.0)
+
+
+def gb_split():
+    torch.manual_seed(0)
+    return BreakSplit(), (torch.randn(256, 256),)

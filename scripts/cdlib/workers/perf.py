@@ -124,8 +124,21 @@ def _run(a, res):
     for _ in range(max(a.warmup, 0)):
         step()
     sync()
+    # keep warming until two consecutive calls agree (late recompiles, cudagraph recording), max 20
+    prev, extra = None, 0
+    while extra < 20:
+        t1 = time.perf_counter()
+        step()
+        sync()
+        d = time.perf_counter() - t1
+        extra += 1
+        if prev is not None and d < 2.0 * prev and prev < 2.0 * d:
+            break
+        prev = d
     warm = time.perf_counter() - t
     res["warmup_s"] = round(warm, 4)
+    res["warmup_calls"] = a.warmup + extra
+    g0 = _graph_count()
     # calibrate: calls per round
     t = time.perf_counter()
     step()
@@ -141,6 +154,7 @@ def _run(a, res):
         sync()
         rounds.append((time.perf_counter() - t) / iters)
     res["iters_per_round"] = iters
+    res["compiled_during_timing"] = _graph_count() - g0
     res["rounds_ms"] = [round(x * 1000, 4) for x in rounds]
     res["median_ms"] = round(statistics.median(rounds) * 1000, 4)
     res["min_ms"] = round(min(rounds) * 1000, 4)
@@ -153,9 +167,21 @@ def _run(a, res):
             "calls_captured": counters["stats"].get("calls_captured", 0),
             "graph_breaks": {k[:300]: v for k, v in counters["graph_break"].items()},
             "cudagraph_skips": counters["inductor"].get("cudagraph_skips", 0),
+            "frames_total": counters["frames"].get("total", 0),
+            "frames_ok": counters["frames"].get("ok", 0),
+            "unimplemented": {k.splitlines()[0][:200]: v for k, v in counters["unimplemented"].items()},
+            "frames_skipped_in_loop": sum(v for k, v in counters["unimplemented"].items() if "graph break in loop" in k),
         }
         if a.profile:
             res["profile"] = _profile(step, sync, min(iters, 20))
+
+
+def _graph_count():
+    try:
+        from torch._dynamo.utils import counters
+        return int(counters["stats"].get("unique_graphs", 0))
+    except Exception:
+        return 0
 
 
 def _profile(step, sync, n):

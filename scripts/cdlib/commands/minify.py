@@ -1,0 +1,400 @@
+"""`minify -- <command...>`: shrink a torch.compile failure to a verified standalone repro.
+
+1. reproduce once with TORCH_TRACE (the triage analysis) and the minifier's dump switched on
+   (TORCHDYNAMO_REPRO_AFTER=aot, LEVEL=2: a compile/runtime error dumps minifier_launcher.py in
+   the same run, so the common case costs no extra run);
+2. if that did not dump a launcher, rerun once with the level the failure kind needs: 4 for
+   accuracy (AccuracyError), 3 when the process dies (segfault / illegal memory access), or
+   repro_after=dynamo when the failure happens before AOTAutograd;
+3. `minifier_launcher.py minify` with the run dir as working directory -> repro.py;
+4. run repro.py and check it fails the same way; write a pytest regression test next to it."""
+import os
+import re
+import time
+
+from .. import output, proc, rundir
+from ..errors import CliError
+from ..workers import bisect_step
+
+HELP = "shrink a failure to a verified standalone repro.py (+ a pytest regression test)"
+ORDER = 45
+TAKES_TARGET = True
+DESCRIPTION = """Shrink a torch.compile failure (compile error, runtime error in compiled code,
+wrong results, crash) to a minimal standalone repro with PyTorch's minifier, verify that the
+repro fails the same way, and write a pytest regression test next to it (fails now, passes once
+the bug is fixed). Everything goes into the run dir; your program is not modified."""
+EPILOG = """examples:
+  compile_debug.py minify -- python train.py
+  compile_debug.py minify --kind accuracy -- python check.py     # wrong results
+  compile_debug.py minify --kind crash -- python train.py        # segfault / illegal memory access"""
+
+ERROR_CATS = {"inductor_compile_error", "backend_compiler_failed", "triton_compile_error",
+              "compiled_runtime_error", "missing_cxx_compiler", "aoti_error", "oom"}
+CRASH_CATS = {"segfault", "cuda_illegal_memory_access"}
+ACC_CATS = {"accuracy_mismatch"}
+BEFORE_AOT_CATS = {"dynamo_internal_error", "graph_break_fullgraph", "data_dependent_guard"}
+GENERIC_EXC = {"BackendCompilerFailed", "InductorError", "RuntimeError", "Exception", "AssertionError",
+               "TorchRuntimeError", "InternalTorchDynamoError"}
+
+
+def add_arguments(p):
+    p.add_argument("--kind", choices=["auto", "error", "accuracy", "crash"], default="auto",
+                   help="failure kind (default: learned from a triage run): error = compile/runtime "
+                        "exception, accuracy = wrong results, crash = the process dies")
+    p.add_argument("--after", choices=["auto", "aot", "dynamo"], default="auto",
+                   help="where to capture the graph: after AOTAutograd (aot, default) or after Dynamo")
+    p.add_argument("--timeout", type=float, default=1800, metavar="SEC",
+                   help="limit for each step: the target run, the minifier, the repro check (default 1800)")
+    p.add_argument("--isolate", action="store_true",
+                   help="run every minifier query in a fresh process (slower; automatic for crashes)")
+
+
+# ------------------------------------------------------------------ graph text helpers (no torch)
+def graph_stats(path):
+    """Count FX nodes of the `Repro.forward` in a minifier launcher / repro file (placeholders +
+    calls + output, i.e. len(gm.graph.nodes)) and list the ops it calls."""
+    if not path or not os.path.exists(path):
+        return None
+    with open(path, errors="replace") as f:
+        text = f.read()
+    m = re.search(r"^    def forward\(self(?:, )?([^)]*)\):\n((?:        .*\n|\s*\n)+)", text, re.M)
+    if not m:
+        return None
+    params = [a.strip() for a in m.group(1).split(",") if a.strip() and not a.strip().startswith("*")]
+    body = m.group(2)
+    calls = re.findall(r"^        \w+ = ((?:torch|operator|math|builtins)[\w.]*|self\.\w+)\(", body, re.M)
+    attrs = re.findall(r"^        \w+ = self\.\w+\s*(?:;|$)", body, re.M)
+    ops = []
+    for c in calls:
+        name = c.replace("torch.ops.", "")
+        if name not in ops:
+            ops.append(name)
+    return {"nodes": len(params) + len(calls) + len(attrs) + 1, "ops": ops, "calls": len(calls)}
+
+
+def exc_names(type_, message):
+    """'InductorError', 'CppCompileError: C++ compile error' -> ['InductorError', 'CppCompileError']"""
+    names = [type_.rsplit(".", 1)[-1]] if type_ else []
+    for tok in re.findall(r"\b([A-Z]\w*(?:Error|Exception|Failed))\b", (message or "").split("\n")[0]):
+        if tok not in names:
+            names.append(tok)
+    return names
+
+
+def same_failure(orig, got, kind):
+    """Does the repro fail like the original? Returns (verified: bool, why)."""
+    if got["rc"] == 0 and not got.get("signal"):
+        return False, "repro.py ran without failing"
+    if kind == "crash":
+        if got.get("signal"):
+            return True, f"repro.py dies with {got['signal']}" + ("" if got["signal"] == orig.get("signal") else
+                                                                  f" (original: {orig.get('signal') or 'crash'})")
+        return got["rc"] != 0 and "illegal memory access" in (got.get("message") or "").lower(), \
+            f"repro.py fails with {got.get('type')}"
+    if kind == "accuracy":
+        ok = "AccuracyError" in (got.get("names") or []) or "Bad accuracy" in (got.get("message") or "")
+        return ok, ("repro.py raises AccuracyError (compiled != fp64/eager reference)" if ok else
+                    f"repro.py fails differently: {got.get('type')}: {output.clip(got.get('message'), 120)}")
+    on, gn = orig.get("names") or [], got.get("names") or []
+    specific = [n for n in on if n not in GENERIC_EXC]
+    if specific and any(n in gn for n in specific):
+        return True, f"same exception: {', '.join(n for n in specific if n in gn)}"
+    norm = lambda s: re.sub(r"(/[\w.\-]+)+|0x[0-9a-f]+|\d+", "#", (s or "").split("\n")[0]).strip()[:80]
+    if on and gn and on[-1] == gn[-1] and norm(orig.get("message")) == norm(got.get("message")):
+        return True, f"same exception and message: {gn[-1]}"
+    if not specific and on and gn and set(on) & set(gn):
+        return True, f"same exception type: {', '.join(sorted(set(on) & set(gn)))}"
+    return False, (f"repro.py fails differently: {got.get('type')}: {output.clip(got.get('message'), 120)} "
+                   f"(original: {orig.get('type')}: {output.clip(orig.get('message'), 120)})")
+
+
+# ------------------------------------------------------------------ steps
+def _run_target(argv, run_dir, tag, env, timeout, cwd=None):
+    res = proc.run(argv, env_add=env, cwd=cwd, timeout=timeout, stdout_path=os.path.join(run_dir, f"{tag}.stdout"),
+                   stderr_path=os.path.join(run_dir, f"{tag}.stderr"))
+    return res, _failure_of(res)
+
+
+def _failure_of(res):
+    err = res.read_stderr(limit=2_000_000)
+    etype, emsg = bisect_step.signature(err)
+    # the full first line of the message (bisect_step keeps it short)
+    return {"rc": res.returncode, "signal": res.signal, "timed_out": res.timed_out,
+            "type": bisect_step.short_type(etype), "message": emsg,
+            "names": exc_names(etype, emsg), "duration_s": res.duration_s}
+
+
+def _launcher_from(stderr_text, debug_dir):
+    m = None
+    for m in re.finditer(r"Writing minified repro to:\s*\n(?:[VIWEC]\d{4} [^\]]*\] (?:\[[^\]]*\] )?)?(\S+minifier_launcher\.py)",
+                         stderr_text):
+        pass
+    if m and os.path.exists(m.group(1)):
+        return m.group(1)
+    found = []
+    for root, _, files in os.walk(debug_dir):
+        if "minifier_launcher.py" in files:
+            p = os.path.join(root, "minifier_launcher.py")
+            found.append((os.path.getmtime(p), p))
+    return max(found)[1] if found else None
+
+
+def _triage(argv, run_dir, env, timeout):
+    """One run with TORCH_TRACE (+ the dump env). Returns (category or None, error dict, ProcResult-ish)."""
+    tdir = os.path.join(run_dir, "triage")
+    os.makedirs(tdir, exist_ok=True)
+    try:
+        from .. import analyze
+    except Exception:   # triage not available: classify from the exception ourselves
+        analyze = None
+    if analyze is not None and hasattr(analyze, "run_and_analyze"):
+        try:
+            rep = analyze.run_and_analyze(argv, tdir, timeout=timeout, env_add=env, tlparse=False)
+        except TypeError:
+            rep = analyze.run_and_analyze(argv, tdir, timeout=timeout, env_add=env)
+        err = rep.errors[0] if rep.errors else None
+        fail = {"rc": rep.exit_code, "signal": rep.signal, "timed_out": rep.timed_out,
+                "type": err.type if err else None, "message": err.message if err else None,
+                "names": exc_names(err.type, err.message) if err else [], "duration_s": rep.duration_s,
+                "category": err.category if err else None, "title": err.title if err else None,
+                "location": err.location.short() if err and err.location else None}
+        stderr_path = rep.artifacts.get("stderr") or os.path.join(tdir, "target.stderr")
+        return fail, stderr_path
+    res, fail = _run_target(argv, tdir, "target", env, timeout)
+    fail["category"] = None
+    return fail, res.stderr_path
+
+
+def _guess_kind(fail):
+    cat = fail.get("category")
+    if fail.get("signal") in ("SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGABRT") or cat in CRASH_CATS:
+        return "crash"
+    if cat in ACC_CATS or "AccuracyError" in (fail.get("names") or []):
+        return "accuracy"
+    if cat in ERROR_CATS or cat in BEFORE_AOT_CATS:
+        return "error"
+    if fail.get("type") in (None, "") or (fail.get("type") or "").startswith("exit"):
+        return "accuracy"   # failed without an exception from the compiler: a result check
+    if fail.get("type") == "AssertionError":
+        return "accuracy"
+    return "error"
+
+
+def _read(path, limit=2_000_000):
+    try:
+        with open(path, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - limit))
+            return f.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def run(args):
+    if args.timeout <= 0:
+        raise CliError("--timeout must be positive")
+    argv = proc.resolve_target(args.target)
+    run_dir = rundir.make(args.out, "minify")
+    debug = os.path.join(run_dir, "debug")
+    os.makedirs(debug, exist_ok=True)
+    t0 = time.monotonic()
+    notes = []
+    after = "aot" if args.after == "auto" else args.after
+    first_level = {"auto": 2, "error": 2, "accuracy": 4, "crash": 3}[args.kind]
+    base_env = {"TORCH_COMPILE_DEBUG_DIR": debug, "PYTHONUNBUFFERED": "1"}
+    dump_env = dict(base_env, TORCHDYNAMO_REPRO_AFTER=after, TORCHDYNAMO_REPRO_LEVEL=str(first_level))
+    # level 4 copies repro.py into the working directory: keep that inside the run dir
+    abs_argv = [os.path.abspath(a) if i > 0 and os.path.isfile(a) else a for i, a in enumerate(argv)]
+
+    proc.progress(f"minify 1/4: reproduce with triage (TORCH_TRACE) and the minifier dump on "
+                  f"(REPRO_AFTER={after}, LEVEL={first_level}); run dir {run_dir}")
+    if first_level == 4:
+        tdir = os.path.join(run_dir, "triage")
+        os.makedirs(tdir, exist_ok=True)
+        res, fail = _run_target(abs_argv, tdir, "target", dump_env, args.timeout, cwd=run_dir)
+        fail["category"], stderr_path = None, res.stderr_path
+    else:
+        fail, stderr_path = _triage(argv, run_dir, dump_env, args.timeout)
+    failed = fail["rc"] not in (0, None) or fail.get("timed_out") or fail.get("signal")
+    kind = args.kind if args.kind != "auto" else (_guess_kind(fail) if failed else None)
+    result = {"command": "minify", "run_dir": run_dir, "target": argv, "original_failure": fail, "kind": kind}
+    if not failed:
+        result.update(status="no-failure", verified=False)
+        md = ["# minify: no failure reproduced", "",
+              f"The program exited 0 in {fail.get('duration_s') or 0:.0f}s: nothing to minify.",
+              "- Wrong results the program does not check? Measure them: `accuracy`; or make the program "
+              "raise/exit non-zero on a mismatch, or pass --kind accuracy (Inductor's accuracy check on every graph).",
+              "", "Next:", "", "    " + output.cli_command("minify", "--kind", "accuracy", "--", *args.target)]
+        output.emit(args, result, "\n".join(md))
+        return 0
+    if fail.get("timed_out"):
+        notes.append("the target hit --timeout; treated as a crash")
+        kind = "crash" if args.kind == "auto" else kind
+    proc.progress(f"failure: {fail.get('type') or fail.get('signal') or ('exit ' + str(fail['rc']))}"
+                  + (f" [{fail['category']}]" if fail.get("category") else "") + f" -> kind {kind}")
+
+    launcher = _launcher_from(_read(stderr_path), debug)
+    level, dump_stage = first_level, "triage run"
+    need = {"error": 2, "accuracy": 4, "crash": 3}[kind]
+    if launcher is None or level != need:
+        # one more run with the settings this failure kind needs
+        if kind == "error" and args.after == "auto" and (launcher is None):
+            if fail.get("category") in BEFORE_AOT_CATS or fail.get("category") not in ERROR_CATS:
+                after = "dynamo"
+        level = need
+        env = dict(base_env, TORCHDYNAMO_REPRO_AFTER=after, TORCHDYNAMO_REPRO_LEVEL=str(level))
+        proc.progress(f"minify 2/4: dump the failing graph (REPRO_AFTER={after}, LEVEL={level})")
+        before = set()
+        for root, _, files in os.walk(debug):
+            before.update(os.path.join(root, f) for f in files)
+        res, fail2 = _run_target(abs_argv if level == 4 else argv, run_dir, "dump", env, args.timeout,
+                                 cwd=run_dir if level == 4 else None)
+        launcher = _launcher_from(res.read_stderr(), debug)
+        dump_stage = "dump run"
+        if kind == "accuracy" and fail2.get("names"):
+            fail["accuracy_check"] = f"{fail2.get('type')}: {output.clip(fail2.get('message'), 150)}"
+        if launcher is None and kind == "error" and after == "aot" and args.after == "auto":
+            after = "dynamo"
+            env["TORCHDYNAMO_REPRO_AFTER"] = after
+            proc.progress(f"minify 2/4: nothing dumped after AOT; retry with REPRO_AFTER={after}")
+            res, _ = _run_target(argv, run_dir, "dump_dynamo", env, args.timeout)
+            launcher = _launcher_from(res.read_stderr(), debug)
+    else:
+        proc.progress("minify 2/4: the triage run already dumped the failing graph")
+    result.update(repro_after=after, repro_level=level)
+    if launcher is None:
+        why = {"accuracy": "no graph failed Inductor's accuracy check (level 4): the mismatch may come from "
+                           "outside the compiled graphs, from randomness, or be within tolerance",
+               "crash": "no graph was dumped before the crash",
+               "error": "the failure did not happen inside a backend compiler call (it is probably in Dynamo's "
+                        "tracing or in the program itself), so the minifier could not capture a graph"}[kind]
+        result.update(status="not-minified", verified=False, reason=why)
+        md = ["# minify: no repro", "", f"- failure: {_fail_text(fail)}", f"- {why}.",
+              "", "Next: find the failing layer instead:", "",
+              "    " + output.cli_command("bisect", "--", *args.target)]
+        output.emit(args, result, "\n".join(md))
+        return 0
+    before_stats = graph_stats(launcher)
+    result["launcher"] = launcher
+    # 3. minify
+    isolate = args.isolate or kind == "crash"
+    lcmd = [argv[0] if os.path.basename(argv[0]).startswith("python") else proc.sys.executable, launcher, "minify"]
+    if not isolate and after == "aot":
+        lcmd.append("--no-isolate")
+    proc.progress(f"minify 3/4: PyTorch's minifier on {before_stats['nodes'] if before_stats else '?'} FX nodes "
+                  f"({'isolated' if isolate or after != 'aot' else 'in-process'}); cwd {run_dir}")
+    repro = os.path.join(run_dir, "repro.py")
+    mres = proc.run(lcmd, env_add=base_env, cwd=run_dir, timeout=args.timeout,
+                    stdout_path=os.path.join(run_dir, "minifier.stdout"),
+                    stderr_path=os.path.join(run_dir, "minifier.stderr"))
+    merr = mres.read_stderr()
+    if "Input graph did not fail the tester" in merr:
+        notes.append("the minifier could not reproduce the failure on the dumped graph (it passed in isolation)")
+    queries = re.findall(r"Made (\d+) queries", merr)
+    result["minifier"] = {"returncode": mres.returncode, "timed_out": mres.timed_out, "duration_s": mres.duration_s,
+                          "queries": int(queries[-1]) if queries else None,
+                          "stderr": mres.stderr_path}
+    if not os.path.exists(repro):
+        # crash / odd cases: the last checkpoint is the smallest failing graph
+        ck = _last_checkpoint(debug)
+        if ck:
+            import shutil
+            shutil.copyfile(ck, repro)
+            notes.append(f"repro.py copied from the minifier's last checkpoint {ck}")
+    if not os.path.exists(repro):
+        result.update(status="not-minified", verified=False,
+                      reason="the minifier wrote no repro.py" + (" (timed out)" if mres.timed_out else ""))
+        md = ["# minify: the minifier produced no repro", "", f"- failure: {_fail_text(fail)}",
+              f"- launcher (unminified, {before_stats['nodes'] if before_stats else '?'} nodes): {launcher}",
+              f"- minifier log: {mres.stderr_path}", "", "Next: run the launcher yourself, or bisect:", "",
+              "    " + output.cli_command("bisect", "--", *args.target)]
+        output.emit(args, result, "\n".join(md))
+        return 0
+    after_stats = graph_stats(repro)
+    # 4. verify
+    proc.progress("minify 4/4: verify repro.py fails the same way")
+    vres = proc.run([lcmd[0], repro], env_add=base_env, cwd=run_dir, timeout=args.timeout,
+                    stdout_path=os.path.join(run_dir, "repro_check.stdout"),
+                    stderr_path=os.path.join(run_dir, "repro_check.stderr"))
+    got = _failure_of(vres)
+    verified, why = same_failure(fail, got, kind)
+    result["repro_check"] = {**got, "verified": verified, "why": why, "stderr": vres.stderr_path}
+    test_path = _write_test(run_dir, repro, kind, fail, before_stats, after_stats, argv, args.timeout) if verified else None
+    result.update(status="verified" if verified else "unverified", verified=verified, repro=repro,
+                  regression_test=test_path,
+                  nodes_before=before_stats and before_stats["nodes"], nodes_after=after_stats and after_stats["nodes"],
+                  ops_before=before_stats and before_stats["ops"], ops_after=after_stats and after_stats["ops"],
+                  wall_s=round(time.monotonic() - t0, 1), notes=notes, dumped_by=dump_stage)
+    md = [f"# minify: {'verified repro' if verified else 'UNVERIFIED repro (do not trust it as is)'}", ""]
+    rows = [["failure", _fail_text(fail)], ["kind", f"{kind} (REPRO_AFTER={after}, LEVEL={level})"],
+            ["FX nodes", f"{result['nodes_before']} -> {result['nodes_after']}"],
+            ["ops left", ", ".join(result["ops_after"] or []) or "none"],
+            ["check", why], ["repro", repro]]
+    if test_path:
+        rows.append(["regression test", test_path])
+    md += [output.table(["", ""], rows), ""]
+    md += [f"- note: {n}" for n in notes]
+    if verified:
+        md += ["Run the repro: `python " + repro + "`; the test (fails until the bug is fixed): "
+               f"`python -m pytest -q {test_path}`.", "",
+               "Next: find which pass/lowering breaks it (or follow the bug-basher skill):", "",
+               "    " + output.cli_command("bisect", "--", *args.target)]
+    else:
+        md += ["The repro does not fail like the original: it may have minified to a different bug. "
+               "Try `--isolate`, or bisect instead:", "", "    " + output.cli_command("bisect", "--", *args.target)]
+    output.emit(args, result, "\n".join(md))
+    return 0
+
+
+def _fail_text(fail):
+    if fail.get("signal"):
+        return f"killed by {fail['signal']}"
+    t = fail.get("type") or f"exit {fail.get('rc')}"
+    m = output.clip((fail.get("message") or "").split("\n")[0], 140)
+    s = f"{t}: {m}" if m else t
+    if fail.get("category"):
+        s += f" [{fail['category']}]"
+    if fail.get("accuracy_check"):
+        s += f"; level-4 check: {fail['accuracy_check']}"
+    return s
+
+
+def _last_checkpoint(debug):
+    best = None
+    for root, _, files in os.walk(debug):
+        if os.path.basename(root) == "checkpoints":
+            for f in files:
+                if re.match(r"^\d+\.py$", f):
+                    p = os.path.join(root, f)
+                    key = (os.path.getmtime(p), -int(f[:-3]))
+                    if best is None or key > best[0]:
+                        best = (key, p)
+    return best[1] if best else None
+
+
+def _write_test(run_dir, repro, kind, fail, before, after, argv, timeout):
+    import jinja2
+    import shlex
+    tdir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(tdir), keep_trailing_newline=True,
+                             undefined=jinja2.StrictUndefined)
+    ops = (after or {}).get("ops") or []
+    summary = {"error": "compiling/running the graph raises", "accuracy": "the compiled graph gives wrong results",
+               "crash": "the compiled graph crashes the process"}[kind]
+    func = re.sub(r"\W+", "_", f"{kind}_{ops[0] if ops else 'graph'}").strip("_").lower()
+    name = "test_regression.py"
+    text = env.get_template("regression_test.py.j2").render(
+        summary=summary + (f" ({', '.join(ops)})" if ops else ""), signature=_fail_text(fail),
+        repro_name=os.path.basename(repro), nodes_before=(before or {}).get("nodes"),
+        nodes_after=(after or {}).get("nodes"), ops=ops, original_command=" ".join(shlex.quote(a) for a in argv),
+        torch_version=_torch_version(run_dir), test_name=name, kind=kind, func_name=func,
+        timeout=int(min(timeout, 3600)))
+    path = os.path.join(run_dir, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def _torch_version(run_dir):
+    m = re.search(r"torch version: (\S+)", _read(os.path.join(run_dir, "repro.py"), 20000))
+    return m.group(1) if m else "unknown"

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Render knowledge/*.yaml into the skills' reference pages, so skills quote the one source of
+truth instead of restating it. tests/test_knowledge.py fails when a page is out of date.
+
+    python3 scripts/render_knowledge.py          # rewrite the pages
+    python3 scripts/render_knowledge.py --check  # exit 1 if a page is stale
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cdlib import ROOT, knowledge  # noqa: E402
+
+HEADER = "<!-- Generated from knowledge/{src} by scripts/render_knowledge.py; edit the YAML, not this page. -->\n"
+CLI = 'python3 "${CLAUDE_PLUGIN_ROOT}/scripts/compile_debug.py"'
+
+
+def _one(s):
+    return " ".join(str(s or "").split())
+
+
+def triage_table():
+    rows = knowledge.triage_rows()
+    out = [HEADER.format(src="triage.yaml"), "# Error-triage table\n",
+           "First matching row wins (order matters). `triage` and `triage --from-text` apply it; "
+           "every error in a report carries its row id.\n",
+           "| id | what | typical patterns | skill | next command |", "|---|---|---|---|---|"]
+    for r in rows:
+        pats = ", ".join(f"`{p}`" for p in (r.get("patterns") or [])[:3]).replace("|", "\\|")
+        if r.get("signals"):
+            pats += (", " if pats else "") + "signal " + "/".join(r["signals"])
+        cmd = (r.get("command") or "").replace("{cli}", "compile_debug.py").replace("{target}", "<cmd>")
+        out.append(f"| `{r['id']}` | {r['title']} | {pats} | {r.get('skill')} | `{cmd}` |")
+    out.append("\n## What to do, per row\n")
+    for r in rows:
+        out.append(f"- **{r['id']}**: {_one(r.get('advice'))}")
+    return "\n".join(out) + "\n"
+
+
+def graph_break_recipes():
+    data = knowledge.load("graph_breaks")
+    out = [HEADER.format(src="graph_breaks.yaml"), "# Graph-break fix recipes (by registry id)\n",
+           "Ids are torch's graph-break registry ids (torch/_dynamo/graph_break_registry.json), stable "
+           "across versions; the triage report prints the id of every break.\n"]
+    for gid, r in data["recipes"].items():
+        out.append(f"## {gid}: {knowledge.gb_type_of(gid) or r['category']}\n")
+        out.append(f"Class: {r['category']}. Fix: {_one(r['fix'])}")
+        if r.get("code"):
+            out.append("\n```python\n" + r["code"].rstrip() + "\n```")
+        if r.get("escape"):
+            out.append(f"\nEscape hatch: {r['escape']}")
+        out.append("")
+    return "\n".join(out) + "\n"
+
+
+def recompile_fixes():
+    data = knowledge.load("recompiles")
+    out = [HEADER.format(src="recompiles.yaml"), "# Recompile kinds and fixes\n",
+           "triage classifies each guard failure with the first kind whose pattern matches the guard text.\n",
+           "| kind | what changed | fix |", "|---|---|---|"]
+    for k in data["kinds"]:
+        out.append(f"| `{k['kind']}` | {k['title']} | {_one(k['fix'])} |")
+    out.append(f"\n**Recompile limit hit**: {_one(data['limit_fix'])}\n")
+    return "\n".join(out)
+
+
+PAGES = {
+    "skills/overview/references/triage-table.md": triage_table,
+    "skills/trace-dynamo/references/graph-break-recipes.md": graph_break_recipes,
+    "skills/trace-dynamo/references/recompile-fixes.md": recompile_fixes,
+}
+
+
+def main(argv):
+    stale = []
+    for rel, fn in PAGES.items():
+        path = os.path.join(ROOT, rel)
+        text = fn()
+        old = open(path).read() if os.path.exists(path) else None
+        if old != text:
+            stale.append(rel)
+            if "--check" not in argv:
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(text)
+    if "--check" in argv and stale:
+        print("stale: " + ", ".join(stale) + " (run python3 scripts/render_knowledge.py)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
