@@ -152,6 +152,11 @@ def _graph_breaks(tr):
         b.count += 1
         if e.compile_id and e.compile_id not in b.frames:
             b.frames.append(e.compile_id)
+    # a frame that broke and then produced no graph at all was skipped: it runs eagerly
+    no_graph = {e.compile_id for e in tr.of("compilation_metrics") if e.data.get("graph_op_count") is None}
+    for b in sites.values():
+        if b.frames and all(f in no_graph for f in b.frames):
+            b.fix["frame_skipped"] = True
     return sorted(sites.values(), key=lambda b: -b.count)
 
 

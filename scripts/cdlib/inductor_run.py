@@ -1,5 +1,6 @@
 """Run a target once with the structured trace + Inductor provenance/debug dir on, for the
 `inductor` and `aot` subcommands (no torch import here), or reuse a previous run dir (--from)."""
+import glob
 import os
 import shlex
 import sys
@@ -35,9 +36,14 @@ def run(args, name, extra_env=None):
         if args.target:
             raise CliError("give either --from RUN_DIR or a target command after `--`, not both")
         src = os.path.abspath(args.from_dir)
-        tdir = os.path.join(src, "trace")
         if not os.path.isdir(src):
             raise CliError(f"--from {args.from_dir}: no such directory")
+        tdir = os.path.join(src, "trace")
+        for cand in [os.path.join(src, "trace"), os.path.join(src, "trace_default")] + \
+                sorted(glob.glob(os.path.join(src, "trace_*"))) + [src]:
+            if os.path.isdir(cand) and any(f.endswith(".log") for f in os.listdir(cand)):
+                tdir = cand
+                break
         if not tracemod.trace_files(tdir):
             raise CliError(f"--from {args.from_dir}: no trace under {tdir} (give the run dir of an `inductor` or `aot` run)")
         argv = []

@@ -45,6 +45,8 @@ def add_arguments(p):
     p.add_argument("--repeat", type=int, default=7, metavar="N", help="timed rounds per mode; medians reported (default 7)")
     p.add_argument("--warmup", type=int, default=3, metavar="N", help="warm-up calls after the first (default 3)")
     p.add_argument("--round-ms", type=float, default=100.0, metavar="MS", help="target duration of one timed round (default 100)")
+    p.add_argument("--threads", type=int, default=0, metavar="N",
+                   help="torch.set_num_threads(N) in every worker (default: torch's own choice)")
     p.add_argument("--eager", action="store_true", help="script target: also run it with TORCH_COMPILE_DISABLE=1")
     p.add_argument("--timeout", type=float, default=900, metavar="SEC", help="limit per worker / target run (default 900)")
 
@@ -52,6 +54,8 @@ def add_arguments(p):
 def run(args):
     if args.timeout <= 0:
         raise CliError("--timeout must be > 0")
+    if args.threads < 0:
+        raise CliError("--threads must be >= 0")
     if args.repeat < 1 or args.warmup < 0 or args.round_ms <= 0:
         raise CliError("--repeat must be >= 1, --warmup >= 0, --round-ms > 0")
     model = args.model
@@ -87,6 +91,8 @@ def _worker(args, run_dir, spec, mode, profile=False):
              "--round-ms", str(args.round_ms), "--result", res_path]
     if args.train:
         wargs.append("--train")
+    if args.threads:
+        wargs += ["--threads", str(args.threads)]
     if profile:
         wargs.append("--profile")
     env = {"PYTHONUNBUFFERED": "1"}
@@ -188,8 +194,12 @@ def _run_model(args, spec, modes):
     for m, r in results.items():
         row = {"mode": m, "ok": r.get("ok", False)}
         if r.get("ok"):
+            ecpu = results["eager"].get("cpu_median_ms")
             row.update({"median_ms": r["median_ms"], "min_ms": r["min_ms"], "rounds_ms": r.get("rounds_ms"),
+                        "cpu_median_ms": r.get("cpu_median_ms"),
                         "speedup": round(eager_ms / r["median_ms"], 3) if r["median_ms"] else None,
+                        "speedup_min": round(results["eager"]["min_ms"] / r["min_ms"], 3) if r["min_ms"] else None,
+                        "speedup_cpu": round(ecpu / r["cpu_median_ms"], 3) if ecpu and r.get("cpu_median_ms") else None,
                         "first_call_s": r["first_call_s"], "peak_rss_mb": r.get("peak_rss_mb"),
                         "peak_cuda_mb": r.get("peak_cuda_mb"),
                         "compiled_during_timing": r.get("compiled_during_timing", 0)})
@@ -234,17 +244,25 @@ def _fixes(results, facts, eager_ms, cuda, args):
     cnt = rd.get("counters") or {}
     default_ms = rd.get("median_ms") if rd.get("ok") else None
     prof = rd.get("profile") or {}
+    def _sites(bs):
+        return ", ".join(f"{b['site']}" + (f" ({b['gb_id']})" if b.get("gb_id") else "") for b in bs[:3])
+
+    def _recipe(bs):
+        r = next((b.get("fix") for b in bs if b.get("fix")), None)
+        return f" — {' '.join(r.split())}" if r else ""
+
     if cnt.get("frames_skipped_in_loop"):
-        gain = (default_ms - default_ms * 0.5) if default_ms else None
-        out.append({"fix": "graph break inside a loop made Dynamo skip the whole frame (it runs eager): "
-                           "remove the break in the loop body (see graph breaks) or move the loop body into a "
-                           "separate function", "gain_ms": None if gain is None else round(gain, 3),
-                    "why": "frame skipped: 'graph break in loop'", "estimate": "unknown until fixed; the whole frame is eager"})
-    if d.get("graph_breaks") and default_ms:
+        out.append({"fix": f"remove the graph break inside the loop at {_sites(d.get('graph_breaks') or [])}: a break in "
+                           "a loop makes Dynamo skip the whole function, which then runs eager"
+                           + _recipe(d.get("graph_breaks") or []),
+                    "gain_ms": None, "rank": 0,
+                    "why": "frame skipped ('graph break in loop'): torch.compile gives no speedup at all here",
+                    "estimate": "the whole compile speedup (compare a fusible model: several x on pointwise chains)"})
+    elif d.get("graph_breaks") and default_ms:
         share = prof.get("outside_share")
         gain = default_ms * share if share is not None else None
-        sites = ", ".join(f"{b['site']}" + (f" ({b['gb_id']})" if b.get("gb_id") else "") for b in d["graph_breaks"][:3])
-        out.append({"fix": f"remove the graph break(s) at {sites}", "gain_ms": None if gain is None else round(gain, 3),
+        out.append({"fix": f"remove the graph break(s) at {_sites(d['graph_breaks'])}{_recipe(d['graph_breaks'])}",
+                    "gain_ms": None if gain is None else round(gain, 3),
                     "why": f"{len(d['graph_breaks'])} break site(s), {d.get('graphs')} graphs; "
                            + (f"{share:.0%} of the step runs outside compiled regions (eager glue, guards, Python)"
                               if share is not None else "time outside compiled regions not measured"),
@@ -283,7 +301,9 @@ def _fixes(results, facts, eager_ms, cuda, args):
     if not cuda and "reduce-overhead" in results and results["reduce-overhead"].get("ok"):
         out.append({"fix": "reduce-overhead does nothing extra on CPU (CUDA graphs are CUDA-only)", "gain_ms": 0.0,
                     "why": "CPU model", "estimate": "none"})
-    out.sort(key=lambda f: -(f["gain_ms"] if f["gain_ms"] is not None else 1e-9 if "skip" in f["why"] else -1))
+    out.sort(key=lambda f: (f.get("rank", 1), -(f["gain_ms"] if f["gain_ms"] is not None else -1)))
+    for f in out:
+        f.pop("rank", None)
     return out
 
 
@@ -300,7 +320,7 @@ def _model_md(res):
     rows = []
     for r in res["modes"]:
         if not r["ok"]:
-            rows.append([r["mode"], "failed", "", "", "", "", output.clip(r.get("error"), 80)])
+            rows.append([r["mode"], "failed", "", "", "", "", "", output.clip(r.get("error"), 80)])
             continue
         mem = f"{r['peak_cuda_mb']} MiB cuda" if r.get("peak_cuda_mb") is not None else f"{r['peak_rss_mb']} MiB rss"
         note = ""
@@ -308,10 +328,13 @@ def _model_md(res):
             note = f"compiled {r['compiled_during_timing']} graph(s) while timing"
         if r.get("break_even_calls") is not None:
             note = (note + "; " if note else "") + f"pays off after ~{r['break_even_calls']} calls"
-        rows.append([r["mode"], _fmt_ms(r["median_ms"]), f"{r['speedup']:.2f}x" if r.get("speedup") else "",
+        sp = f"{r['speedup']:.2f}x" if r.get("speedup") else ""
+        if r.get("speedup_cpu") and r["mode"] != "eager":
+            sp += f" (cpu {r['speedup_cpu']:.2f}x)"
+        rows.append([r["mode"], _fmt_ms(r["median_ms"]), _fmt_ms(r.get("cpu_median_ms")), sp,
                      f"{r.get('compile_s', 0) or 0:.2f}" if r["mode"] != "eager" else "-",
                      str(r.get("graphs", "-")) if r["mode"] != "eager" else "-", mem, note])
-    L.append(output.table(["mode", "median ms", "vs eager", "compile s", "graphs", "peak mem", "note"], rows))
+    L.append(output.table(["mode", "median ms", "cpu ms", "vs eager", "compile s", "graphs", "peak mem", "note"], rows))
     a = res["attribution"]
     L.append("\n## attribution (default mode)")
     facts = []
@@ -338,16 +361,14 @@ def _model_md(res):
         for i, f in enumerate(res["fixes"][:6], 1):
             g = f"~{f['gain_ms']:.3f} ms/call" if f.get("gain_ms") else f.get("estimate", "")
             L.append(f"{i}. {f['fix']} — {g} ({f['why']})")
-    L.append("\nMedians of rounds; each mode ran in its own process. Timings on a shared machine vary: compare "
-             "the ratio, rerun with --repeat 15 for tighter numbers.")
+    L.append("\nmedian ms: wall time per call, median of rounds; cpu ms: process CPU time per call (all threads; "
+             "robust to other load on a CPU box). Each mode ran in its own process.")
+    tdir = res["artifacts"].get("default", {}).get("trace_dir")
     nxt = None
-    if (a.get("graph_breaks") or a.get("frames_skipped_in_loop") or a.get("recompiles")):
-        tdir = res["artifacts"].get("default", {}).get("trace_dir")
-        nxt = f"see the graph breaks / recompiles with their fixes: `{output.cli_command('triage', '--', 'python', '<your script>')}`" \
-            + (f" (trace of the default mode: {tdir})" if tdir else "")
-    else:
-        d = res["artifacts"].get("default", {}).get("trace_dir")
-        nxt = (f"look at the kernels: `{output.cli_command('inductor', '--from', os.path.dirname(d))}`" if d else None)
+    if tdir:
+        nxt = f"the kernels behind the default mode (no rerun): `{output.cli_command('inductor', '--from', os.path.dirname(tdir))}`"
+    if a.get("graph_breaks") or a.get("frames_skipped_in_loop") or a.get("recompiles"):
+        L.append("Graph-break and recompile recipes: skill trace-dynamo; the default mode's trace is in " + str(tdir))
     if nxt:
         L.append(f"Next: {nxt}")
     return "\n".join(L)

@@ -50,6 +50,7 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--round-ms", type=float, default=100.0)
     ap.add_argument("--max-iters", type=int, default=200)
+    ap.add_argument("--threads", type=int, default=0, help="torch.set_num_threads (0: leave as is)")
     ap.add_argument("--profile", action="store_true", help="profile a few steps: time inside compiled regions")
     ap.add_argument("--result", required=True)
     a = ap.parse_args(argv)
@@ -71,6 +72,8 @@ def _run(a, res):
     from cdlib import target
     import torch
 
+    if a.threads > 0:
+        torch.set_num_threads(a.threads)
     t0 = time.perf_counter()
     loaded = target.load(a.spec)
     model, args, kwargs = loaded["model"], loaded["args"], loaded["kwargs"]
@@ -145,15 +148,29 @@ def _run(a, res):
     sync()
     one = max(time.perf_counter() - t, 1e-6)
     iters = int(min(max(a.round_ms / 1000.0 / one, 1), a.max_iters))
-    rounds = []
+    rounds, cpu_rounds, counts = [], [], []
+    budget = a.round_ms / 1000.0
     for _ in range(max(a.repeat, 1)):
         sync()
+        n = 0
+        c0 = time.process_time()
         t = time.perf_counter()
-        for _ in range(iters):
+        while True:
             step()
-        sync()
-        rounds.append((time.perf_counter() - t) / iters)
-    res["iters_per_round"] = iters
+            n += 1
+            if n >= iters:
+                sync()
+                if time.perf_counter() - t >= budget * 0.5 or n >= a.max_iters:
+                    break
+            elif n % 8 == 0 and time.perf_counter() - t >= budget * 3:   # machine got slower: stop early
+                sync()
+                break
+        el = time.perf_counter() - t
+        rounds.append(el / n)
+        cpu_rounds.append((time.process_time() - c0) / n)
+        counts.append(n)
+    res["calls_per_round"] = counts
+    res["cpu_median_ms"] = round(statistics.median(cpu_rounds) * 1000, 4)
     res["compiled_during_timing"] = _graph_count() - g0
     res["rounds_ms"] = [round(x * 1000, 4) for x in rounds]
     res["median_ms"] = round(statistics.median(rounds) * 1000, 4)
