@@ -28,11 +28,16 @@ def add_arguments(p):
     p.add_argument("--from-text", metavar="FILE", help="classify a pasted error/log (FILE or - for stdin); no run")
     p.add_argument("--trace", metavar="DIR_OR_FILE", help="analyze an existing TORCH_TRACE dir/file; no run")
     p.add_argument("--no-tlparse", action="store_true", help="skip tlparse's HTML report")
+    p.add_argument("--nproc", type=int, metavar="N", help="run the script under torchrun with N ranks; "
+                   "per-rank reports and what differs between ranks (docs/multirank.md)")
+    p.add_argument("--torchrun-args", metavar='"ARGS"', help="extra torchrun options (with --nproc), one quoted string")
 
 
 def run(args):
     if args.timeout <= 0:
         raise CliError("--timeout must be positive")
+    if args.nproc is not None or args.torchrun_args is not None:
+        return _multirank(args)
     if args.from_text:
         return _from_text(args)
     if args.trace:
@@ -51,6 +56,18 @@ def run(args):
     proc.progress(f"running {tstr} (timeout {args.timeout:.0f} s); artifacts in {run_dir}")
     rep = analyze.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=not args.no_tlparse)
     return _emit(args, rep, tstr)
+
+
+def _multirank(args):
+    from .. import multirank
+    if args.nproc is None:
+        raise CliError("--torchrun-args needs --nproc N")
+    if args.from_text or args.trace:
+        raise CliError("--nproc runs a script under torchrun; it does not combine with --from-text/--trace")
+    result, md = multirank.run_triage(args, nproc=args.nproc, torchrun_args=args.torchrun_args,
+                                      target=args.target, timeout=args.timeout, tlparse=not args.no_tlparse)
+    emit(args, result, md)
+    return 0
 
 
 def _emit(args, rep, tstr):
