@@ -79,8 +79,13 @@ def compare(ref_out, res_out, fp64_out, tol):
 def _fp64(model, args, kwargs):
     import torch
     from torch._dynamo.debug_utils import cast_to_fp64
-    m64 = cast_to_fp64(copy.deepcopy(model)) if isinstance(model, torch.nn.Module) else model
     a64 = [a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+    if isinstance(model, torch.fx.GraphModule):
+        m64 = cast_to_fp64(copy.deepcopy(model), list(args))[0]
+    elif isinstance(model, torch.nn.Module):
+        m64 = copy.deepcopy(model).to(torch.float64)
+    else:
+        m64 = model
     k64 = {k: (v.double() if isinstance(v, torch.Tensor) and v.is_floating_point() else v) for k, v in kwargs.items()}
     return m64, a64, k64
 
@@ -132,6 +137,7 @@ def load_graph(path):
     exec(compile(src, path, "exec"), g)
     m = re.search(r"save_dir=('[^']*'|None)", src)
     save_dir = eval(m.group(1)) if m else None
+    sys.argv = [path]   # run_repro parses the command line
     mod, args = run_repro(g["mod"], g["load_args"], command="get_args", accuracy="accuracy",
                           save_dir=save_dir, tracing_mode="real", check_str=None)
     return mod, list(args)
