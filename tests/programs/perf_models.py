@@ -80,3 +80,28 @@ class BreakSplit(torch.nn.Module):
 def gb_split():
     torch.manual_seed(0)
     return BreakSplit(), (torch.randn(256, 256),)
+
+
+# ---- CUDA models (GPU tests) -----------------------------------------------------------------
+
+def cuda_chain():
+    torch.manual_seed(0)
+    return Chain().cuda(), (torch.randn(2048, 2048, device="cuda"),)
+
+
+class MutatesInput(torch.nn.Module):
+    """Mutates its (non-parameter) input in place: CUDA graph trees cannot replay that, so
+    reduce-overhead skips cudagraphs ("skipping cudagraphs due to mutated inputs")."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(256, 256)
+
+    def forward(self, x):
+        x.mul_(0.5)
+        return torch.relu(self.fc(x))
+
+
+def cuda_mutates_input():
+    torch.manual_seed(0)
+    return MutatesInput().cuda(), (torch.randn(64, 256, device="cuda"),)

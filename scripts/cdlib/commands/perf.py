@@ -189,6 +189,14 @@ def _run_model(args, spec, modes):
             continue
         results[m] = _worker(args, run_dir, spec_abs, m, profile=(m == "default"))
     facts = {m: _trace_facts(r.get("trace_dir")) for m, r in results.items() if m != "eager"}
+    for m, r in results.items():
+        if m == "eager":
+            continue
+        known = {s["reason"] for s in facts[m]["cudagraph_skips"]}
+        for msg in r.get("cudagraph_skip_messages") or []:
+            if msg not in known:
+                facts[m]["cudagraph_skips"].append({"compile_id": None, "reason": msg, "mode": m})
+                known.add(msg)
     eager_ms = results["eager"]["median_ms"]
     table = []
     for m, r in results.items():
@@ -350,7 +358,7 @@ def _model_md(res):
     if a.get("recompiles"):
         facts.append(f"recompiles: {a['recompiles']} ({a.get('recompile_s', 0):.2f} s)")
     if a.get("cudagraph_skips"):
-        facts.append("cudagraph skips: " + "; ".join(f"{s['compile_id']}: {output.clip(s['reason'], 120)}" for s in a["cudagraph_skips"][:4]))
+        facts.append("cudagraph skips: " + "; ".join(f"{s['compile_id'] or 'runtime'}: {output.clip(s['reason'], 120)}" for s in a["cudagraph_skips"][:4]))
     if a.get("fallbacks"):
         facts.append("fallback kernels: " + ", ".join(sorted({f['op'] for f in a['fallbacks']}))[:200])
     if a.get("kernels"):

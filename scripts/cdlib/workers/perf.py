@@ -94,6 +94,10 @@ def _run(a, res):
         model.train()
     elif isinstance(model, torch.nn.Module):
         model.eval()
+    skips = []
+    if cuda and a.mode in ("reduce-overhead", "max-autotune"):
+        _capture_cudagraph_skips(skips)
+    res["cudagraph_skip_messages"] = skips
     if a.mode == "eager":
         fn = model
     else:
@@ -191,6 +195,25 @@ def _run(a, res):
         }
         if a.profile:
             res["profile"] = _profile(step, sync, min(iters, 20))
+
+
+def _capture_cudagraph_skips(sink):
+    """Record "skipping cudagraphs due to ..." messages (some are only logged at run time, never in
+    the trace): enable the `cudagraphs` log artifact and keep its skip records."""
+    import logging
+    import torch
+
+    class H(logging.Handler):
+        def emit(self, record):
+            try:
+                msg = record.getMessage()
+            except Exception:
+                return
+            if ("skipping cudagraphs" in msg or "disabling cudagraphs" in msg) and msg[:500] not in sink:
+                sink.append(msg[:500])
+
+    torch._logging.set_logs(cudagraphs=True)
+    logging.getLogger("torch").addHandler(H())
 
 
 def _graph_count():

@@ -1,0 +1,192 @@
+"""`inductor`: kernels per compiled graph. One real run of tests/programs/ind_kernels.py (pointwise
+chain, matmul + epilogue, sort fallback) is shared by the CPU tests; parser unit tests use canned
+output code (including a Triton one, so Triton parsing is covered without a GPU)."""
+import os
+
+import pytest
+from conftest import program, run_cli, run_json
+
+from cdlib import inductor_info as II
+
+
+@pytest.fixture(scope="module")
+def ind(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ind") / "run"
+    res, p = run_json("inductor", "--perf-hints", "--out", out, "--", "python", program("ind_kernels.py"), timeout=600)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return res
+
+
+def _graph(res, fn):
+    gs = [g for g in res["graphs"] if g["function"] == fn]
+    assert gs, [g["function"] for g in res["graphs"]]
+    return gs[0]
+
+
+def test_pointwise_chain_is_one_fused_kernel(ind):
+    assert ind["status"] == "ok" and ind["target_status"] == "exit 0"
+    g = _graph(ind, "pointwise")
+    assert g["kind"] == "inference"
+    gen = [k for k in g["kernels"] if k["kind"] in ("cpp", "triton")]
+    assert len(gen) == 1, g["kernels"]
+    ops = {o.replace("aten.", "") for o in gen[0]["ops"]}
+    assert {"sin", "cos", "relu", "mul", "add", "sub"} <= ops
+    assert gen[0]["user_lines"] and gen[0]["user_lines"][0]["line"] == 8
+    assert os.path.isfile(g["output_code"])
+    assert gen[0]["name"] in open(g["output_code"]).read()
+    assert g["provenance"] is True
+
+
+def test_matmul_extern_with_fused_epilogue(ind):
+    g = _graph(ind, "mm_epilogue")
+    kinds = {k["kind"] for k in g["kernels"]}
+    assert "extern" in kinds, g["kernels"]
+    ext = [k for k in g["kernels"] if k["kind"] == "extern"][0]
+    assert ext["name"] in ("extern_kernels.mm", "extern_kernels.addmm")
+    epi = [k for k in g["kernels"] if k["kind"] == "cpp"]
+    assert epi and any("relu" in o for o in epi[0]["ops"])
+    assert all(k["user_lines"][0]["line"] == 13 for k in g["kernels"] if k["user_lines"])
+
+
+def test_fallback_listed_with_user_line(ind):
+    g = _graph(ind, "with_fallback")
+    fb = [k for k in g["kernels"] if k["kind"] == "fallback"]
+    assert fb and fb[0]["name"].startswith("aten.sort"), g["kernels"]
+    assert fb[0]["user_lines"][0]["line"] == 18
+    assert ind["summary"]["fallback"] == 1
+    assert ind["fallbacks"][0]["op"].startswith("aten.sort")
+
+
+def test_perf_hints_and_cache_and_debug_dir(ind):
+    msgs = [h["message"] for h in ind["perf_hints"]]
+    assert any("FallbackKernel" in m and "sort" in m for m in msgs), msgs
+    assert all(g["cache"] in ("hit", "miss") for g in ind["graphs"])
+    assert ind["summary"]["fx_graph_cache_hits"] + ind["summary"]["fx_graph_cache_misses"] == 3
+    assert all(g["debug_dir"] and os.path.isdir(g["debug_dir"]) for g in ind["graphs"])
+    md = open(os.path.join(ind["run_dir"], "report.md")).read()
+    assert "fallback" in md and "--code" in md
+
+
+def test_code_prints_one_kernel_from_previous_run(ind):
+    g = _graph(ind, "pointwise")
+    name = [k for k in g["kernels"] if k["kind"] == "cpp"][0]["name"]
+    p = run_cli("inductor", "--from", ind["run_dir"], "--code", name, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert name in p.stdout and "```cpp" in p.stdout
+    assert "cpp_fused_mul_relu" not in p.stdout   # only that kernel
+    p = run_cli("inductor", "--from", ind["run_dir"], "--code", "no_such_kernel_0", timeout=120)
+    assert p.returncode == 2 and "no such kernel" in p.stderr
+
+
+def test_from_reuses_trace_without_running(ind):
+    res, p = run_json("inductor", "--from", ind["run_dir"], "--graph", "2/0-inference", timeout=120)
+    assert p.returncode == 0
+    assert [g["id"] for g in res["graphs"]] == ["2/0-inference"]
+    assert "running" not in p.stderr
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["inductor"], "no target command"),
+    (["inductor", "--from", "/no/such/dir"], "no such directory"),
+    (["inductor", "--code", "a b", "--", "python", "x.py"], "expected a kernel name"),
+    (["inductor", "--", "no_such_prog.py"], "no such file"),
+])
+def test_bad_input_exit_2(args, needle):
+    p = run_cli(*args, timeout=60)
+    assert p.returncode == 2 and needle in p.stderr, (p.returncode, p.stderr)
+
+
+def test_backend_eager_reports_no_inductor(tmp_path):
+    res, p = run_json("inductor", "--no-debug-dir", "--out", tmp_path / "r", "--", "python", program("clean.py"), timeout=300)
+    assert p.returncode == 0
+    assert res["status"] == "no-inductor" and res["graphs"] == []
+
+
+# ---- parser unit tests (no torch) ------------------------------------------------------------
+
+TRITON_CODE = '''# AOT ID: ['0_forward']
+from torch._inductor.select_algorithm import extern_kernels
+triton_poi_fused_add_relu_0 = async_compile.triton('triton_poi_fused_add_relu_0', """
+import triton
+@triton.jit
+def triton_poi_fused_add_relu_0(in_out_ptr0, xnumel, XBLOCK : tl.constexpr):
+    pass
+""", device_str='cuda')
+
+triton_tem_fused_mm_1 = async_compile.triton('triton_tem_fused_mm_1', """
+@triton.jit
+def triton_tem_fused_mm_1(arg_A, arg_B, out_ptr0):
+    pass
+""", device_str='cuda')
+
+async_compile.wait(globals())
+del async_compile
+
+class Runner:
+    def call(self, args):
+        primals_1, primals_2 = args
+        buf0 = empty_strided_cuda((8, 8), (8, 1), torch.float32)
+        # Topologically Sorted Source Nodes: [x], Original ATen: [aten.mm]
+        extern_kernels.mm(primals_1, primals_2, out=buf0)
+        # Topologically Sorted Source Nodes: [add, relu], Original ATen: [aten.add, aten.relu]
+        stream0 = get_raw_stream(0)
+        triton_poi_fused_add_relu_0.run(buf0, 64, stream=stream0)
+        # Topologically Sorted Source Nodes: [y], Original ATen: [aten.mm]
+        triton_tem_fused_mm_1.run(buf0, primals_2, buf1, stream=stream0)
+        # Topologically Sorted Source Nodes: [s], Original ATen: [aten.sort]
+        buf2 = torch.ops.aten.sort.stable(buf1, stable=False, dim=1, descending=False)
+        buf3 = aten.nonzero.default(buf1)
+        return (buf0, )
+
+def get_args():
+    pass
+'''
+
+
+def test_parse_triton_output_code():
+    calls = II.kernel_calls(TRITON_CODE)
+    by = {c["name"]: c for c in calls}
+    assert by["extern_kernels.mm"]["kind"] == "extern"
+    assert by["triton_poi_fused_add_relu_0"]["kind"] == "triton"
+    assert by["triton_poi_fused_add_relu_0"]["aten"] == ["aten.add", "aten.relu"]
+    assert by["triton_tem_fused_mm_1"]["kind"] == "triton-template"
+    assert by["aten.sort.stable"]["kind"] == "fallback"
+    assert by["aten.nonzero.default"]["kind"] == "fallback"
+    assert [c["name"] for c in calls][:3] == ["extern_kernels.mm", "triton_poi_fused_add_relu_0", "triton_tem_fused_mm_1"]
+    src = II.kernel_source(TRITON_CODE, "triton_poi_fused_add_relu_0")
+    assert "def triton_poi_fused_add_relu_0" in src and "triton_tem_fused_mm_1" not in src
+    assert II.aot_id(TRITON_CODE) == "0_forward"
+
+
+def test_tensor_type_and_bytes():
+    t = II.tensor_type("f32[16, 64][64, 1]cpu")
+    assert t["bytes"] == 16 * 64 * 4 and t["device"] == "cpu"
+    assert II.tensor_type("bf16[8, 2][2, 1]cuda:0")["bytes"] == 32
+    s = II.tensor_type("f16[s0, 64][64, 1]cuda:0")
+    assert s["symbolic"] and s["bytes"] is None
+    assert II.tensor_type("Sym(s0)") is None
+
+
+def test_name_ops_fallback():
+    assert II._name_ops("cpp_fused_expand_tanh_tanh_backward_0") == ["expand", "tanh", "tanh_backward"]
+    assert II._name_ops("triton_per_fused__softmax_sum_2") == ["softmax", "sum"]
+
+
+# ---- GPU -------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_gpu_triton_kernels_listed(tmp_path):
+    res, p = run_json("inductor", "--perf-hints", "--out", tmp_path / "r", "--", "python", program("ind_cuda.py"), timeout=900)
+    assert p.returncode == 0 and res["status"] == "ok", p.stderr[-3000:]
+    kinds = {k["kind"] for g in res["graphs"] for k in g["kernels"]}
+    assert "triton" in kinds, kinds
+    pw = _graph(res, "pointwise")
+    tk = [k for k in pw["kernels"] if k["kind"] == "triton"]
+    assert len(tk) == 1 and tk[0]["name"].startswith("triton_poi_fused")
+    assert tk[0]["user_lines"] and tk[0]["user_lines"][0]["line"] == 9
+    mm = _graph(res, "mm_epilogue")
+    assert any(k["kind"] in ("extern", "triton-template") for k in mm["kernels"])
+    red = _graph(res, "reduce_rows")
+    assert any(k["name"].startswith(("triton_per_", "triton_red_")) for k in red["kernels"])
+    p2 = run_cli("inductor", "--from", res["run_dir"], "--code", tk[0]["name"], timeout=120)
+    assert p2.returncode == 0 and "@triton.jit" in p2.stdout
