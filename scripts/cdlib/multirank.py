@@ -74,7 +74,13 @@ COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_sca
                "broadcast", "barrier", "all_to_all", "all_to_all_single", "reduce", "gather", "scatter", "send",
                "recv", "monitored_barrier", "wait", "_wait_tensor", "wait_tensor", "batch_isend_irecv",
                "broadcast_object_list", "all_gather_object", "new_group", "init_process_group")
-COMPILE_DIRS = ("/torch/_dynamo/", "/torch/_inductor/", "/torch/_functorch/", "/torch/fx/")
+# a frame in one of these files means the rank was compiling (not running a compiled graph)
+COMPILER_FILES = ("/torch/_dynamo/convert_frame.py", "/torch/_dynamo/symbolic_convert.py",
+                  "/torch/_dynamo/output_graph.py", "/torch/_inductor/compile_fx.py", "/torch/_inductor/graph.py",
+                  "/torch/_inductor/scheduler.py", "/torch/_inductor/codecache.py",
+                  "/torch/_inductor/async_compile.py", "/torch/_functorch/aot_autograd.py",
+                  "/torch/_functorch/_aot_autograd/jit_compile_runtime_wrappers.py")
+COLLECTIVE_OP = re.compile(r"\b(?:_c10d_functional|c10d_functional|c10d)\.(\w+)")
 
 
 # ---- argument handling --------------------------------------------------------------------
@@ -235,6 +241,14 @@ def _read(path, limit=2_000_000):
     return proc._read(path, limit)
 
 
+RANK_PREFIX = re.compile(r"^\[(?:rank|default)\d+\]:\s?", re.M)
+
+
+def strip_rank_prefix(text):
+    """torch prefixes a rank's exception lines with "[rankN]:"; the error parser wants them bare."""
+    return RANK_PREFIX.sub("", text or "")
+
+
 FAILURE_RE = re.compile(r"rank\s*:\s*(\d+)\s*\(local_rank:\s*\d+\)\s*\n\s*exitcode\s*:\s*(-?\d+)")
 
 
@@ -280,11 +294,18 @@ def last_trace_line_time(files):
 def trace_facts(tr):
     """Per-rank facts straight from the trace: compile ids with their graph hash, the last event,
     and a compile that started (dynamo_start) but has no compilation_metrics yet."""
-    graphs = {}
+    graphs, collectives = {}, {}
     for e in tr.of("dynamo_output_graph"):
         if e.compile_id:
             h = hashlib.sha1((e.payload or "").encode()).hexdigest()[:12] if e.payload else None
             graphs[e.compile_id] = h
+            ops = []
+            for m in COLLECTIVE_OP.finditer(e.payload or ""):
+                op = m.group(1)
+                if op not in ops and op not in ("wait_tensor", "wait"):
+                    ops.append(op)
+            if ops:
+                collectives[e.compile_id] = ops
     started = [e for e in tr.of("dynamo_start") if e.compile_id]
     done = {e.compile_id for e in tr.of("compilation_metrics") if e.compile_id}
     open_compiles = []
@@ -302,7 +323,7 @@ def trace_facts(tr):
             continue
         last = {"event": e.artifact_name or e.key, "compile_id": e.compile_id}
         break
-    return {"graph_hashes": graphs, "compiles_started": len({e.compile_id for e in started}),
+    return {"graph_hashes": graphs, "collectives": collectives, "compiles_started": len({e.compile_id for e in started}),
             "open_compiles": open_compiles, "last_event": last,
             "last_event_time": last_trace_line_time(tr.files)}
 
@@ -342,10 +363,12 @@ def classify_stack(frames, shim_path=None):
         p = f[0].replace("\\", "/")
         if "/torch/distributed/" in p and f[2] in COLLECTIVES:
             return "waiting_collective", f[2], uloc
-        if "/torch/_dynamo/" in p and f[2] in ("_compile", "compile_inner", "_compile_inner", "compile_frame"):
-            return "compiling", "Dynamo", uloc
-    if any(any(d in f[0].replace("\\", "/") for d in COMPILE_DIRS) for f in frames):
-        return "compiling", "compile stack", uloc
+        if any(p.endswith(c) for c in COMPILER_FILES):
+            return "compiling", os.path.basename(p), uloc
+    for f in frames:
+        p = f[0].replace("\\", "/")
+        if p.startswith("<eval_with_key>") or "/torchinductor_" in p or "/_inductor/" in p and "output_code" in p:
+            return "running_compiled", "compiled graph", uloc
     if any("/torch/distributed/" in f[0] for f in frames):
         inner = next(f for f in frames if "/torch/distributed/" in f[0])
         return "waiting_collective", inner[2], uloc
@@ -374,7 +397,7 @@ def divergence(ranks):
     """ranks: [{rank, status, report (dict), facts}] -> the divergence section (JSON-safe)."""
     analyzed = [r for r in ranks if r["report"] is not None]
     all_ranks = [r["rank"] for r in analyzed]
-    div = {"divergent": False, "ranks_compared": all_ranks, "graphs": {}, "graph_breaks": [], "recompiles": [],
+    div = {"divergent": False, "ranks_compared": all_ranks, "graphs": {}, "collectives": [], "graph_breaks": [], "recompiles": [],
            "compile_time": {}, "failed_ranks": [], "timed_out_ranks": [], "summary": []}
 
     # graphs compiled per rank, compile ids present on some ranks only, different graph hashes
@@ -402,6 +425,19 @@ def divergence(ranks):
                 for rk, h in hs.items():
                     groups.setdefault(h, []).append(rk)
                 differ.append({"compile_id": cid, "groups": [{"hash": h, "ranks": g} for h, g in groups.items()]})
+    # collectives inside compiled graphs: a graph that has them on some ranks only is a hang waiting to happen
+    coll = {r["rank"]: r["facts"].get("collectives", {}) for r in analyzed}
+    coll_diff = []
+    for cid in ids:
+        ops = {rk: coll[rk].get(cid, []) for rk in all_ranks if cid in per[rk]}
+        if any(ops.values()) and (len({tuple(v) for v in ops.values()}) > 1 or len(ops) != len(all_ranks)):
+            coll_diff.append({"compile_id": cid, "ops_per_rank": {str(k): v for k, v in ops.items()},
+                              "missing_on": [rk for rk in all_ranks if cid not in per[rk]]})
+            div["summary"].append(f"compile {cid}: collectives in the graph differ: "
+                                  + ", ".join(f"rank {k}: {', '.join(v) or 'none'}" for k, v in ops.items())
+                                  + (f", rank(s) {_ranks([rk for rk in all_ranks if cid not in per[rk]])}: graph not compiled"
+                                     if len(ops) != len(all_ranks) else ""))
+    div["collectives"] = coll_diff
     div["graphs"] = {"per_rank": {str(k): v for k, v in counts.items()},
                      "compile_ids_per_rank": {str(k): sorted(v) for k, v in per.items()},
                      "only_on_some_ranks": only, "different_graphs": differ}
@@ -420,7 +456,8 @@ def divergence(ranks):
             k = _site_key(b)
             s = sites.setdefault(k, {"site": _where(b["location"]), "code": (b["location"] or {}).get("code"),
                                      "gb_id": b.get("gb_id"), "gb_type": b.get("gb_type"),
-                                     "category": b.get("category"), "counts": {}, "frames": {}})
+                                     "category": b.get("category"), "fix": (b.get("fix") or {}).get("fix"),
+                                     "counts": {}, "frames": {}})
             s["counts"][r["rank"]] = s["counts"].get(r["rank"], 0) + b.get("count", 0)
             s["frames"][r["rank"]] = b.get("frames", [])
     for k, s in sites.items():
@@ -459,8 +496,8 @@ def divergence(ranks):
                     "limit_hit_ranks": [rk for rk, v in lim.items() if v],
                     "per_rank": {str(a): b for a, b in e["per_rank"].items()}}
             div["recompiles"].append(item)
-            first = next(((rk, x) for rk in all_ranks for x in e["per_rank"].get(rk, {}).get("reasons", [])
-                          if guards[rk] != guards[all_ranks[0]] or rk != all_ranks[0]), None)
+            most = max(all_ranks, key=lambda rk: n[rk])
+            first = next(((most, x) for x in e["per_rank"].get(most, {}).get("reasons", [])), None)
             s = f"{e['function']} ({e['location']}) recompiles " + ", ".join(f"rank {a}: {b}" for a, b in n.items())
             if first:
                 s += f"; rank {first[0]} {first[1]['compile_id']}: `{first[1]['guard']}` [{first[1]['kind']}]"
@@ -492,7 +529,7 @@ def divergence(ranks):
         div["summary"].append("ranks ended differently: " + ", ".join(f"rank {k} {v}" for k, v in statuses.items()))
     elif div["failed_ranks"]:
         div["summary"].append(f"all ranks failed")
-    div["divergent"] = bool(only or differ or div["graph_breaks"] or div["recompiles"]
+    div["divergent"] = bool(only or differ or coll_diff or div["graph_breaks"] or div["recompiles"]
                             or len(set(counts.values())) > 1 or div["compile_time"].get("significant")
                             or len(set(statuses.values())) > 1)
     return div
@@ -553,7 +590,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         st = read_status(run_dir, r)
         tdir = os.path.join(run_dir, "trace", f"rank_{r}")
         so, se = logs.get(r, (None, None))
-        stdout, stderr = _read(so), _read(se)
+        stdout, stderr = strip_rank_prefix(_read(so)), strip_rank_prefix(_read(se))
         code = st.get("exit_code") if st else None
         ended = bool(st and st.get("end"))
         if code is None and r in exit_codes:
@@ -664,14 +701,25 @@ def next_steps(result, ranks, tstr, nproc, extra):
     if div["recompiles"]:
         steps.append({"why": "a function recompiles on some ranks only: give every rank the same shapes/dtypes/flags "
                              "(pad or mark_dynamic the varying dim)", "skill": "trace-dynamo", "command": None})
-    seen = set()
+    # per-rank steps: once without a rank prefix when every rank has it, else prefixed by the ranks
+    by_key = {}
     for r in ranks:
         for s in r["_rep"].next_steps:
+            if result["timed_out"] and s["skill"] == "overview" and "timeout" in (s.get("command") or "") + s["why"].lower():
+                continue  # the hang section above replaces "raise the timeout"
+            if s["skill"] == "trace-inductor":
+                if div["divergent"] or result["status"] != "clean":
+                    continue
+                s = dict(s, command=None, why=s["why"] + " (perf runs one process: time a single-rank run)")
             k = (s["skill"], s["command"], s["why"])
-            if k in seen:
-                continue
-            seen.add(k)
-            steps.append(dict(s, why=f"rank {r['rank']}: {s['why']}"))
+            by_key.setdefault(k, (s, []))[1].append(r["rank"])
+    for (skill, cmd, why), (s, rks) in by_key.items():
+        if cmd and tstr and cmd.endswith(tstr) and " triage " in cmd:
+            cmd = cmd[: -len(tstr)].replace(" triage ", f" triage --nproc {nproc} ", 1) + tstr
+        if len(rks) == len(ranks):
+            steps.append(dict(s, command=cmd))
+        else:
+            steps.append(dict(s, command=cmd, why=f"rank {_ranks(rks)}: {why}"))
     out, keys = [], set()
     for s in steps:
         k = (s["skill"], s["command"], s["why"])

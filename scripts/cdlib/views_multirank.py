@@ -84,6 +84,10 @@ def multirank_markdown(result, reps, cwd=None):
                 what = f"waiting in collective `{x['detail']}`{loc}"
             elif x["state"] == "compiling":
                 what = f"still COMPILING{loc}"
+            elif x["state"] == "running_compiled":
+                what = f"running a COMPILED GRAPH{loc} (blocked inside one of its ops"
+                coll = (r.get("facts") or {}).get("collectives") or {}
+                what += f"; this rank's graphs with collectives: {_colls(coll)})" if coll else ")"
             elif x["state"] == "running":
                 what = f"running Python ({x['detail']}){loc}"
             else:
@@ -115,12 +119,19 @@ def multirank_markdown(result, reps, cwd=None):
         for d in g.get("different_graphs", [])[:MAX_ITEMS]:
             out.append(f"  - compile {d['compile_id']}: different graphs: "
                        + "; ".join(f"rank(s) {_rk(x['ranks'])} hash {x['hash']}" for x in d["groups"]))
+        for c in div.get("collectives", [])[:MAX_ITEMS]:
+            per = ", ".join(f"rank {k}: {', '.join(v) or 'none'}" for k, v in c["ops_per_rank"].items())
+            miss = f"; not compiled on rank(s) {_rk(c['missing_on'])}" if c["missing_on"] else ""
+            out.append(f"- Collectives in compiled graph {c['compile_id']} differ: {per}{miss} "
+                       "← ranks will issue different collectives (hang / mismatch)")
         for b in div["graph_breaks"][:MAX_ITEMS]:
             code = f" `{clip(b['code'], 80)}`" if b.get("code") else ""
             counts = ", ".join(f"rank {k} ×{v}" for k, v in b["counts"].items())
             miss = f"; NOT on rank(s) {_rk(b['missing_on'])}" if b["missing_on"] else ""
             out.append(f"- Graph break **{_rel(b['site'], base)}**{code} — {b.get('gb_id') or ''} {b.get('gb_type') or ''} "
                        f"[{b.get('category')}]: {counts}{miss}")
+            if b.get("fix"):
+                out.append(f"  Fix: {clip(' '.join(b['fix'].split()), 300)}")
         for f in div["recompiles"][:MAX_ITEMS]:
             per = ", ".join(f"rank {k}: {v}" for k, v in f["recompiles_per_rank"].items())
             lim = f"; recompile limit hit on rank(s) {_rk(f['limit_hit_ranks'])}" if f["limit_hit_ranks"] else ""
@@ -198,6 +209,10 @@ def _where_d(d, base):
     if d.get("code"):
         s += f" `{clip(d['code'], 90)}`"
     return s
+
+
+def _colls(d):
+    return "; ".join(f"{k}: {', '.join(v)}" for k, v in d.items())
 
 
 def _per_rank(d):

@@ -1,6 +1,7 @@
 """Multi-rank hang: rank 1's data takes a data-dependent branch inside the compiled function that
-graph-breaks and issues an extra all-reduce; rank 0 never joins it and waits at the next step's
-all-reduce with a different tensor, so both ranks block until the launcher's timeout."""
+graph-breaks and issues an extra all-reduce that rank 0 never makes. The ranks' collectives go out
+of step: rank 1 ends up waiting in an all-reduce while rank 0 waits in the final barrier, until
+the launcher's timeout kills them."""
 import datetime
 import os
 
@@ -20,12 +21,14 @@ def step(x):
     y = x.relu()
     if y.sum() > 100:                  # data-dependent: only rank 1's data is large enough
         dist.all_reduce(y)             # extra collective on rank 1 only
-    return y.sum()
+    return y * 2
 
 
-for i in range(3):
+for i in range(2):
     x = torch.full((8,), 20.0 if rank == 1 else 1.0, device=dev)
-    loss = step(x)
-    dist.all_reduce(loss.reshape(1).expand(4).contiguous() if rank == 0 else loss)
+    out = step(x)
+    dist.all_reduce(out)
     print(f"rank {rank} step {i}", flush=True)
+dist.barrier()
+print(f"rank {rank} done", flush=True)
 dist.destroy_process_group()

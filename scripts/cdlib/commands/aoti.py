@@ -14,7 +14,7 @@ import os
 import re
 import sys
 
-from .. import output, proc, rundir, target
+from .. import output, proc, rundir
 from ..errors import CliError
 from .export import CLASSES as EXPORT_CLASSES, _short, check_model_spec, load_error, read_result, worker_problem
 
@@ -313,6 +313,8 @@ def next_command(args, r):
         return output.cli_command("accuracy", args.model)
     if f.get("cls") == "input_check":
         return output.cli_command("export", args.model, "--dynamic")
+    if f.get("phase") == "run" and args.debug_crash and f.get("cls") != "input_check":
+        return output.cli_command("aoti", args.model, "--device", args.device, "--minify", *(_cfg(args)))
     if f.get("phase") in ("run", "load") and not args.debug_crash:
         return output.cli_command("aoti", args.model, "--device", args.device, "--debug-crash", *(_cfg(args)))
     return output.cli_command("aoti", args.model, "--device", args.device)

@@ -291,6 +291,8 @@ def render(r):
         out.append(f"## {i}. {p['title']} [{p['cls']}]{where}")
         if loc and loc.get("code"):
             out.append(f"    {loc['code']}")
+        elif not loc and p["cls"] in ("constraint_violation", "specialized_dim") and "draft_export" not in p["found_by"]:
+            out.append("    (the error names no line; draft_export records it: run without --no-draft)")
         if p.get("message"):
             out.append(f"Error: {output.clip(p['message'], 240)}")
         det = p.get("details") or {}

@@ -1,0 +1,217 @@
+"""`export`: real torch.export runs on small models (tests/programs/export_models.py)."""
+import importlib
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import CLI, ROOT, program, run_cli, run_json
+
+MODELS = program("export_models.py")
+
+
+def line_of(marker, path=MODELS):
+    """Line number of the first line containing marker (so tests never hard-code line numbers)."""
+    with open(path) as f:
+        for i, line in enumerate(f, 1):
+            if marker in line:
+                return i
+    raise AssertionError(f"{marker!r} not in {path}")
+
+
+def export(factory, *extra, tmp_path=None):
+    args = ["export", f"{MODELS}:{factory}", *extra]
+    if tmp_path is not None:
+        args += ["--out", str(tmp_path)]
+    r, p = run_json(*args, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    return r
+
+
+def problem(r, cls):
+    hits = [p for p in r["problems"] if p["cls"] == cls]
+    assert hits, f"no {cls} in {[p['cls'] for p in r['problems']]}"
+    return hits[0]
+
+
+def test_data_dependent_branch(tmp_path):
+    r = export("data_dependent", tmp_path=tmp_path)
+    assert r["status"] == "failed"
+    assert r["attempts"]["non_strict"]["failure"]["cls"] == "data_dependent_guard"
+    assert r["attempts"]["non_strict"]["failure"]["type"] == "GuardOnDataDependentSymNode"
+    assert r["attempts"]["strict"]["failure"]["cls"] == "data_dependent_guard"
+    p = problem(r, "data_dependent_guard")
+    assert p["location"]["file"] == MODELS
+    assert p["location"]["line"] == line_of("if x.sum() > 0")
+    assert set(p["found_by"]) >= {"non_strict", "strict", "draft_export"}
+    assert "torch.cond" in p["fix"] and "torch._check" in p["fix"]
+    assert p["details"]["expr"]  # e.g. Eq(u0, 1)
+    # tlparse --export HTML in the run dir, when tlparse is installed
+    if shutil.which("tlparse"):
+        html = r["artifacts"]["tlparse_html"]
+        assert html and html.startswith(str(tmp_path)) and os.path.exists(html)
+    assert os.path.exists(tmp_path / "report.md")
+
+
+def test_constraint_refined_by_control_flow():
+    r = export("refined", "--dynamic")
+    assert r["status"] == "failed"
+    p = problem(r, "constraint_violation")
+    assert p["location"]["line"] == line_of("if x.shape[0] > 4")
+    sf = p["suggested_fix"]
+    assert any("min=5" in c for c in sf["code"]), sf
+    assert sf["verified"] is True  # PyTorch's suggestion applied and re-exported
+    # --dynamic: Dim.AUTO proposal reads the refined range back and exports
+    d = r["dynamic"]
+    assert d["verified"] is True
+    assert "min=5" in d["code"]
+    row = [x for x in d["dims"] if x["input"] == "x" and x["dim"] == 0][0]
+    assert row["dynamic"] and row["min"] == 5
+
+
+def test_dim_specialized_to_constant():
+    r = export("specialized", "--no-strict")
+    assert "strict" not in r["attempts"]
+    p = problem(r, "specialized_dim")
+    assert p["location"]["line"] == line_of("torch.ones(8, 3)")
+    assert p["details"].get("value") == 8
+    assert p["suggested_fix"]["code"] == ["batch = 8"] and p["suggested_fix"]["verified"] is True
+    assert "Dim.STATIC" in p["fix"]
+
+
+def test_custom_op_without_fake_kernel():
+    r = export("custom_op")
+    p = problem(r, "missing_fake_kernel")
+    assert p["location"]["line"] == line_of("return no_fake(x) + 1")
+    assert "no_fake" in p["details"]["op"]
+    assert "register_fake" in p["fix"]
+    assert "draft_export" in p["found_by"]
+    assert any(f["failure_type"] == "MISSING_FAKE_KERNEL" for f in r["draft_export"]["failures"])
+
+
+def test_clean_model_and_dynamic_proposal():
+    r = export("clean", "--dynamic")
+    assert r["status"] == "exported"
+    assert r["problems"] == []
+    assert all(a["ok"] for a in r["attempts"].values())
+    assert r["draft_export"]["ok"] and r["draft_export"]["failures"] == []
+    d = r["dynamic"]
+    assert d["verified"] is True
+    # x and y share the batch dim (y is added to lin(x)): one Dim for both
+    m = re.search(r"'x': \{0: (\w+)\}", d["code"])
+    assert m and f"'y': {{0: {m.group(1)}}}" in d["code"], d["code"]
+    # x's feature dim is fixed by the Linear weight: static
+    assert [x for x in d["dims"] if x["input"] == "x" and x["dim"] == 1][0]["dynamic"] is False
+    assert "aoti" in r["next_command"]
+
+
+def test_markdown_output_ends_with_next_command():
+    p = run_cli("export", f"{MODELS}:refined", "--no-strict", timeout=600, check=0)
+    out = p.stdout.strip()
+    assert "constraint_violation" in out and f"export_models.py:{line_of('if x.shape[0] > 4')}" in out
+    assert out.splitlines()[-1].startswith("Next: `python3 ")
+    assert "[compile-debug]" in p.stderr  # progress on stderr, not stdout
+
+
+@pytest.mark.parametrize("spec, needle", [
+    ("tests/programs/nope.py:make", "no such file"),
+    ("tests/programs/export_models.py", "FACTORY"),
+    ("export_models", "expected a model target"),
+    ("tests/programs/export_models.py:missing_factory", "no callable"),
+    ("tests/programs/export_models.py:raises", "ValueError: factory failed on purpose"),
+    ("tests/programs/export_models.py:not_a_tuple", "must return"),
+])
+def test_bad_inputs_one_line_exit_2(spec, needle):
+    p = run_cli("export", spec, cwd=ROOT, timeout=300)
+    assert p.returncode == 2, p.stderr
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and needle in lines[0], p.stderr
+    assert "Traceback" not in p.stderr and p.stdout == ""
+    if "raises" in spec:  # the user's line, not ours
+        assert f"export_models.py:{line_of('raise ValueError')}" in lines[0]
+
+
+def test_help_is_fast_and_does_not_import_torch():
+    for cmd in ("export", "aoti"):
+        t0 = time.monotonic()
+        p = subprocess.run([sys.executable, "-X", "importtime", CLI, cmd, "--help"], capture_output=True, text=True)
+        assert p.returncode == 0
+        assert not re.search(r"\|\s+torch(\.|$)", p.stderr, re.M), "torch imported by --help"
+        assert time.monotonic() - t0 < 5
+
+
+# ---------------------------------------------------------------- skills name only real APIs
+
+SKILL_FILES = [os.path.join(ROOT, "skills", s, f) for s in ("export", "aoti")
+               for f in ("SKILL.md", *(os.path.join("references", x) for x in
+                                       sorted(os.listdir(os.path.join(ROOT, "skills", s, "references")))))]
+
+
+def _skill_text():
+    return "\n".join(open(f).read() for f in SKILL_FILES)
+
+
+def _resolve(dotted):
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for p in parts[i:]:
+            obj = getattr(obj, p)
+        return obj
+    raise ImportError(dotted)
+
+
+def test_skill_frontmatter():
+    for s in ("export", "aoti"):
+        text = open(os.path.join(ROOT, "skills", s, "SKILL.md")).read()
+        m = re.match(r"---\n(.*?)\n---\n", text, re.S)
+        assert m
+        fm = dict(re.findall(r"^([\w-]+): (.*)$", m.group(1), re.M))
+        assert fm["name"] == s
+        assert len(fm["description"]) <= 1024 and "<" not in fm["description"] and ">" not in fm["description"]
+        assert fm["allowed-tools"] == 'Bash(python3 "${CLAUDE_PLUGIN_ROOT}/scripts/compile_debug.py" *)'
+        assert "!`" not in text
+        assert f'compile_debug.py" {s} ' in text  # the command to run first
+
+
+def test_skill_apis_exist_in_installed_torch():
+    import torch  # noqa: F401
+    import torch._inductor.config as icfg
+    text = _skill_text()
+    names = set(re.findall(r"\btorch(?:\.[A-Za-z_]\w*)+", text))
+    assert "torch._inductor.aoti_compile_and_package" in names
+    for n in sorted(names):
+        n = n.rstrip(".")
+        if n.endswith(".pt2") or n.endswith(".py"):
+            continue
+        _resolve(n)  # raises if missing
+    # inductor config names given as KEY=VALUE or `section.name`
+    cfgs = set(re.findall(r"`((?:aot_inductor|cpp|triton)\.\w+)", text)) | \
+        set(re.findall(r"`(\w+)=(?:true|false|\d)", text))
+    assert "aot_inductor.debug_intermediate_value_printer" in cfgs
+    for c in sorted(cfgs):
+        obj = icfg
+        for p in c.split("."):
+            assert hasattr(obj, p), f"torch._inductor.config has no {c}"
+            obj = getattr(obj, p)
+    # env vars: each must appear in torch's source (python or generated C++ templates)
+    envs = set(re.findall(r"\b((?:AOTI|AOT_INDUCTOR|AOTINDUCTOR|TORCHINDUCTOR|TORCH|PYTORCH|DUMP|CUDA)_[A-Z0-9_]+)", text))
+    assert {"AOTI_RUNTIME_CHECK_INPUTS", "AOT_INDUCTOR_DEBUG_INTERMEDIATE_VALUE_PRINTER", "DUMP_AOTI_MINIFIER"} <= envs
+    tdir = os.path.dirname(torch.__file__)
+    missing = []
+    for e in sorted(envs):
+        p = subprocess.run(["grep", "-rlq", "--include=*.py", "--include=*.h", "--include=*.cpp", e, tdir])
+        if p.returncode != 0:
+            missing.append(e)
+    assert not missing, f"env vars not found in torch source: {missing}"
+    # bug-injection values named in the skill are the ones the codegen accepts
+    src = open(os.path.join(tdir, "_inductor", "codegen", "cpp.py")).read()
+    for v in ("compile_error", "runtime_error", "accuracy"):
+        assert f'bug == "{v}"' in src

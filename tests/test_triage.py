@@ -1,0 +1,199 @@
+"""triage end to end: real torch.compile on small real programs, one run each (CPU)."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import CLI, ROOT, program, run_cli, run_json
+
+_CACHE = {}
+
+
+@pytest.fixture(scope="session")
+def triaged(tmp_path_factory):
+    def get(name, *extra):
+        key = (name, extra)
+        if key not in _CACHE:
+            out = tmp_path_factory.mktemp(name.replace(".py", ""))
+            os.rmdir(out)
+            data, p = run_json("triage", "--no-tlparse", "--out", str(out), *extra, "--", program(name), timeout=600)
+            assert p.returncode == 0, p.stderr
+            _CACHE[key] = data
+        return _CACHE[key]
+    return get
+
+
+def sites(data):
+    return {(os.path.basename(b["location"]["file"]), b["location"]["line"]): b for b in data["graph_breaks"]}
+
+
+@pytest.mark.parametrize("name,line,gb_id,category", [
+    ("gb_print.py", 8, "GB0059", "print/logging or unsupported builtin"),
+    ("gb_data_dependent_if.py", 8, "GB0170", "data-dependent branch"),
+    ("gb_nonzero.py", 7, "GB0036", "dynamic-shape operator"),
+    ("gb_explicit.py", 8, "GB0025", "explicit graph break"),
+    ("gb_unsupported_call.py", 10, "GB0007", "call to a skipped function"),
+])
+def test_graph_break_located_and_classified(triaged, name, line, gb_id, category):
+    d = triaged(name)
+    b = sites(d)[(name, line)]
+    assert b["gb_id"] == gb_id and b["category"] == category
+    assert b["count"] >= 1 and b["frames"] and b["fix"]["fix"]
+    assert b["location"]["code"]                      # the user's source line
+    assert d["status"] == "issues" and not d["errors"] and d["exit_code"] == 0
+
+
+def test_item_and_float_of_tensor(triaged):
+    s = sites(triaged("gb_item.py"))
+    assert s[("gb_item.py", 7)]["gb_id"] == "GB0124"           # .item()
+    assert s[("gb_item.py", 9)]["gb_id"] == "GB0124"           # float(t)
+    assert "capture_scalar_outputs" in s[("gb_item.py", 7)]["fix"]["fix"]
+
+
+def test_break_inside_loop(triaged):
+    b = sites(triaged("gb_loop.py"))[("gb_loop.py", 6)]
+    assert b["fix"]["frame_skipped"] is True
+    assert [a["gb_id"] for a in b["fix"]["also"]] == ["GB7000"]
+    assert [u["line"] for u in b["user_stack"]][-2:] == [13, 6]     # the loop body's call, then the print
+
+
+@pytest.mark.parametrize("name,kind,function,guard_part", [
+    ("rc_batch.py", "shape", "forward", "size mismatch at index 0"),
+    ("rc_float.py", "python_float", "scale", "factor == 0.5"),
+    ("rc_attr.py", "module_attribute", "forward", "self.use_relu"),
+    ("rc_grad.py", "grad_mode", "step", "grad_mode"),
+    ("rc_dtype.py", "dtype", "f", "dtype mismatch"),
+])
+def test_recompile_classified(triaged, name, kind, function, guard_part):
+    d = triaged(name)
+    (f,) = d["recompiles"]
+    assert f["function"] == function and os.path.basename(f["location"]["file"]) == name
+    (r,) = f["recompiles"]
+    g = r["failures"][0]
+    assert g["kind"] == kind and guard_part in g["guard"]
+    assert f["compiles"] == 2 and not f["limit_hit"]
+    assert any(x["kind"] == kind for x in f["fixes"])
+    assert d["stats"]["recompiles"] == 1
+
+
+def test_recompile_limit_hit_falls_back_to_eager(triaged):
+    d = triaged("rc_limit.py")
+    (f,) = d["recompiles"]
+    assert f["limit_hit"] and f["limit"] == 3 and f["kinds"] == {"module_attribute": 3}
+    assert any(x["kind"] == "limit" for x in f["fixes"])
+    loc = f["recompiles"][0]["failures"][0]["location"]
+    assert (os.path.basename(loc["file"]), loc["line"]) == ("rc_limit.py", 13)
+
+
+def test_compiled_module_wrapper_mapped_to_user_code(triaged):
+    (f,) = triaged("rc_sequential.py")["recompiles"]
+    assert os.path.basename(f["location"]["file"]) == "rc_sequential.py" and f["location"]["line"] == 6
+    assert "external_utils.py" in f["wrapper"]
+
+
+def test_fullgraph_error(triaged):
+    d = triaged("err_fullgraph.py")
+    (e,) = d["errors"]
+    assert e["category"] == "graph_break_fullgraph" and e["skill"] == "trace-dynamo"
+    assert (os.path.basename(e["location"]["file"]), e["location"]["line"]) == ("err_fullgraph.py", 8)
+    assert d["exit_code"] == 1 and d["status"] == "error"
+
+
+@pytest.mark.slow
+def test_inductor_compile_error_injected(triaged):
+    d = triaged("err_inductor_compile.py")
+    (e,) = d["errors"]
+    assert e["category"] == "inductor_compile_error" and e["type"] == "InductorError"
+    assert "CppCompileError" in e["message"]
+    assert "minify -- " in e["next_command"] and e["skill"] == "bisect"
+
+
+def test_inductor_runtime_error_injected(triaged):
+    d = triaged("err_inductor_runtime.py")
+    (e,) = d["errors"]
+    assert e["category"] == "compiled_runtime_error" and e["type"] == "RuntimeError"
+    assert d["stats"]["graphs"] == 1
+
+
+def test_program_without_torch_compile(triaged):
+    d = triaged("no_compile.py")
+    assert d["status"] == "no-compile" and not d["used_compile"] and d["exit_code"] == 0
+    assert not d["errors"] and not d["graph_breaks"]
+
+
+def test_clean_program_points_to_perf(triaged):
+    d = triaged("clean.py")
+    assert d["status"] == "clean" and d["stats"]["graphs"] == 1 and d["stats"]["ops"] >= 3
+    assert d["next_steps"][0]["skill"] == "trace-inductor"
+
+
+def test_markdown_report_and_artifacts(tmp_path):
+    out = tmp_path / "run"
+    p = run_cli("triage", "--out", str(out), "--", program("gb_print.py"), timeout=600, check=0)
+    md = p.stdout
+    assert md.startswith("# torch.compile triage: 1 graph-break site")
+    assert "gb_print.py:8" in md and "GB0059" in md and str(out) in md
+    files = set(os.listdir(out))
+    assert {"report.json", "report.md", "target.stdout", "target.stderr", "trace"} <= files
+    assert open(out / "target.stdout").read().count("step") == 2      # the program's own output is kept
+    if shutil.which("tlparse"):
+        assert (out / "tlparse" / "index.html").exists() and "tlparse" in md
+
+
+def test_default_target_is_the_bundled_example(tmp_path):
+    data, p = run_json("triage", "--no-tlparse", "--out", str(tmp_path / "r"), timeout=900)
+    assert p.returncode == 0
+    assert data["target"].endswith("examples/toy_train.py")
+    ids = {b["gb_id"] for b in data["graph_breaks"]}
+    assert {"GB0124", "GB0170"} <= ids
+    kinds = {k for f in data["recompiles"] for k in f["kinds"]}
+    assert {"shape", "grad_mode", "module_attribute"} <= kinds
+    assert any(f["limit_hit"] for f in data["recompiles"])
+
+
+def test_target_without_dashdash_and_with_args(tmp_path):
+    prog = tmp_path / "args.py"
+    prog.write_text("import sys, torch\nf = torch.compile(lambda x: x * int(sys.argv[1]), backend='eager')\n"
+                    "print(f(torch.ones(2)).tolist())\n")
+    out = tmp_path / "run"
+    p = run_cli("triage", "--no-tlparse", "--out", str(out), str(prog), "3", timeout=300, check=0)
+    assert open(out / "target.stdout").read().strip() == "[3.0, 3.0]"
+
+
+def test_user_env_and_cwd_are_kept(tmp_path):
+    prog = tmp_path / "cwd.py"
+    prog.write_text("import os\nprint(os.getcwd(), os.environ.get('MY_FLAG'))\n")
+    out = tmp_path / "run"
+    run_cli("triage", "--no-tlparse", "--out", str(out), "--", "python", "cwd.py", cwd=str(tmp_path),
+            env={"MY_FLAG": "42"}, timeout=300, check=0)
+    assert open(out / "target.stdout").read().split() == [str(tmp_path), "42"]
+
+
+@pytest.mark.parametrize("text,category,skill", [
+    ("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\nCppCompileError: C++ compile error", "inductor_compile_error", "bisect"),
+    ("RuntimeError: CUDA error: an illegal memory access was encountered", "cuda_illegal_memory_access", "bisect"),
+    ("torch._inductor.exc.InvalidCxxCompiler: No working C++ compiler found in torch._inductor.config.cpp.cxx", "missing_cxx_compiler", "overview"),
+    ("torch._dynamo.exc.Unsupported: Data-dependent branching\n  Explanation: Detected data-dependent branching", "graph_break_fullgraph", "trace-dynamo"),
+    ("torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on data-dependent expression Eq(u0, 1)", "data_dependent_guard", "export"),
+    ("torch._dynamo.exc.InternalTorchDynamoError: AttributeError: 'NoneType' object has no attribute 'x'", "dynamo_internal_error", "bug-basher"),
+    ("torch._dynamo.exc.FailOnRecompileLimitHit: recompile_limit reached with fullgraph=True", "recompile_limit", "trace-dynamo"),
+    ("AssertionError: Tensor-likes are not close!\n\nMismatched elements: 3 / 16", "accuracy_mismatch", "bisect"),
+    ("torch._dynamo.exc.UserError: Constraints violated (batch)! For more information, run with TORCH_LOGS=\"+dynamic\".", "export_error", "export"),
+    ("Fatal Python error: Segmentation fault\n\nCurrent thread 0x00007f (most recent call first):", "segfault", "bisect"),
+    ("ValueError: my own bug in data loading", "user_error", "overview"),
+])
+def test_from_text_classification(tmp_path, text, category, skill):
+    f = tmp_path / "err.txt"
+    f.write_text("Traceback (most recent call last):\n  File \"/home/u/train.py\", line 3, in <module>\n    main()\n" + text + "\n")
+    data, p = run_json("triage", "--from-text", str(f), timeout=60)
+    assert p.returncode == 0
+    (e,) = data["errors"]
+    assert (e["category"], e["skill"]) == (category, skill)
+
+
+def test_from_text_stdin_markdown():
+    p = subprocess.run([sys.executable, CLI, "triage", "--from-text", "-"], input="RuntimeError: CUDA error: an illegal memory access was encountered\n",
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and "cuda_illegal_memory_access" in p.stdout and "bisect" in p.stdout
