@@ -62,7 +62,9 @@ def multirank_markdown(result, reps, cwd=None):
         last = ""
         if r.get("hang"):
             h = r["hang"]
-            last = h["state"] + (f" in {h['detail']}" if h.get("detail") else "")
+            last = {"waiting_collective": f"waiting in {h.get('detail')}", "compiling": "COMPILING",
+                    "running_compiled": "in a compiled graph", "running": f"running {h.get('detail') or ''}"
+                    }.get(h["state"], h["state"])
         rows.append([r["rank"], _status_cell(r), st.get("graphs", 0), st.get("graph_break_sites", 0),
                      st.get("recompiles", 0), f"{st.get('compile_time_s', 0):.2f}", len(rep.errors), headline(rep), last])
     out.append("")
