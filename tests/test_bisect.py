@@ -157,3 +157,37 @@ def test_gpu_bisect_triton_relu_accuracy(tmp_path):
     assert (r["backend"], r["subsystem"]) == ("inductor", "lowerings"), data
     assert "relu" in r["debug_info"]
     untouched()
+
+
+# ---------------------------------------------------------------- skills mention only real things
+def test_skill_configs_and_env_vars_exist():
+    import re
+    import torch
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as ic
+    from torch._inductor.compiler_bisector import BACKENDS
+    for attr in ("fallback_random", "emulate_precision_casts", "post_grad_custom_post_pass", "pattern_matcher",
+                 "layout_optimization", "comprehensive_padding"):
+        assert hasattr(ic, attr), attr
+    assert hasattr(ic.triton, "cudagraphs") and hasattr(ic.test_configs, "bisect_keep_custom_backend_for_inductor")
+    assert hasattr(ic.cpp, "inject_relu_bug_TESTING_ONLY") and hasattr(ic.triton, "inject_relu_bug_TESTING_ONLY")
+    assert hasattr(functorch_config, "cse") and callable(torch.compiler.disable)
+    assert "max-autotune-no-cudagraphs" in torch._inductor.list_mode_options()
+    torch_dir = os.path.dirname(torch.__file__)
+    src = ""
+    for rel in ("_inductor/compiler_bisector.py", "_dynamo/config.py", "_inductor/runtime/cache_dir_utils.py"):
+        src += open(os.path.join(torch_dir, rel)).read()
+    for var in ("TORCH_BISECT_BACKEND", "TORCH_BISECT_SUBSYSTEM", "TORCH_BISECT_MAX", "TORCHDYNAMO_REPRO_AFTER",
+                "TORCHDYNAMO_REPRO_LEVEL", "TORCH_COMPILE_DEBUG_DIR", "TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR",
+                "TORCH_COMPILE_DISABLE"):
+        assert var in src, var
+    names = {s.name for subs in BACKENDS.values() for s in subs}
+    skill = open(os.path.join(ROOT, "skills", "bisect", "SKILL.md")).read()
+    for sub in re.findall(r"`((?:inductor_)?[a-z_]+_passes|inductor_\w+|decomposition|lowerings|cudagraphs)`", skill):
+        assert sub in names or sub.startswith("post_grad_custom"), sub
+    for name in ("bisect", "bug-basher"):
+        text = open(os.path.join(ROOT, "skills", name, "SKILL.md")).read()
+        m = re.match(r"---\nname: (.+)\ndescription: (.+)\nallowed-tools: (.+)\n---\n", text)
+        assert m and m.group(1) == name, name
+        assert len(m.group(2)) <= 1024 and "<" not in m.group(2) and ">" not in m.group(2)
+        assert "!`" not in text

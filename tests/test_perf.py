@@ -1,0 +1,118 @@
+"""`perf`: eager vs torch.compile on bundled model targets (tests/programs/perf_models.py) and a
+script target. CPU runs use --threads 1 (a shared 2-core box: OpenMP spinning under load makes
+multi-threaded timings meaningless) and assert lenient bounds on the CPU-time ratio."""
+import os
+
+import pytest
+from conftest import program, run_cli, run_json
+
+MODELS = program("perf_models.py")
+FAST = ["--modes", "eager,default", "--threads", "1", "--repeat", "5", "--round-ms", "50"]
+
+
+def perf(tmp_path, factory, *extra, timeout=600):
+    res, p = run_json("perf", f"{MODELS}:{factory}", *FAST, *extra, "--out", tmp_path / "r", timeout=timeout)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return res
+
+
+def _mode(res, m):
+    return [r for r in res["modes"] if r["mode"] == m][0]
+
+
+def test_fusible_chain_compiled_is_faster(tmp_path):
+    res = perf(tmp_path, "chain")
+    assert res["status"] == "ok" and res["device"] == "cpu" and res["kind"] == "model"
+    e, d = _mode(res, "eager"), _mode(res, "default")
+    assert e["ok"] and d["ok"]
+    assert len(e["rounds_ms"]) == 5 and e["median_ms"] > 0
+    # 24 pointwise ops over 2 MiB fused into one kernel: ~3x on an idle box; lenient bound for a loaded one
+    assert d["speedup_cpu"] > 1.3, (e, d)
+    assert d["compile_s"] > 0 and d["graphs"] == 1 and d["first_call_s"] > d["median_ms"] / 1000
+    assert d["break_even_calls"] is not None and d["peak_rss_mb"] > 0
+    a = res["attribution"]
+    assert not a["graph_breaks"] and not a["recompiles"] and a["kernels"] >= 1
+    assert a["outside_compiled_share"] is not None and a["outside_compiled_share"] < 0.5
+    md = open(os.path.join(res["run_dir"], "report.md")).read()
+    assert "| default |" in md and "inductor --from" in md
+
+
+def test_graph_break_in_loop_runs_eager_and_is_top_fix(tmp_path):
+    res = perf(tmp_path, "gb_loop")
+    a = res["attribution"]
+    assert a["frames_skipped_in_loop"] >= 1
+    assert a["graph_breaks"] and a["graph_breaks"][0]["site"].endswith("perf_models.py:43")
+    assert _mode(res, "default")["graphs"] == 0
+    assert a["outside_compiled_share"] == 1.0
+    top = res["fixes"][0]
+    assert "loop" in top["fix"] and "perf_models.py:43" in top["fix"]
+    assert "capture_scalar_outputs" in top["fix"]       # the recipe from knowledge/graph_breaks.yaml
+
+
+@pytest.mark.slow
+def test_graph_breaks_split_graphs_attributed(tmp_path):
+    res = perf(tmp_path, "gb_split")
+    a = res["attribution"]
+    assert a["graphs"] == 3 and len(a["graph_breaks"]) == 2
+    assert not a["frames_skipped_in_loop"]
+    assert res["fixes"] and "graph break" in res["fixes"][0]["fix"]
+    assert res["fixes"][0]["gain_ms"] is not None
+
+
+@pytest.mark.slow
+def test_train_forward_backward(tmp_path):
+    res = perf(tmp_path, "mlp", "--train")
+    assert res["train"] is True
+    d = _mode(res, "default")
+    assert d["ok"] and d["compile_s"] > 0 and d["median_ms"] > 0
+
+
+def test_script_target_shares(tmp_path):
+    res, p = run_json("perf", "--eager", "--out", tmp_path / "r", "--", "python", program("gb_loop.py"), timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["kind"] == "script" and res["exit_code"] == 0
+    assert res["wall_s"] > 0 and 0 <= res["compile_share"] <= 1
+    assert res["graph_breaks"] >= 1 and res["graph_break_sites"]
+    assert res["eager"]["exit"] == 0 and res["eager"]["wall_s"] > 0
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["perf"], "no target"),
+    (["perf", f"{MODELS}:chain", "--modes", "eager,turbo"], "unknown mode 'turbo'"),
+    (["perf", f"{MODELS}:chain", "--", "python", "x.py"], "not both"),
+    (["perf", "/no/such/file.py:make"], "no such file"),
+    (["perf", f"{MODELS}:chain", "--repeat", "0"], "--repeat must be >= 1"),
+    (["perf", "--train", "--", "python", program("clean.py")], "apply to a model target"),
+])
+def test_bad_input_exit_2(args, needle):
+    p = run_cli(*args, timeout=60)
+    assert p.returncode == 2 and needle in p.stderr, p.stderr
+
+
+def test_factory_error_is_reported(tmp_path):
+    res, p = run_json("perf", f"{MODELS}:no_such_factory", "--out", tmp_path / "r", timeout=120)
+    assert p.returncode == 0 and res["status"] == "error" and "no_such_factory" in res["error"]
+
+
+# ---- GPU -------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+def test_gpu_modes_and_sync(tmp_path):
+    res, p = run_json("perf", f"{MODELS}:cuda_chain", "--repeat", "5", "--out", tmp_path / "r", timeout=1200)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert res["device"].startswith("cuda")
+    modes = {r["mode"]: r for r in res["modes"]}
+    assert set(modes) == {"eager", "default", "reduce-overhead", "max-autotune-no-cudagraphs"}
+    assert all(r["ok"] for r in modes.values()), modes
+    assert modes["default"]["speedup"] > 1.5
+    assert all(r["peak_cuda_mb"] > 0 for r in modes.values())
+
+
+@pytest.mark.gpu
+def test_gpu_reduce_overhead_cudagraph_skip_reason(tmp_path):
+    res, p = run_json("perf", f"{MODELS}:cuda_mutates_input", "--modes", "eager,reduce-overhead", "--repeat", "3",
+                      "--out", tmp_path / "r", timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    skips = res["attribution"]["cudagraph_skips"]
+    assert skips and any("mutated inputs" in s["reason"] for s in skips), skips
+    assert any("cudagraph" in f["fix"] for f in res["fixes"])
