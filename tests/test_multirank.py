@@ -1,0 +1,307 @@
+"""triage --nproc N: the script under torchrun (gloo on CPU, 2 ranks), per-rank reports and the
+divergence between ranks; a hang killed at the timeout with no rank left behind; bad inputs.
+Plus unit tests of the parsers on synthetic input, and one GPU test (2 GPUs, NCCL)."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import CLI, program, run_cli, run_json
+
+from cdlib import multirank
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="torchrun + /proc bookkeeping: Linux only")
+
+
+def _line_of(path, needle):
+    with open(path) as f:
+        for i, ln in enumerate(f, 1):
+            if needle in ln:
+                return i
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+def _procs_mentioning(text):
+    """pids of live processes (not zombies) whose command line contains text."""
+    out = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                cmd = f.read().decode("utf-8", "replace")
+            with open(f"/proc/{pid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if text in cmd and state != "Z":
+            out.append(int(pid))
+    return out
+
+
+def _by_rank(res):
+    return {r["rank"]: r for r in res["ranks"]}
+
+
+# ---- end to end on CPU (gloo) -------------------------------------------------------------
+
+def test_identical_ranks_no_divergence(tmp_path):
+    out = tmp_path / "run"
+    res, p = run_json("triage", "--nproc", "2", "--timeout", "240", "--out", out, "--", program("mr_same.py"),
+                      timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["status"] == "clean", res["divergence"]["summary"]
+    assert res["nproc"] == 2 and not res["timed_out"] and res["hang"] is None
+    ranks = _by_rank(res)
+    assert sorted(ranks) == [0, 1]
+    for r in (0, 1):
+        assert ranks[r]["status"] == "ok" and ranks[r]["exit_code"] == 0
+        rep = ranks[r]["report"]
+        assert rep["schema"] == "compile-debug/triage/1" and rep["stats"]["graphs"] == 1
+        assert not rep["graph_breaks"] and not rep["errors"]
+        files = os.listdir(out / "trace" / f"rank_{r}")
+        assert any(f.startswith(f"dedicated_log_torch_trace_rank_{r}_") for f in files), files
+        assert os.path.exists(out / f"rank_{r}" / "report.md")
+        assert "loss=" in open(ranks[r]["stdout"]).read()
+    div = res["divergence"]
+    assert div["divergent"] is False and div["summary"] == []
+    assert div["graphs"]["per_rank"] == {"0": 1, "1": 1}
+    assert not div["graphs"]["different_graphs"] and not div["graph_breaks"] and not div["recompiles"]
+    assert set(div["compile_time"]["per_rank_s"]) == {"0", "1"}
+    md = (out / "report.md").read_text()
+    assert "no divergence between ranks" in md and "| 1 | exit 0 |" in md
+    if res["artifacts"].get("tlparse"):  # tlparse --all-ranks-html over both ranks
+        assert os.path.exists(out / "tlparse" / "rank_0") and os.path.exists(out / "tlparse" / "rank_1")
+
+
+def test_graph_break_on_one_rank(tmp_path):
+    out = tmp_path / "run"
+    prog = program("mr_break.py")
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", out, "--", prog,
+                      timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["status"] == "divergent"
+    div = res["divergence"]
+    assert div["divergent"]
+    line = _line_of(prog, "if y.sum() > 0:")
+    [gb] = div["graph_breaks"]
+    assert gb["site"] == f"{prog}:{line}" and gb["ranks"] == [1] and gb["missing_on"] == [0]
+    assert gb["gb_id"] == "GB0170" and gb["counts"] == {"1": 1}
+    assert div["graphs"]["per_rank"] == {"0": 1, "1": 2}
+    assert any(o["missing_on"] == [0] for o in div["graphs"]["only_on_some_ranks"])
+    ranks = _by_rank(res)
+    assert not ranks[0]["report"]["graph_breaks"] and len(ranks[1]["report"]["graph_breaks"]) == 1
+    md = (out / "report.md").read_text()
+    assert "ranks DIVERGE" in md and f"mr_break.py:{line}" in md and "NOT on rank(s) 0" in md
+
+
+def test_recompile_on_one_rank(tmp_path):
+    out = tmp_path / "run"
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", out, "--",
+                      program("mr_recompile.py"), timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["status"] == "divergent"
+    [rc] = res["divergence"]["recompiles"]
+    assert rc["function"] == "step" and rc["recompiles_per_rank"] == {"0": 0, "1": 1}
+    reason = rc["per_rank"]["1"]["reasons"][0]
+    assert reason["kind"] == "shape" and "size mismatch" in reason["guard"] and reason["compile_id"] == "0/1"
+    assert res["divergence"]["graphs"]["per_rank"] == {"0": 1, "1": 2}
+    md = (out / "report.md").read_text()
+    assert "Recompiles of **step**" in md and "rank 1 0/1" in md
+
+
+def test_hang_reported_and_no_rank_survives(tmp_path):
+    out = tmp_path / "run"
+    prog = program("mr_hang.py")
+    t0 = time.monotonic()
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "60", "--out", out, "--", prog,
+                      timeout=200)
+    took = time.monotonic() - t0
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert took < 120, took
+    assert res["status"] == "timeout" and res["timed_out"]
+    assert res["surviving_ranks"] == []
+    assert _procs_mentioning(str(out)) == [], "a rank or torchrun survived the timeout"
+    hang = res["hang"]
+    assert hang["ranks"] == [0, 1] and hang["stacks_dumped"] == [0, 1]
+    r0, r1 = hang["per_rank"]["0"], hang["per_rank"]["1"]
+    assert r0["state"] == "waiting_collective" and r0["detail"] == "barrier"
+    assert r0["user_location"]["line"] == _line_of(prog, "dist.barrier()")
+    assert r1["state"] == "running_compiled"          # blocked in the all_reduce traced into its graph
+    assert r0["open_compiles"] == [] and r1["last_event"]["event"] == "compilation_metrics"
+    [coll] = res["divergence"]["collectives"]
+    assert coll["ops_per_rank"] == {"0": [], "1": ["all_reduce"]}
+    assert res["divergence"]["timed_out_ranks"] == [0, 1]
+    md = (out / "report.md").read_text()
+    assert "HANG" in md and "waiting in collective `barrier`" in md and "COMPILED GRAPH" in md
+
+
+def test_ctrl_c_kills_every_rank(tmp_path):
+    out = tmp_path / "run"
+    p = subprocess.Popen([sys.executable, CLI, "triage", "--nproc", "2", "--no-tlparse", "--timeout", "200",
+                          "--out", str(out), "--", program("mr_hang.py")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:  # both ranks started (the shim wrote their status)
+            if all(os.path.exists(out / "status" / f"rank_{r}.json") for r in (0, 1)):
+                break
+            time.sleep(0.5)
+        else:
+            raise AssertionError("ranks never started")
+        pids = [json.load(open(out / "status" / f"rank_{r}.json"))["pid"] for r in (0, 1)]
+        time.sleep(2)
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err[-1500:]
+    time.sleep(0.5)
+    assert _procs_mentioning(str(out)) == []
+    for pid in pids:
+        assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+
+
+# ---- bad input: one line, exit 2, nothing launched ----------------------------------------
+
+@pytest.mark.parametrize("args,msg", [
+    (["--nproc", "0", "--", "x.py"], "--nproc must be at least 1"),
+    (["--nproc", "2"], "--nproc needs a target script"),
+    (["--torchrun-args", "--max-restarts 1", "--", "x.py"], "--torchrun-args needs --nproc"),
+    (["--nproc", "2", "--torchrun-args", "--nproc-per-node 4", "--", "PROG"], "is set by triage"),
+    (["--nproc", "2", "--torchrun-args", "--nnodes 2", "--", "PROG"], "single-node"),
+    (["--nproc", "2", "--torchrun-args", "'unbalanced", "--", "PROG"], "--torchrun-args"),
+    (["--nproc", "2", "--", "no_such_script.py"], "no_such_script.py: no such file"),
+    (["--nproc", "2", "--", "ls", "-l"], "runs a Python script under torchrun"),
+    (["--nproc", "2", "--", "torchrun", "PROG"], "launches torchrun itself"),
+    (["--nproc", "2", "--trace", "/tmp", "--", "PROG"], "does not combine"),
+    (["--nproc", "two", "--", "PROG"], "invalid int value"),
+])
+def test_bad_input(args, msg, tmp_path):
+    args = [program("mr_same.py") if a == "PROG" else a for a in args]
+    p = run_cli("triage", "--out", tmp_path / "run", *args, timeout=60)
+    assert p.returncode == 2, (p.returncode, p.stdout[-500:], p.stderr[-500:])
+    assert msg in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
+    assert not os.path.exists(tmp_path / "run" / "trace")
+
+
+def test_help_mentions_nproc():
+    p = run_cli("triage", "--help", timeout=60, check=0)
+    assert "--nproc" in p.stdout and "--torchrun-args" in p.stdout
+
+
+# ---- unit tests of the parsers (no subprocess) --------------------------------------------
+
+def test_launcher_argv_and_python_forms(tmp_path):
+    prog = program("mr_same.py")
+    assert multirank.script_args(["python3", prog, "--x"]) == [prog, "--x"]
+    assert multirank.script_args([prog]) == [prog]
+    assert multirank.script_args(["python", "-m", "pkg.train", "-a"]) == ["-m", "pkg.train", "-a"]
+    argv = multirank.launcher_argv(2, [], "/r/rank_shim.py", "/r", [prog])
+    assert argv[1:5] == ["-m", "torch.distributed.run", "--nproc-per-node", "2"] and "--standalone" in argv
+    argv = multirank.launcher_argv(2, ["--master-port", "29555"], "/r/rank_shim.py", "/r", [prog])
+    assert "--standalone" not in argv and argv[-2:] == ["/r", prog]
+
+
+def test_strip_prefix_and_exit_codes():
+    assert multirank.strip_rank_prefix("[rank1]: Traceback\n[rank1]:   File \"x\"") == 'Traceback\n  File "x"'
+    text = """Root Cause (first observed failure):
+[0]:
+  time      : 2026-11-23_01:22:10
+  host      : h
+  rank      : 1 (local_rank: 1)
+  exitcode  : -6 (pid: 123)"""
+    assert multirank.torchrun_exit_codes(text) == {1: -6}
+
+
+STACK = '''Thread 0x00007f00 (most recent call first):
+  File "/usr/lib/python3.11/threading.py", line 320 in wait
+
+Current thread 0x00007f01 (most recent call first):
+  File "/site-packages/torch/distributed/c10d_logger.py", line 81 in wrapper
+  File "/site-packages/torch/distributed/distributed_c10d.py", line 4900 in barrier
+  File "/home/u/train.py", line 40 in main
+  File "/run/rank_shim.py", line 27 in <module>
+'''
+STACK_COMPILING = '''Current thread 0x00007f01 (most recent call first):
+  File "/site-packages/torch/_inductor/codecache.py", line 100 in load
+  File "/site-packages/torch/_inductor/compile_fx.py", line 900 in compile_fx
+  File "/site-packages/torch/_dynamo/convert_frame.py", line 1000 in _compile
+  File "/site-packages/torch/_dynamo/eval_frame.py", line 1261 in compile_wrapper
+  File "/home/u/train.py", line 30 in step
+  File "/run/rank_shim.py", line 27 in <module>
+'''
+
+
+def test_classify_stacks():
+    frames = multirank.parse_stack_dump(STACK, "/run/rank_shim.py")
+    assert frames[0][2] == "wrapper" and len(frames) == 4
+    state, detail, uloc = multirank.classify_stack(frames, "/run/rank_shim.py")
+    assert (state, detail, uloc["line"]) == ("waiting_collective", "barrier", 40)
+    state, detail, uloc = multirank.classify_stack(multirank.parse_stack_dump(STACK_COMPILING), "/run/rank_shim.py")
+    assert state == "compiling" and uloc["line"] == 30
+    assert multirank.classify_stack([], None) == (None, None, None)
+
+
+def _rank(r, graphs, breaks=(), recompiles=(), ct=0.1, status="ok", hashes=None):
+    return {"rank": r, "status": status,
+            "report": {"stats": {"graphs": len(graphs), "compile_time_s": ct}, "graphs": graphs,
+                       "graph_breaks": list(breaks), "recompiles": list(recompiles)},
+            "facts": {"graph_hashes": hashes or {g["compile_id"]: "h" for g in graphs}, "collectives": {}}}
+
+
+def test_divergence_synthetic():
+    g0 = {"compile_id": "0/0", "function": "f", "location": {"file": "a.py", "line": 3}, "ops": 2}
+    same = multirank.divergence([_rank(0, [g0]), _rank(1, [g0], ct=0.15)])
+    assert not same["divergent"] and same["summary"] == []
+    # compile-time skew alone counts when large
+    slow = multirank.divergence([_rank(0, [g0], ct=0.5), _rank(1, [g0], ct=30.0)])
+    assert slow["divergent"] and slow["compile_time"]["significant"] and slow["compile_time"]["slowest_rank"] == 1
+    # same compile id, different graph
+    d = multirank.divergence([_rank(0, [g0], hashes={"0/0": "a"}), _rank(1, [g0], hashes={"0/0": "b"})])
+    assert d["divergent"] and d["graphs"]["different_graphs"][0]["compile_id"] == "0/0"
+    # one rank failed
+    d = multirank.divergence([_rank(0, [g0]), _rank(1, [g0], status="failed")])
+    assert d["divergent"] and d["failed_ranks"] == [1]
+
+
+# ---- GPU: real NCCL collectives under torch.compile (Inductor) on 2 GPUs ------------------
+
+def _gpus():
+    try:
+        import torch
+        return torch.cuda.device_count() if torch.cuda.is_available() else 0
+    except Exception:
+        return 0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(_gpus() < 2, reason="needs 2 CUDA GPUs")
+def test_gpu_nccl_divergence(tmp_path):
+    env = {"MR_DEVICE": "cuda", "MR_BACKEND": "inductor"}
+    prog = program("mr_break.py")
+    res, p = run_json("triage", "--nproc", "2", "--timeout", "400", "--out", tmp_path / "brk", "--", prog,
+                      env=env, timeout=500)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["status"] == "divergent", res["divergence"]["summary"]
+    [gb] = res["divergence"]["graph_breaks"]
+    assert gb["ranks"] == [1] and gb["site"] == f"{prog}:{_line_of(prog, 'if y.sum() > 0:')}"
+    # recompile on one rank, NCCL
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "400", "--out", tmp_path / "rc", "--",
+                      program("mr_recompile.py"), env=env, timeout=500)
+    assert p.returncode == 0 and res["divergence"]["recompiles"][0]["recompiles_per_rank"] == {"0": 0, "1": 1}
+    # collectives differ between ranks: NCCL either hangs (killed at the timeout) or fails; both reported
+    out = tmp_path / "hang"
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "150", "--out", out, "--",
+                      program("mr_hang.py"), env=env, timeout=400)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["status"] in ("timeout", "error")
+    assert res["surviving_ranks"] == [] and _procs_mentioning(str(out)) == []
+    assert any(c["ops_per_rank"].get("1") for c in res["divergence"]["collectives"]), res["divergence"]
+    if res["timed_out"]:
+        assert res["hang"]["ranks"] and res["hang"]["per_rank"]
