@@ -194,7 +194,7 @@ def test_skill_apis_exist_in_installed_torch():
         _resolve(n)  # raises if missing
     # inductor config names given as KEY=VALUE or `section.name`
     cfgs = set(re.findall(r"`((?:aot_inductor|cpp|triton)\.\w+)", text)) | \
-        set(re.findall(r"`(\w+)=(?:true|false|\d)", text))
+        set(re.findall(r"`([a-z_]\w*)=(?:true|false|\d)", text))
     assert "aot_inductor.debug_intermediate_value_printer" in cfgs
     for c in sorted(cfgs):
         obj = icfg

@@ -363,8 +363,9 @@ def compiled_graphs(tr):
         return r
 
     for e in tr.events:
-        if _is(e, "inductor_post_grad_graph"):
-            cur = new(e)
+        if _is(e, "inductor_post_grad_graph") or e.artifact_name == "after_post_grad_graph":  # 2.14 / 2.9
+            if cur is None or cur["compile_id"] != e.compile_id or cur["code"] is not None:
+                cur = new(e)
             cur["post_grad"] = e.payload
         elif e.key == "inductor_output_code":
             if cur is None or cur["compile_id"] != e.compile_id or cur["code"] is not None:
@@ -413,9 +414,9 @@ def analyze_graph(rec):
             if o not in uniq:
                 uniq.append(o)
         lines = parse_stack_traces(stacks.get(c["handle"])) if c["handle"] else []
-        if not lines and nodes:
+        if not lines and (nodes or c["source_nodes"]):
             seen = set()
-            for n in nodes:
+            for n in nodes or c["source_nodes"]:
                 loc = post_by_name.get(n, {}).get("loc")
                 if loc and (loc["file"], loc["line"]) not in seen:
                     seen.add((loc["file"], loc["line"]))

@@ -80,3 +80,14 @@ def clean_wrong_shape():
     """The inputs of clean() with another batch size: a package built for batch 6 must reject them."""
     torch.manual_seed(0)
     return Clean(), (torch.randn(7, 4), torch.randn(7, 3))
+
+
+class Relu(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x) * 2
+
+
+def tiny_relu():
+    """Smallest graph with a relu (for inductor's inject_relu_bug_TESTING_ONLY)."""
+    torch.manual_seed(0)
+    return Relu(), (torch.randn(16),)

@@ -183,7 +183,8 @@ def run(args):
             title, fix = PHASE_CLASSES.get(cls, (cls, ""))
         result["failure"] = {"phase": failed, "cls": cls, "title": title, "type": ph.get("type"),
                              "message": ph.get("message"), "location": ph.get("location"), "fix": fix,
-                             "excerpt": _excerpt(ph.get("full_message"))}
+                             "errors": ph.get("errors") or [], "error_file": ph.get("error_file"),
+                             "excerpt": "\n".join(ph.get("errors") or []) or _excerpt(ph.get("full_message"))}
     if args.debug_crash:
         result["debug_crash"] = kernel_trace(pr, run_dir, result)
     if args.minify:
@@ -289,7 +290,7 @@ def minify(args, run_dir, result):
     vr = proc.run([sys.executable, repro], cwd=cdir, timeout=args.timeout,
                   stdout_path=os.path.join(run_dir, "repro_check.stdout"),
                   stderr_path=os.path.join(run_dir, "repro_check.stderr"))
-    vtext = vr.read_stderr(20000)
+    vtext = vr.read_stderr() + vr.read_stdout()
     cls = (result.get("failure") or {}).get("cls")
     markers = _MARKERS.get(cls, ())
     same = (not vr.ok) and (not markers or any(k in vtext for k in markers))
@@ -371,7 +372,9 @@ def render(r):
         if f.get("message"):
             out.append(f"Error: {output.clip(f['message'], 300)}")
         if f.get("excerpt") and f["phase"] == "compile":
-            out += ["```", f["excerpt"], "```"]
+            out += ["```", output.clip(f["excerpt"], 1200), "```"]
+        if f.get("error_file"):
+            out.append(f"Full error: {f['error_file']}")
         if f["phase"] == "compare":
             bad = [o for o in r["phases"]["compare"].get("outputs") or [] if not o.get("ok")]
             for o in bad[:5]:

@@ -151,9 +151,21 @@ def main():
         ec.write_result(a.result, res)
 
     def fail(name, t0, exc, cls, location=None):
+        text = str(exc)
+        err_path = os.path.join(os.path.dirname(os.path.abspath(a.result)), f"{name}_error.txt")
+        try:
+            with open(err_path, "w") as f:
+                f.write(f"{type(exc).__name__}: {text}\n\n")
+                traceback.print_exception(exc, file=f)
+        except OSError:
+            err_path = None
+        # compiler diagnostics (gcc/clang/triton), not the header warnings around them
+        errs = [l.strip() for l in text.splitlines()
+                if re.search(r"(^|: )(fatal )?error:|Error:|^E\s|CompilationError", l) and "warning:" not in l]
         res["phases"][name].update(ok=False, seconds=round(time.monotonic() - t0, 2), cls=cls,
                                    type=type(exc).__name__, message=ec.first_line(exc),
-                                   full_message=str(exc)[-6000:], location=location)
+                                   errors=errs[:8], error_file=err_path,
+                                   full_message=text[-6000:], location=location)
         res["failed_phase"] = name
         res["phase"] = "done"
         ec.write_result(a.result, res)
