@@ -190,3 +190,20 @@ def test_gpu_triton_kernels_listed(tmp_path):
     assert any(k["name"].startswith(("triton_per_", "triton_red_")) for k in red["kernels"])
     p2 = run_cli("inductor", "--from", res["run_dir"], "--code", tk[0]["name"], timeout=120)
     assert p2.returncode == 0 and "@triton.jit" in p2.stdout
+
+
+VENV29 = "/tmp/venv29/bin/python"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.path.exists(VENV29), reason="needs the torch 2.9 venv at /tmp/venv29")
+def test_torch29_trace(tmp_path):
+    """2.9 logs the post-grad graph as the after_post_grad_graph artifact; same facts come out."""
+    res, p = run_json("inductor", "--no-debug-dir", "--out", tmp_path / "r", "--", VENV29, program("ind_kernels.py"), timeout=600)
+    assert p.returncode == 0 and res["status"] == "ok", p.stderr[-2000:]
+    assert res["torch_version"].startswith("2.9")
+    g = _graph(res, "with_fallback")
+    fb = [k for k in g["kernels"] if k["kind"] == "fallback"]
+    assert fb and fb[0]["user_lines"][0]["line"] == 18
+    pw = _graph(res, "pointwise")
+    assert len([k for k in pw["kernels"] if k["kind"] == "cpp"]) == 1
