@@ -1,0 +1,137 @@
+"""`aoti`: real AOTInductor builds on CPU (tests/programs/export_models.py). One build is shared by
+the module (the compile costs 30-90 s on 2 cores); the other tests reuse its package."""
+import os
+import re
+import zipfile
+
+import pytest
+
+from conftest import ROOT, program, run_cli, run_json
+
+MODELS = program("export_models.py")
+
+
+def aoti(*args, timeout=900):
+    r, p = run_json("aoti", *args, timeout=timeout)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return r
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("aoti_build") / "run"
+    return aoti(f"{MODELS}:clean", "--out", str(out))
+
+
+def test_round_trip_matches_eager(built):
+    r = built
+    assert r["status"] == "ok" and r["failed_phase"] is None
+    assert [k for k, v in r["phases"].items() if v["ok"]] == ["eager", "export", "compile", "load", "run", "compare"]
+    pkg = r["package"]
+    assert pkg.startswith(r["run_dir"]) and pkg.endswith(".pt2")
+    assert os.path.getsize(pkg) == r["package_size_bytes"] > 0
+    assert zipfile.is_zipfile(pkg)
+    assert r["compile_seconds"] > 0
+    cmp = r["phases"]["compare"]
+    assert cmp["ok"] and cmp["count"] == cmp["eager_count"] == 1
+    out = cmp["outputs"][0]
+    assert out["shape"] == [6, 3] and out["max_abs_err"] <= cmp["tol"]
+    assert r["check_inputs"] is True
+    assert "--device" in r["next_command"] and "cuda" in r["next_command"]
+
+
+def test_wrong_input_shape_caught_by_input_check(built):
+    r = aoti(f"{MODELS}:clean", "--package", built["package"], "--inputs", f"{MODELS}:clean_wrong_shape")
+    assert r["status"] == "failed" and r["failed_phase"] == "run"
+    assert "compile" not in r["phases"]  # the existing package was used
+    f = r["failure"]
+    assert f["cls"] == "input_check"
+    # the package was built for batch 6 and called with batch 7
+    assert re.search(r"expected: 6\b.*got: 7\b", f["message"]), f["message"]
+    assert r["run_inputs"][0] == [7, 4]
+    assert "export" in r["next_command"] and "--dynamic" in r["next_command"]
+
+
+def test_wrong_input_shape_without_check_is_a_silent_mismatch(built):
+    r = aoti(f"{MODELS}:clean", "--package", built["package"], "--inputs", f"{MODELS}:clean_wrong_shape",
+             "--no-check-inputs")
+    assert r["check_inputs"] is False
+    # without AOTI_RUNTIME_CHECK_INPUTS the package runs on batch-7 inputs and returns wrong numbers
+    assert r["phases"]["run"]["ok"] is True
+    assert r["failed_phase"] == "compare" and r["failure"]["cls"] == "mismatch"
+    o = r["phases"]["compare"]["outputs"][0]
+    assert o["ok"] is False and (o.get("problem") or o["max_abs_err"] > r["phases"]["compare"]["tol"])
+
+
+def test_markdown_report(built):
+    p = run_cli("aoti", f"{MODELS}:clean", "--package", built["package"], timeout=300, check=0)
+    out = p.stdout.strip()
+    assert "| compare | ok |" in out and built["package"] in out
+    assert out.splitlines()[-1].startswith("Next: `python3 ")
+
+
+@pytest.mark.slow
+def test_debug_crash_names_the_failing_kernel(tmp_path):
+    # PyTorch's own test hook: the CPU relu kernel throws at run time
+    r = aoti(f"{MODELS}:tiny_relu", "--debug-crash", "--config", "cpp.inject_relu_bug_TESTING_ONLY=runtime_error",
+             "--out", str(tmp_path))
+    assert r["failed_phase"] == "run"
+    dc = r["debug_crash"]
+    k = dc["first_failing_kernel"]
+    assert k and "relu" in k, dc
+    assert dc["kernels_launched"] == dc["kernels_finished"] + 1
+    log = open(dc["log"]).read()
+    assert f"[ before_launch: {k} ]" in log and f"[ after_launch: {k} ]" not in log
+    assert r["package"].endswith("debug.pt2")
+    assert "--minify" in r["next_command"]
+
+
+@pytest.mark.slow
+def test_minify_compile_error_and_verify_repro(tmp_path):
+    r = aoti(f"{MODELS}:tiny_relu", "--minify", "--config", "cpp.inject_relu_bug_TESTING_ONLY=compile_error",
+             "--out", str(tmp_path), timeout=1200)
+    assert r["failed_phase"] == "compile" and r["failure"]["cls"] == "cpp_compile_error"
+    assert any("error:" in e for e in r["failure"]["errors"]), r["failure"]["errors"]
+    m = r["minify"]
+    assert m["ran"] and m["repro"].startswith(str(tmp_path)) and os.path.exists(m["repro"])
+    assert m["verified"] is True  # python repro.py fails with the same C++ compile error
+    assert m["nodes_after"] <= m["nodes_before"]
+
+
+@pytest.mark.parametrize("extra, needle", [
+    (["--package", "/nonexistent/model.pt2"], "no such file"),
+    (["--config", "not a config"], "KEY=VALUE"),
+    (["--inputs", "nope.py:f"], "no such file"),
+    (["--debug-crash", "--minify"], "not both"),
+])
+def test_bad_options_exit_2(extra, needle):
+    p = run_cli("aoti", f"{MODELS}:clean", *extra, cwd=ROOT, timeout=120)
+    assert p.returncode == 2
+    assert needle in p.stderr and "Traceback" not in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_factory_raising_exit_2():
+    p = run_cli("aoti", f"{MODELS}:raises", cwd=ROOT, timeout=300)
+    assert p.returncode == 2
+    err = [l for l in p.stderr.splitlines() if not l.startswith("[compile-debug]")]
+    assert len(err) == 1 and "ValueError: factory failed on purpose" in err[0]
+
+
+# ------------------------------------------------------------------ GPU (H100: pytest -m gpu)
+
+@pytest.mark.gpu
+def test_cuda_round_trip(tmp_path):
+    r = aoti(f"{MODELS}:clean", "--device", "cuda", "--out", str(tmp_path))
+    assert r["status"] == "ok", r.get("failure")
+    assert r["phases"]["compare"]["ok"] and r["package_size_bytes"] > 0
+
+
+@pytest.mark.gpu
+def test_cuda_debug_crash_names_triton_kernel(tmp_path):
+    # triton relu becomes a device assert: the launch fails under CUDA_LAUNCH_BLOCKING=1
+    r = aoti(f"{MODELS}:tiny_relu", "--device", "cuda", "--debug-crash",
+             "--config", "triton.inject_relu_bug_TESTING_ONLY=runtime_error", "--out", str(tmp_path))
+    assert r["failed_phase"] == "run", r.get("phases")
+    dc = r["debug_crash"]
+    assert dc["first_failing_kernel"] and "relu" in dc["first_failing_kernel"], dc
+    assert r["failure"]["cls"] in ("device_assert", "runtime_error", "crash")
