@@ -114,6 +114,26 @@ def test_recompile_on_one_rank(tmp_path):
     assert "Recompiles of **step**" in md and "rank 1 0/1" in md
 
 
+def test_one_rank_fails_root_cause(tmp_path):
+    out = tmp_path / "run"
+    prog = program("mr_fail.py")
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", out, "--", prog,
+                      timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["status"] == "error" and res["first_failed_rank"] == 1
+    ranks = _by_rank(res)
+    err = ranks[1]["report"]["errors"][0]
+    assert ranks[1]["status"] == "failed" and err["category"] == "graph_break_fullgraph"
+    assert err["location"]["line"] == _line_of(prog, 'print("debug", y)')
+    assert ranks[0]["consequence_of_rank"] == 1           # rank 0 only saw its peer vanish
+    [gb] = res["divergence"]["graph_breaks"]
+    assert gb["ranks"] == [1] and gb["gb_id"] == "GB0059"
+    assert 1 in res["divergence"]["failed_ranks"]
+    md = (out / "report.md").read_text()
+    assert "rank 1 (FAILED FIRST: root cause)" in md and "consequence of rank 1" in md
+    assert _procs_mentioning(str(out)) == []
+
+
 def test_hang_reported_and_no_rank_survives(tmp_path):
     out = tmp_path / "run"
     prog = program("mr_hang.py")

@@ -35,7 +35,8 @@ stack dump on SIGUSR1; then runs the target exactly as `python script.py args` w
 import faulthandler, json, os, runpy, signal, sys, time
 _root = sys.argv[1]
 _rank = os.environ.get("RANK", "0")
-_trace = os.path.join(_root, "trace", "rank_" + _rank)
+_restart = os.environ.get("TORCHELASTIC_RESTART_COUNT", "0")
+_trace = os.path.join(_root, "trace", *([] if _restart in ("", "0") else ["restart_" + _restart]), "rank_" + _rank)
 os.makedirs(_trace, exist_ok=True)
 os.environ["TORCH_TRACE"] = _trace
 _status = os.path.join(_root, "status", "rank_" + _rank + ".json")
@@ -217,6 +218,45 @@ def survivors(run_dir, nproc, shim):
 
 
 # ---- per-rank files -----------------------------------------------------------------------
+
+def rank_trace_dir(run_dir, rank):
+    """The trace dir of the latest torchrun attempt of rank (restart_K/ after --max-restarts)."""
+    base = os.path.join(run_dir, "trace")
+    restarts = sorted((int(d.split("_")[1]) for d in os.listdir(base) if re.fullmatch(r"restart_\d+", d)),
+                      reverse=True) if os.path.isdir(base) else []
+    for k in restarts:
+        d = os.path.join(base, f"restart_{k}", f"rank_{rank}")
+        if os.path.isdir(d):
+            return d
+    return os.path.join(base, f"rank_{rank}")
+
+
+def restarts_seen(run_dir):
+    base = os.path.join(run_dir, "trace")
+    return len([d for d in os.listdir(base) if re.fullmatch(r"restart_\d+", d)]) if os.path.isdir(base) else 0
+
+
+PEER_LOSS = re.compile(r"Connection (?:closed|reset) by peer|remote (?:worker|process)|Broken pipe|"
+                       r"ProcessGroupNCCL.*(?:abort|watchdog|timeout)|NCCL (?:communicator was aborted|error: remote)|"
+                       r"DistNetworkError|DistBackendError", re.I)
+
+
+def root_cause(ranks):
+    """The rank that failed first (by the shim's end time) when several failed; (rank, [consequence ranks])."""
+    failed = [r for r in ranks if r["status"] in ("failed", "killed")]
+    if not failed:
+        return None, []
+    ended = [r for r in failed if r.get("_end")]
+    first = min(ended, key=lambda r: r["_end"]) if ended else failed[0]
+    conseq = []
+    for r in failed:
+        if r is first:
+            continue
+        errs = r["_rep"].errors
+        if r["status"] == "killed" or not errs or any(PEER_LOSS.search(e.message or "") for e in errs):
+            conseq.append(r["rank"])
+    return first["rank"], conseq
+
 
 def rank_logs(run_dir, nproc):
     """rank -> (stdout.log, stderr.log) of the latest torchrun attempt (local rank == rank, one node)."""
@@ -588,7 +628,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
     ranks = []
     for r in range(nproc):
         st = read_status(run_dir, r)
-        tdir = os.path.join(run_dir, "trace", f"rank_{r}")
+        tdir = rank_trace_dir(run_dir, r)
         so, se = logs.get(r, (None, None))
         stdout, stderr = strip_rank_prefix(_read(so)), strip_rank_prefix(_read(se))
         code = st.get("exit_code") if st else None
@@ -637,9 +677,13 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
             f.write(triage_markdown(rep, f"rank {r}: {torchrun_str}") + "\n")
         ranks.append({"rank": r, "status": status, "exit_code": code, "duration_s": dur, "pid": st.get("pid") if st else None,
                       "report_status": rep.status, "hang": hang, "facts": facts, "report": rd, "_rep": rep,
-                      "stdout": so, "stderr": se, "report_md": os.path.join(run_dir, f"rank_{r}", "report.md")})
+                      "stdout": so, "stderr": se, "report_md": os.path.join(run_dir, f"rank_{r}", "report.md"),
+                      "_end": st.get("end") if st else None})
 
     div = divergence(ranks)
+    first_failed, consequences = root_cause(ranks)
+    for r in ranks:
+        r["consequence_of_rank"] = first_failed if r["rank"] in consequences else None
     artifacts = {"trace_dir": os.path.join(run_dir, "trace"), "torchrun_stdout": res.stdout_path,
                  "torchrun_stderr": res.stderr_path, "rank_logs": os.path.join(run_dir, "ranks")}
     if tlparse:
@@ -653,6 +697,9 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         notes.append(f"rank(s) {_ranks(killed)} were still running after torchrun ended and were killed")
     if left:
         notes.append(f"WARNING: rank(s) {_ranks(left)} could not be killed (pids in {run_dir}/status)")
+    if restarts_seen(run_dir):
+        notes.append(f"torchrun restarted the workers {restarts_seen(run_dir)} time(s); the reports are of the last attempt "
+                     f"(earlier traces: {run_dir}/trace/rank_<N>, restart_<K>/)")
     if res.timed_out and not dumped:
         notes.append("no rank was alive to dump its stack at the timeout")
 
@@ -674,7 +721,8 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         "target": tstr, "nproc": nproc, "torchrun_args": extra, "launcher": argv, "torchrun": torchrun_str,
         "launcher_exit_code": res.returncode, "timed_out": res.timed_out, "timeout_s": timeout,
         "duration_s": res.duration_s, "killed_ranks": killed, "surviving_ranks": left,
-        "ranks": [{k: v for k, v in r.items() if k != "_rep"} for r in ranks],
+        "first_failed_rank": first_failed, "restarts": restarts_seen(run_dir),
+        "ranks": [{k: v for k, v in r.items() if not k.startswith("_")} for r in ranks],
         "divergence": div,
         "hang": {"ranks": hung, "stacks_dumped": sorted(dumped),
                  "per_rank": {str(r["rank"]): r["hang"] for r in ranks if r["hang"]}} if res.timed_out else None,
@@ -703,7 +751,9 @@ def next_steps(result, ranks, tstr, nproc, extra):
                              "(pad or mark_dynamic the varying dim)", "skill": "trace-dynamo", "command": None})
     # per-rank steps: once without a rank prefix when every rank has it, else prefixed by the ranks
     by_key = {}
-    for r in ranks:
+    for r in sorted(ranks, key=lambda r: r["rank"] != result.get("first_failed_rank")):
+        if r.get("consequence_of_rank") is not None:
+            continue  # its error is the peer's failure seen from here
         for s in r["_rep"].next_steps:
             if result["timed_out"] and s["skill"] == "overview" and "timeout" in (s.get("command") or "") + s["why"].lower():
                 continue  # the hang section above replaces "raise the timeout"
@@ -738,7 +788,7 @@ def run_tlparse_all(run_dir, nproc, timeout=180):
     os.makedirs(flat, exist_ok=True)
     n = 0
     for r in range(nproc):
-        files = tracemod.trace_files(os.path.join(run_dir, "trace", f"rank_{r}"))
+        files = tracemod.trace_files(rank_trace_dir(run_dir, r))
         if not files:
             continue
         biggest = max(files, key=os.path.getsize)

@@ -151,13 +151,19 @@ def multirank_markdown(result, reps, cwd=None):
             out.append(f"- Failed rank(s): {_rk(div['failed_ranks'])}; hung rank(s): {_rk(div['timed_out_ranks'])}")
 
     # errors per rank (first one each), then issues shared by all ranks, listed once
-    errs = [(r["rank"], e) for r, rep in zip(result["ranks"], reps) for e in rep.errors[:1]]
+    errs = [(r, e) for r, rep in zip(result["ranks"], reps) for e in rep.errors[:1]]
+    errs.sort(key=lambda x: x[0]["rank"] != result.get("first_failed_rank"))
     if errs:
         out.append("\n## Errors")
-        for rk, e in errs[:MAX_ITEMS]:
+        for r, e in errs[:MAX_ITEMS]:
             loc = f" at {_where(e.location, base)}" if e.location else ""
             msg = f" — {clip(e.message.splitlines()[0], 200)}" if e.message else ""
-            out.append(f"- rank {rk}: **{e.type}** {e.title} `[{e.category}]`{loc}{msg}")
+            tag = ""
+            if r["rank"] == result.get("first_failed_rank") and len(errs) > 1:
+                tag = " (FAILED FIRST: root cause)"
+            elif r.get("consequence_of_rank") is not None:
+                tag = f" (consequence of rank {r['consequence_of_rank']} failing)"
+            out.append(f"- rank {r['rank']}{tag}: **{e.type}** {e.title} `[{e.category}]`{loc}{msg}")
     common = _common_issues(reps, base)
     if common:
         out.append("\n## On every rank (same on all)")
