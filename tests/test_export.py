@@ -57,8 +57,13 @@ def test_data_dependent_branch(tmp_path):
     assert os.path.exists(tmp_path / "report.md")
 
 
-def test_constraint_refined_by_control_flow():
-    r = export("refined", "--dynamic")
+@pytest.fixture(scope="module")
+def refined_run():
+    return export("refined", "--dynamic")
+
+
+def test_constraint_refined_by_control_flow(refined_run):
+    r = refined_run
     assert r["status"] == "failed"
     p = problem(r, "constraint_violation")
     assert p["location"]["line"] == line_of("if x.shape[0] > 4")
@@ -109,12 +114,18 @@ def test_clean_model_and_dynamic_proposal():
     assert "aoti" in r["next_command"]
 
 
-def test_markdown_output_ends_with_next_command():
-    p = run_cli("export", f"{MODELS}:refined", "--no-strict", timeout=600, check=0)
-    out = p.stdout.strip()
+def test_markdown_report(refined_run):
+    # the Markdown view of the same run (emit() saves it as report.md in the run dir)
+    out = open(os.path.join(refined_run["run_dir"], "report.md")).read().strip()
     assert "constraint_violation" in out and f"export_models.py:{line_of('if x.shape[0] > 4')}" in out
+    assert "Dim('batch', min=5)" in out and "dynamic_shapes = {" in out
     assert out.splitlines()[-1].startswith("Next: `python3 ")
-    assert "[compile-debug]" in p.stderr  # progress on stderr, not stdout
+
+
+def test_markdown_on_stdout_progress_on_stderr():
+    p = run_cli("export", f"{MODELS}:clean", "--no-strict", "--no-draft", timeout=600, check=0)
+    assert p.stdout.startswith("# export ") and "EXPORTED" in p.stdout
+    assert "[compile-debug]" in p.stderr and "[compile-debug]" not in p.stdout
 
 
 @pytest.mark.parametrize("spec, needle", [

@@ -1,5 +1,6 @@
 """Markdown view of a triage Report: compact facts for an agent, paths to the full artifacts."""
 import os
+import re
 
 from .output import clip, table
 
@@ -110,18 +111,31 @@ def triage_markdown(rep, target_str=None, cwd=None):
             out.append(f"- **{f.function}** ({_where(f.location, base)}): {f.compiles} compiles{lim}; kinds: {kinds or '-'}")
             if f.wrapper:
                 out.append(f"  - compiled through {f.wrapper}")
-            for r in f.recompiles[:MAX_REASONS]:
+            groups = []   # consecutive recompiles with the same kind, line and guard shape fold into one line
+            for r in f.recompiles:
                 g = r.failures[0] if r.failures else None
-                if g:
-                    where = f" at {_where(g.location, base)}" if g.location else ""
-                    more = f" (+{len(r.failures) - 1} older entries failed too)" if len(r.failures) > 1 else ""
-                    out.append(f"  - {r.compile_id}: `{clip(g.guard, 140)}` [{g.kind}]{where}{more}")
-            if len(f.recompiles) > MAX_REASONS:
-                out.append(f"  - … {len(f.recompiles) - MAX_REASONS} more recompiles in report.json")
+                if g is None:
+                    continue
+                key = (g.kind, g.location.file if g.location else None, g.location.line if g.location else None,
+                       re.sub(r"-?\d+(\.\d+)?", "#", g.guard))
+                if groups and groups[-1][0] == key:
+                    groups[-1][1].append((r, g))
+                else:
+                    groups.append((key, [(r, g)]))
+            for _, items in groups[:MAX_REASONS]:
+                (r0, g0), (r1, g1) = items[0], items[-1]
+                where = f" at {_where(g0.location, base)}" if g0.location else ""
+                if len(items) == 1:
+                    out.append(f"  - {r0.compile_id}: `{clip(g0.guard, 140)}` [{g0.kind}]{where}")
+                else:
+                    out.append(f"  - {len(items)}× {r0.compile_id}…{r1.compile_id}: `{clip(g0.guard, 70)}` … "
+                               f"`{clip(g1.guard, 70)}` [{g0.kind}]{where}")
+            if len(groups) > MAX_REASONS:
+                out.append(f"  - … {len(groups) - MAX_REASONS} more in report.json")
             for fx in f.fixes:
                 out.append(f"  - Fix ({fx['kind']}): {clip(fx['fix'], 420)}")
 
-    if rep.graphs and (len(rep.graphs) > 1 or rep.graph_breaks or rec):
+    if len({g.function.split(" (")[0] for g in rep.graphs}) > 1 or any(g.failed for g in rep.graphs):
         rows = []
         for g in sorted(rep.graphs, key=lambda g: -(g.compile_time_s or 0))[:8]:
             rows.append([g.compile_id, clip(g.function, 50), _where(g.location, base).split(" `")[0] if g.location else "",
@@ -136,7 +150,10 @@ def triage_markdown(rep, target_str=None, cwd=None):
         out.append(f"{i}. {s['why']} → {s['skill']} skill{cmd}")
     for n in rep.notes:
         out.append(f"Note: {n}")
-    arts = ", ".join(f"{k}: {v}" for k, v in rep.artifacts.items() if v)
-    if arts:
-        out.append(f"\nArtifacts: report.json, report.md, {arts}")
+    arts = []
+    for k, v in rep.artifacts.items():
+        if v:
+            rel = os.path.relpath(v, rep.run_dir) if rep.run_dir and v.startswith(rep.run_dir + os.sep) else v
+            arts.append(rel + ("/" if os.path.isdir(v) else ""))
+    out.append("\nArtifacts in the run dir: " + ", ".join(["report.json", "report.md"] + arts))
     return "\n".join(out)

@@ -350,7 +350,9 @@ def _fail_text(fail):
     if fail.get("signal"):
         return f"killed by {fail['signal']}"
     t = fail.get("type") or f"exit {fail.get('rc')}"
-    m = output.clip((fail.get("message") or "").split("\n")[0], 140)
+    lines = [ln for ln in (fail.get("message") or "").splitlines()
+             if ln.strip() and not re.match(r"^[VIWEC]\d{4} ", ln)]
+    m = output.clip(lines[-1] if t.startswith("exit") and lines else (lines[0] if lines else ""), 140)
     s = f"{t}: {m}" if m else t
     if fail.get("category"):
         s += f" [{fail['category']}]"

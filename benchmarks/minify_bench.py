@@ -1,0 +1,82 @@
+"""Benchmark: `compile_debug.py minify` vs driving PyTorch's minifier by hand (env vars
+TORCHDYNAMO_REPRO_AFTER=aot TORCHDYNAMO_REPRO_LEVEL=2|4 + `minifier_launcher.py minify --no-isolate`,
+then `python repro.py` to check it), interleaved. Reports final node count and median wall time.
+Usage: python3 benchmarks/minify_bench.py [--reps 3] [prog ...]"""
+import argparse
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CLI = os.path.join(ROOT, "scripts", "compile_debug.py")
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from cdlib.commands.minify import graph_stats  # noqa: E402
+
+PROGS = {"bug_relu_compile_error.py": 2, "bug_relu_accuracy.py": 4}
+
+
+def ours(prog, tmp):
+    out = tempfile.mkdtemp(dir=tmp)
+    os.rmdir(out)
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, CLI, "minify", "--json", "--out", out, "--", sys.executable, prog],
+                       capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    d = json.loads(p.stdout)
+    return wall, d.get("nodes_after"), d.get("verified")
+
+
+def by_hand(prog, level, tmp):
+    d = tempfile.mkdtemp(dir=tmp)
+    env = dict(os.environ, TORCHDYNAMO_REPRO_AFTER="aot", TORCHDYNAMO_REPRO_LEVEL=str(level), TORCH_COMPILE_DEBUG_DIR=d)
+    t0 = time.monotonic()
+    p = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=env, cwd=d)
+    m = re.search(r"Writing minified repro to:\s*\n(?:\S+ \S+ \d+ \S+\] (?:\[[^\]]*\] )?)?(\S+minifier_launcher\.py)", p.stderr)
+    launcher = m.group(1)
+    subprocess.run([sys.executable, launcher, "minify", "--no-isolate"], capture_output=True, text=True, cwd=d)
+    t_minify = time.monotonic() - t0
+    r = subprocess.run([sys.executable, os.path.join(d, "repro.py")], capture_output=True, text=True, cwd=d)
+    wall = time.monotonic() - t0
+    st = graph_stats(os.path.join(d, "repro.py"))
+    return wall, st and st["nodes"], r.returncode != 0, t_minify
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("progs", nargs="*", default=list(PROGS))
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="minify-bench-")
+    rows = []
+    for name in a.progs:
+        prog = os.path.join(ROOT, "tests", "programs", name)
+        o, h = [], []
+        for i in range(a.reps):
+            o.append(ours(prog, tmp))
+            h.append(by_hand(prog, PROGS[name], tmp))
+            print(f"{name} rep {i}: ours {o[-1][0]:.1f}s nodes {o[-1][1]} verified {o[-1][2]} | by hand "
+                  f"{h[-1][0]:.1f}s ({h[-1][3]:.1f}s without the repro check) nodes {h[-1][1]}", file=sys.stderr, flush=True)
+        mo, mh, mh0 = (statistics.median(x[0] for x in o), statistics.median(x[0] for x in h),
+                       statistics.median(x[3] for x in h))
+        rows.append({"program": name, "nodes_ours": o[0][1], "nodes_by_hand": h[0][1],
+                     "verified_ours": all(x[2] for x in o), "median_s_ours": round(mo, 1),
+                     "median_s_by_hand": round(mh, 1), "median_s_by_hand_no_check": round(mh0, 1),
+                     "ratio": round(mo / mh, 3), "ratio_vs_no_check": round(mo / mh0, 3),
+                     "all_s_ours": [round(x[0], 1) for x in o], "all_s_by_hand": [round(x[0], 1) for x in h]})
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(json.dumps(rows, indent=1))
+    print("| program | nodes ours / by hand | median s ours / by hand (+check) / by hand (no check) | ratio | ratio vs no check |")
+    print("|---|---|---|---|---|")
+    for r in rows:
+        print(f"| {r['program']} | {r['nodes_ours']} / {r['nodes_by_hand']} | {r['median_s_ours']} / "
+              f"{r['median_s_by_hand']} / {r['median_s_by_hand_no_check']} | {r['ratio']} | {r['ratio_vs_no_check']} |")
+
+
+if __name__ == "__main__":
+    main()
