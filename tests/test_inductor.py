@@ -207,3 +207,125 @@ def test_torch29_trace(tmp_path):
     assert fb and fb[0]["user_lines"][0]["line"] == 18
     pw = _graph(res, "pointwise")
     assert len([k for k in pw["kernels"] if k["kind"] == "cpp"]) == 1
+
+
+# ---- skills trace-inductor / trace-aot: frontmatter and every torch name they mention ---------
+
+import glob  # noqa: E402
+import re  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SKILLS = ["trace-inductor", "trace-aot"]
+
+
+def _skill_texts(skill):
+    files = [os.path.join(ROOT, "skills", skill, "SKILL.md")] + sorted(glob.glob(os.path.join(ROOT, "skills", skill, "references", "*.md")))
+    return {f: open(f).read() for f in files}
+
+
+def _frontmatter(text):
+    m = re.match(r"^---\n(.*?)\n---\n", text, re.S)
+    assert m, "no frontmatter"
+    out = {}
+    for line in m.group(1).splitlines():
+        k, _, v = line.partition(":")
+        out[k.strip()] = v.strip()
+    return out
+
+
+@pytest.mark.parametrize("skill", SKILLS)
+def test_skill_frontmatter(skill):
+    text = open(os.path.join(ROOT, "skills", skill, "SKILL.md")).read()
+    fm = _frontmatter(text)
+    assert fm["name"] == skill
+    d = fm["description"]
+    assert 100 < len(d) <= 1024 and "<" not in d and ">" not in d
+    assert re.match(r"^[A-Z][a-z]+s ", d), "third person, e.g. 'Shows ...'"
+    assert fm["allowed-tools"] == 'Bash(python3 "${CLAUDE_PLUGIN_ROOT}/scripts/compile_debug.py" *)'
+    for f, t in _skill_texts(skill).items():
+        assert "!`" not in t, f
+        for ref in re.findall(r"\]\((references/[\w.-]+)\)", t):
+            assert os.path.isfile(os.path.join(ROOT, "skills", skill, ref)), ref
+    assert '"${CLAUDE_PLUGIN_ROOT}/scripts/compile_debug.py"' in text
+    assert len(text.splitlines()) < 150
+
+
+def _resolve(dotted):
+    import importlib
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for p in parts[i:]:
+            obj = getattr(obj, p)
+        return obj
+    raise ImportError(dotted)
+
+
+@pytest.fixture(scope="module")
+def torch_source():
+    import torch
+    root = os.path.dirname(torch.__file__)
+    chunks = []
+    for f in glob.glob(os.path.join(root, "**", "*.py"), recursive=True):
+        try:
+            chunks.append(open(f, encoding="utf-8", errors="replace").read())
+        except OSError:
+            pass
+    return "\n".join(chunks)
+
+
+@pytest.mark.parametrize("skill", SKILLS)
+def test_skill_names_exist_in_installed_torch(skill, torch_source):
+    import torch  # noqa: F401
+    import torch._logging._internal as L
+    artifacts = set(L.log_registry.artifact_names) | set(L.log_registry.log_alias_to_log_qnames)
+    texts = _skill_texts(skill)
+    seen = {"config": 0, "logs": 0, "env": 0, "api": 0, "events": 0}
+    for f, t in texts.items():
+        # config knobs: torch._inductor.config.X[.Y], torch._functorch.config.X, torch._dynamo.config.X
+        for mod, attr in re.findall(r"(torch\._(?:inductor|functorch|dynamo)\.config)\.([A-Za-z_][\w.]*\w)", t):
+            if attr == "patch":
+                continue
+            obj = _resolve(mod)
+            for p in attr.split("."):
+                assert hasattr(obj, p), f"{f}: {mod}.{attr} does not exist"
+                obj = getattr(obj, p)
+            seen["config"] += 1
+        # TORCH_LOGS=a,b and every backticked name in the TORCH_LOGS table
+        for names in re.findall(r"TORCH_LOGS=([+\w,-]+)", t):
+            for n in names.split(","):
+                assert n.lstrip("+-") in artifacts, f"{f}: TORCH_LOGS artifact {n!r} not registered"
+                seen["logs"] += 1
+        m = re.search(r"## TORCH_LOGS artifacts.*?\n(.*?)\n## ", t, re.S)
+        if m:
+            for row in m.group(1).splitlines()[2:]:
+                cells = row.split("|")
+                if len(cells) > 2:
+                    for n in re.findall(r"`\+?(\w+)`", cells[2]):
+                        assert n in artifacts, f"{f}: TORCH_LOGS artifact {n!r} not registered"
+                        seen["logs"] += 1
+        # env vars
+        for v in set(re.findall(r"\b((?:TORCH|TORCHINDUCTOR|INDUCTOR|TORCHDYNAMO)_[A-Z_]*[A-Z])\b", t)):
+            assert f'"{v}"' in torch_source or f"'{v}'" in torch_source, f"{f}: env var {v} not read by torch"
+            seen["env"] += 1
+        # APIs called as torch.a.b(...)
+        for api in set(re.findall(r"\b(torch(?:\.\w+)+)\(", t)):
+            if (".config." in api and api.endswith("patch")) or api.startswith("torch.ops."):
+                continue
+            assert callable(_resolve(api)), f"{f}: {api} is not callable"
+            seen["api"] += 1
+        # structured-trace event / artifact names listed in the trace paragraph
+        m = re.search(r"Structured trace.*?\n\n", t, re.S)
+        if m:
+            for n in re.findall(r"`([a-z_]+)`", m.group(0)):
+                if n in ("filename", "preToPost", "cppCodeToPost") or n.endswith("_s") or n.endswith("_reason") \
+                        or n in ("inductor_compile_time_s",):
+                    continue
+                # cache artifacts are named with an f-string: f"fx_graph_cache_{cache_state}"
+                ok = n in torch_source or (n.rsplit("_", 1)[0] + "_{") in torch_source
+                assert ok, f"{f}: trace event/artifact {n!r} not in torch"
+                seen["events"] += 1
+    assert seen["config"] >= 5 and seen["logs"] >= 2 and seen["env"] >= 2, seen

@@ -80,6 +80,7 @@ def triage_markdown(rep, target_str=None, cwd=None):
     if rep.graph_breaks:
         n_hits = sum(b.count for b in rep.graph_breaks)
         out.append(f"\n## Graph breaks ({len(rep.graph_breaks)} sites, {n_hits} hits while compiling)")
+        shown = set()
         for i, b in enumerate(rep.graph_breaks[:MAX_BREAKS], 1):
             ident = f"{b.gb_id} " if b.gb_id else ""
             out.append(f"{i}. **{_where(b.location, base)}** — {ident}{b.gb_type} [{b.category}] ×{b.count}, "
@@ -89,6 +90,11 @@ def triage_markdown(rep, target_str=None, cwd=None):
                 out.append(f"   (torch broke at {site_loc})")
             if b.fix.get("frame_skipped"):
                 out.append("   ⚠ the whole function was skipped and runs EAGERLY (graph break in a loop / unrecoverable)")
+            recipe = b.fix.get("recipe_id") or b.gb_id or b.category
+            if recipe in shown:
+                out.append(f"   Fix: as for {recipe} above")
+                continue
+            shown.add(recipe)
             if b.explanation:
                 out.append(f"   Why: {clip(b.explanation, 220)}")
             if b.fix.get("fix"):
@@ -105,6 +111,7 @@ def triage_markdown(rep, target_str=None, cwd=None):
     rec = [f for f in rep.recompiles if f.recompiles or f.limit_hit]
     if rec:
         out.append(f"\n## Recompilations ({sum(len(f.recompiles) for f in rec)} in {len(rec)} function{'s' * (len(rec) != 1)})")
+        fixes = {}
         for f in rec[:MAX_FUNCS]:
             lim = f"; **recompile limit ({f.limit or '?'}) HIT → runs eagerly**" if f.limit_hit else ""
             kinds = ", ".join(f"{k} ×{n}" for k, n in f.kinds.items())
@@ -133,7 +140,9 @@ def triage_markdown(rep, target_str=None, cwd=None):
             if len(groups) > MAX_REASONS:
                 out.append(f"  - … {len(groups) - MAX_REASONS} more in report.json")
             for fx in f.fixes:
-                out.append(f"  - Fix ({fx['kind']}): {clip(fx['fix'], 420)}")
+                fixes.setdefault(fx["kind"], fx["fix"])
+        out.append("Fixes by kind:")
+        out += [f"- **{k}**: {clip(v, 420)}" for k, v in fixes.items()]
 
     if len({g.function.split(" (")[0] for g in rep.graphs}) > 1 or any(g.failed for g in rep.graphs):
         rows = []

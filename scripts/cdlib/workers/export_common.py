@@ -211,6 +211,12 @@ def classify_exception(exc, strict):
         if inner:
             out["cls"] = inner
             return out
+    if re.search(r"Found <class [^>]*> in output|unrecognized type .* at output|output .* not a known type", text):
+        out["cls"] = "invalid_output"
+        return out
+    if re.search(r"Found <class [^>]*> in input|unrecognized type .* at input", text):
+        out["cls"] = "invalid_input"
+        return out
     if "Expected input" in text or "pytree" in text.lower() and "input" in text.lower():
         out["cls"] = "invalid_input"
         return out
