@@ -346,6 +346,13 @@ def trace_facts(tr):
                     ops.append(op)
             if ops:
                 collectives[e.compile_id] = ops
+    begun = {}  # compile id -> epoch seconds its compile began (chromium "B" events carry a timestamp)
+    for e in tr.of("chromium_event"):
+        j = e.payload_json()
+        if isinstance(j, dict) and j.get("ph") == "B" and isinstance(j.get("ts"), (int, float)):
+            cid = (j.get("args") or {}).get("compile_id") or e.compile_id
+            if cid and cid not in begun:
+                begun[cid] = j["ts"] / 1e6
     started = [e for e in tr.of("dynamo_start") if e.compile_id]
     done = {e.compile_id for e in tr.of("compilation_metrics") if e.compile_id}
     open_compiles = []
@@ -354,7 +361,7 @@ def trace_facts(tr):
             frames = tr.frames(e.data.get("stack") if isinstance(e.data, dict) else None)
             user = [f for f in frames if analyze.is_user_file(f[0]) and "rank_shim.py" not in f[0]]
             where = user[-1] if user else (frames[-1] if frames else None)
-            open_compiles.append({"compile_id": e.compile_id,
+            open_compiles.append({"compile_id": e.compile_id, "started_at": begun.get(e.compile_id),
                                   "function": where[2] if where else None,
                                   "location": f"{where[0]}:{where[1]}" if where else None})
     last = None
@@ -546,14 +553,17 @@ def divergence(ranks):
             div["summary"].append(s)
 
     # compile-time skew
-    ct = {r["rank"]: r["report"]["stats"].get("compile_time_s", 0.0) for r in analyzed}
+    ct = {r["rank"]: round(r["report"]["stats"].get("compile_time_s", 0.0)
+                           + sum(oc.get("running_s") or 0 for oc in r["facts"].get("open_compiles", [])), 3)
+          for r in analyzed}
+    still = [r["rank"] for r in analyzed if r["facts"].get("open_compiles")]
     if ct:
         lo, hi = min(ct.values()), max(ct.values())
         slow = max(ct, key=ct.get)
         skew = round(hi - lo, 3)
         significant = skew >= 1.0 and (hi > 0 and skew / hi >= 0.25)
         div["compile_time"] = {"per_rank_s": {str(k): v for k, v in ct.items()}, "skew_s": skew,
-                               "slowest_rank": slow, "significant": significant}
+                               "slowest_rank": slow, "significant": significant, "still_compiling": still}
         if significant:
             div["summary"].append(f"compile-time skew {skew:.1f} s: rank {slow} compiled for {hi:.1f} s, "
                                   f"rank {min(ct, key=ct.get)} for {lo:.1f} s")
@@ -609,7 +619,13 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
     # just before the timeout: ask every live rank for its Python stacks (faulthandler in the shim)
     margin = min(5.0, max(1.0, timeout * 0.1))
     dumped = []
-    timer = threading.Timer(max(0.5, timeout - margin), lambda: dumped.extend(dump_stacks(run_dir, nproc, shim)))
+    dump_time = []
+
+    def _dump():
+        dump_time.append(time.time())
+        dumped.extend(dump_stacks(run_dir, nproc, shim))
+
+    timer = threading.Timer(max(0.5, timeout - margin), _dump)
     timer.daemon = True
     env = {"PYTHONUNBUFFERED": "1", "TORCH_TRACE": None}
     res = None
@@ -660,6 +676,9 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         facts = trace_facts(tr)
         stack_file = os.path.join(run_dir, "stacks", f"rank_{r}.txt")
         hang = None
+        now = dump_time[0] if dump_time else time.time()
+        for oc in facts["open_compiles"]:
+            oc["running_s"] = round(now - oc["started_at"], 1) if oc.get("started_at") else None
         if timed or (res.timed_out and r in dumped):
             frames = parse_stack_dump(_read(stack_file), shim)
             state, detail, uloc = classify_stack(frames, shim)

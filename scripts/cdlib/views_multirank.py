@@ -97,7 +97,8 @@ def multirank_markdown(result, reps, cwd=None):
             oc = x.get("open_compiles") or []
             if oc:
                 c = oc[-1]
-                what += f"; compile {c['compile_id']} ({c.get('function') or '?'}) started, no compilation_metrics yet"
+                dur = f" {c['running_s']:.0f} s ago" if c.get("running_s") is not None else ""
+                what += f"; compile {c['compile_id']} ({c.get('function') or '?'}) started{dur}, no compilation_metrics yet"
             elif x.get("last_event"):
                 le = x["last_event"]
                 what += f"; last trace event {le['event']}" + (f" ({le['compile_id']})" if le.get("compile_id") else "") + \
@@ -145,7 +146,8 @@ def multirank_markdown(result, reps, cwd=None):
         ct = div.get("compile_time") or {}
         if ct:
             sig = " ← significant" if ct.get("significant") else ""
-            out.append(f"- Compile time: {', '.join(f'rank {k} {v:.2f} s' for k, v in ct['per_rank_s'].items())} "
+            still = ct.get("still_compiling") or []
+            out.append(f"- Compile time: {', '.join(f'rank {k} {v:.2f} s' + (' (still compiling)' if int(k) in still else '') for k, v in ct['per_rank_s'].items())} "
                        f"(skew {ct['skew_s']:.2f} s{sig})")
         if div["failed_ranks"] or div["timed_out_ranks"]:
             out.append(f"- Failed rank(s): {_rk(div['failed_ranks'])}; hung rank(s): {_rk(div['timed_out_ranks'])}")
