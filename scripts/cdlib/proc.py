@@ -60,7 +60,10 @@ def resolve_target(target, what="target command"):
             raise CliError(f"{first}: not executable (run it as `-- python {first}`?)")
         return argv
     if shutil.which(first) is None:
-        raise CliError(f"{first}: command not found")
+        if first in ("python", "python3"):  # no `python` on PATH: use the interpreter running us
+            argv[0] = sys.executable
+        else:
+            raise CliError(f"{first}: command not found")
     if os.path.basename(first).startswith("python") and len(argv) > 1 and argv[1].endswith(".py") \
             and not os.path.isfile(argv[1]):
         raise CliError(f"{argv[1]}: no such file")
