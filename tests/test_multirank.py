@@ -138,7 +138,7 @@ def test_hang_reported_and_no_rank_survives(tmp_path):
     out = tmp_path / "run"
     prog = program("mr_hang.py")
     t0 = time.monotonic()
-    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "60", "--out", out, "--", prog,
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "45", "--out", out, "--", prog,
                       timeout=200)
     took = time.monotonic() - t0
     assert p.returncode == 0, p.stderr[-2000:]
@@ -160,10 +160,33 @@ def test_hang_reported_and_no_rank_survives(tmp_path):
     assert "HANG" in md and "waiting in collective `barrier`" in md and "COMPILED GRAPH" in md
 
 
+def test_hang_one_rank_still_compiling(tmp_path):
+    """The issue's case: a collective waits on a rank that recompiled and is still compiling."""
+    out = tmp_path / "run"
+    prog = program("mr_slow_recompile.py")
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "40", "--out", out, "--", prog,
+                      timeout=200)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["status"] == "timeout" and res["surviving_ranks"] == [] and _procs_mentioning(str(out)) == []
+    r0, r1 = res["hang"]["per_rank"]["0"], res["hang"]["per_rank"]["1"]
+    assert r0["state"] == "waiting_collective" and r0["detail"] == "all_reduce"
+    assert r0["user_location"]["line"] == _line_of(prog, "dist.all_reduce(loss)")
+    assert r1["state"] == "compiling"
+    [oc] = r1["open_compiles"]
+    assert oc["compile_id"] == "0/1" and oc["running_s"] and oc["running_s"] > 1
+    [rc] = res["divergence"]["recompiles"]
+    assert rc["recompiles_per_rank"] == {"0": 0, "1": 1}
+    assert rc["per_rank"]["1"]["reasons"][0]["guard"] == "micro_steps == 10"
+    ct = res["divergence"]["compile_time"]
+    assert ct["still_compiling"] == [1] and ct["slowest_rank"] == 1
+    md = (out / "report.md").read_text()
+    assert "still COMPILING" in md and "compile 0/1 (step) started" in md
+
+
 def test_ctrl_c_kills_every_rank(tmp_path):
     out = tmp_path / "run"
     p = subprocess.Popen([sys.executable, CLI, "triage", "--nproc", "2", "--no-tlparse", "--timeout", "200",
-                          "--out", str(out), "--", program("mr_hang.py")], stdout=subprocess.PIPE,
+                          "--out", str(out), "--", program("mr_slow_recompile.py")], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120
