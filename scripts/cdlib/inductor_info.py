@@ -189,8 +189,6 @@ def human_bytes(n):
 KDEF_RE = re.compile(r"^(\w+) = async_compile\.(\w+)\(", re.M)
 PROV_RE = re.compile(r"#\s*\[Provenance debug handles\]\s*(\S+)")
 ORIGIN_RE = re.compile(r"#\s*Topologically Sorted Source Nodes:\s*\[(.*?)\],\s*Original ATen:\s*\[(.*?)\]")
-FALLBACK_CALL_RE = re.compile(r"(?:^|[=\s(])((?:torch\.ops\.)?(?:aten|prims|_c10d_functional|c10d_functional|"
-                              r"quantized|_quantized|[a-z_][\w]*)\.(\w+)(?:\.(\w+))?)\(")
 KIND = {"triton": "triton", "cpp_pybinding": "cpp", "cpp": "cpp", "cuda": "cuda-template", "rocm": "rocm-template",
         "halide": "halide", "mps": "mps", "pallas": "pallas", "cutedsl": "cutedsl"}
 
@@ -280,7 +278,6 @@ def kernel_calls(code):
         if s.startswith("#") or s.startswith("def ") or s.startswith("del "):
             continue
         call = None
-        m = re.search(r"\b(\w+)(?:\.run)?\(", s)
         for km in re.finditer(r"\b(\w+)(?:\.run)?\(", s):
             if km.group(1) in defs:
                 call = {"name": km.group(1), "kind": defs[km.group(1)]["kind"]}
@@ -299,7 +296,6 @@ def kernel_calls(code):
                     full = None
                 if full:
                     call = {"name": full.replace("torch.ops.", ""), "kind": "fallback"}
-        del m
         if call is None:
             continue
         call["handle"] = pend_handle
@@ -465,13 +461,6 @@ def saved_activations(fw_text, bw_text):
                       "shape": t["shape"] if t else None, "dtype": t["dtype"] if t else None,
                       "symbolic": bool(t and t["symbolic"]), "tensor": t is not None,
                       "is_input": is_input})
-    if fw:
-        flagged = [o["name"] for o in fw["outputs"] if o.get("comment") and "SavedForBackwards" in o["comment"]]
-        if flagged:
-            byname = {i["name"]: i for i in items}
-            for n in flagged:
-                if n not in byname:  # e.g. renamed in backward; keep the forward's view too
-                    pass
     tensors = [i for i in items if i["tensor"]]
     act = [i for i in tensors if not i["is_input"]]
     total, unknown = sum_bytes(tensors)

@@ -70,9 +70,6 @@ def run(args):
         user = os.environ.get("TORCH_LOGS")
         extra["TORCH_LOGS"] = (user + "," if user else "") + "perf_hints,cudagraphs"
         extra["TORCH_LOGS_OUT"] = "__RUN_DIR__/torch_logs.txt"
-    if extra.get("TORCH_LOGS_OUT"):
-        # the run dir is made inside IR.run; resolve the placeholder there
-        pass
     r = _run(args, extra)
     run_dir, tr = r["run_dir"], r["trace"]
     funcs = IR.compile_functions(tr)

@@ -8,7 +8,6 @@ wall time (optionally against an eager run with TORCH_COMPILE_DISABLE=1)."""
 import json
 import os
 import shlex
-import statistics
 
 from .. import inductor_info as II
 from .. import output, proc, rundir, target
@@ -177,8 +176,9 @@ def _run_model(args, spec, modes):
         result = {"command": "perf", "run_dir": run_dir, "status": "error", "target": spec,
                   "error": results["eager"].get("error"), "modes": results}
         output.emit(args, result, f"# perf: the model fails in eager\n{output.clip(results['eager'].get('error'), 400)}\n"
-                    f"worker stderr: {results['eager'].get('stderr')}\n\nNext: fix the factory/model first; "
-                    f"`{output.cli_command('triage', '--', 'python', '-c', 'pass')}` does not apply to model targets.")
+                    f"worker stderr: {results['eager'].get('stderr')}\n\nNext: fix the factory or the model "
+                    f"(it must run eagerly: `{spec}` returning (model, args[, kwargs])), then rerun "
+                    f"`{output.cli_command('perf', spec)}`")
         return 0
     device = results["eager"].get("device", "cpu")
     cuda = device.startswith("cuda")
