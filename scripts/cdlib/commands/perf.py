@@ -148,9 +148,10 @@ def _trace_facts(tdir):
         from .. import analyze
         rep = analyze.analyze(tdir)
         for b in rep.graph_breaks:
+            fx = b.fix if isinstance(b.fix, dict) else {}
             facts["graph_breaks"].append({"site": b.location.short() if b.location else b.site, "gb_id": b.gb_id,
                                           "type": b.gb_type, "count": b.count, "category": b.category,
-                                          "fix": (b.fix or {}).get("fix") if isinstance(b.fix, dict) else None})
+                                          "fix": fx.get("fix"), "frame_skipped": bool(fx.get("frame_skipped"))})
         facts["recompile_kinds"] = {}
         for f in rep.recompiles:
             for k, v in (f.kinds or {}).items():
@@ -225,7 +226,8 @@ def _run_model(args, spec, modes):
     prof = (results.get("default") or {}).get("profile")
     attribution = {
         "graphs": d.get("graphs"), "graph_breaks": d.get("graph_breaks"),
-        "frames_skipped_in_loop": ((results.get("default") or {}).get("counters") or {}).get("frames_skipped_in_loop"),
+        "frames_skipped_in_loop": ((results.get("default") or {}).get("counters") or {}).get("frames_skipped_in_loop")
+        or sum(1 for b in d.get("graph_breaks") or [] if b.get("frame_skipped")),
         "recompiles": d.get("recompiles"), "recompile_s": d.get("recompile_s"),
         "recompile_kinds": d.get("recompile_kinds"),
         "outside_compiled_share": prof.get("outside_share") if prof else None,
@@ -249,7 +251,9 @@ def _fixes(results, facts, eager_ms, cuda, args):
     out = []
     d = facts.get("default") or {}
     rd = results.get("default") or {}
-    cnt = rd.get("counters") or {}
+    cnt = dict(rd.get("counters") or {})
+    if not cnt.get("frames_skipped_in_loop") and any(b.get("frame_skipped") for b in d.get("graph_breaks") or []):
+        cnt["frames_skipped_in_loop"] = sum(1 for b in d["graph_breaks"] if b.get("frame_skipped"))
     default_ms = rd.get("median_ms") if rd.get("ok") else None
     prof = rd.get("profile") or {}
     def _sites(bs):
@@ -260,8 +264,8 @@ def _fixes(results, facts, eager_ms, cuda, args):
         return f" — {' '.join(r.split())}" if r else ""
 
     if cnt.get("frames_skipped_in_loop"):
-        out.append({"fix": f"remove the graph break inside the loop at {_sites(d.get('graph_breaks') or [])}: a break in "
-                           "a loop makes Dynamo skip the whole function, which then runs eager"
+        out.append({"fix": f"remove the graph break at {_sites(d.get('graph_breaks') or [])}: Dynamo skipped the whole "
+                           "function (a break inside a loop does that), so it runs eager"
                            + _recipe(d.get("graph_breaks") or []),
                     "gain_ms": None, "rank": 0,
                     "why": "frame skipped ('graph break in loop'): torch.compile gives no speedup at all here",

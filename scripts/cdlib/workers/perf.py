@@ -191,7 +191,7 @@ def _run(a, res):
             "frames_total": counters["frames"].get("total", 0),
             "frames_ok": counters["frames"].get("ok", 0),
             "unimplemented": {k.splitlines()[0][:200]: v for k, v in counters["unimplemented"].items()},
-            "frames_skipped_in_loop": sum(v for k, v in counters["unimplemented"].items() if "graph break in loop" in k),
+            "frames_skipped_in_loop": sum(v for k, v in counters["unimplemented"].items() if "graph break in loop" in k or "for/while loop" in k),
         }
         if a.profile:
             res["profile"] = _profile(step, sync, min(iters, 20))
