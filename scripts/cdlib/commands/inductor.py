@@ -217,6 +217,9 @@ def _markdown(args, res, n_dynamo):
         for h in res["perf_hints"][:20]:
             lines.append(f"- [{h['kind']}{' ' + h['compile_id'] if h['compile_id'] else ''}] {output.clip(h['message'], 240)}")
     # next command
+    if res["target_error"] and res["target"]:
+        lines.append(f"\nThe target failed: triage the error first: "
+                     f"`{output.cli_command('triage', '--', *__import__('shlex').split(res['target']))}`")
     nxt = None
     gen = [(g, k) for g in res["graphs"] for k in g["kernels"] if k["kind"] not in ("extern", "fallback")]
     if gen:
