@@ -340,3 +340,14 @@ def test_old_names_exist_in_29():
     text = "".join(open(f, encoding="utf-8", errors="replace").read() for f in src)
     for n in OLD_TORCH_NAMES:
         assert n in text, n
+
+
+def test_failed_target_reported_and_kept_with_from(tmp_path):
+    res, p = run_json("inductor", "--no-debug-dir", "--out", tmp_path / "r", "--", "python",
+                      program("err_inductor_compile.py"), timeout=300)
+    assert p.returncode == 0
+    assert res["target_status"] == "exit 1" and "CppCompileError" in (res["target_error"] or "")
+    res2, _ = run_json("inductor", "--from", res["run_dir"], timeout=60)
+    assert res2["target_status"] == "exit 1"
+    md = open(os.path.join(res["run_dir"], "report.md")).read()
+    assert "triage" in md

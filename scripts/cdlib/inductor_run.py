@@ -50,7 +50,18 @@ def run(args, name, extra_env=None):
         meta = os.path.join(src, "target.txt")
         if os.path.exists(meta):
             argv = shlex.split(open(meta).read().strip())
-        return {"run_dir": src, "trace": tracemod.parse(tdir), "res": None, "argv": argv,
+        res = None
+        tj = os.path.join(src, "target.json")
+        if os.path.exists(tj):
+            import json
+            from .proc import ProcResult
+            try:
+                d = json.load(open(tj))
+                res = ProcResult(argv=argv, returncode=d.get("returncode"), duration_s=d.get("duration_s") or 0.0,
+                                 timed_out=bool(d.get("timed_out")), signal=d.get("signal"))
+            except (ValueError, OSError):
+                res = None
+        return {"run_dir": src, "trace": tracemod.parse(tdir), "res": res, "argv": argv,
                 "target_str": " ".join(shlex.quote(a) for a in argv) if argv else None,
                 "stdout": "", "stderr": _read(os.path.join(src, "target.stderr")), "reused": True}
     argv = proc.resolve_target(args.target)
@@ -72,6 +83,10 @@ def run(args, name, extra_env=None):
                    stdout_path=os.path.join(run_dir, "target.stdout"),
                    stderr_path=os.path.join(run_dir, "target.stderr"))
     proc.progress(f"target finished in {res.duration_s:.1f}s (exit {res.returncode})")
+    import json
+    with open(os.path.join(run_dir, "target.json"), "w") as f:
+        json.dump({"argv": tstr, "returncode": res.returncode, "timed_out": res.timed_out, "signal": res.signal,
+                   "duration_s": res.duration_s}, f)
     return {"run_dir": run_dir, "trace": tracemod.parse(tdir), "res": res, "argv": argv, "target_str": tstr,
             "stdout": res.read_stdout(limit=200_000), "stderr": res.read_stderr(limit=2_000_000), "reused": False}
 
