@@ -342,6 +342,7 @@ def test_old_names_exist_in_29():
         assert n in text, n
 
 
+@pytest.mark.slow
 def test_failed_target_reported_and_kept_with_from(tmp_path):
     res, p = run_json("inductor", "--no-debug-dir", "--out", tmp_path / "r", "--", "python",
                       program("err_inductor_compile.py"), timeout=300)
