@@ -70,6 +70,17 @@ def test_markdown_report(built):
     assert out.splitlines()[-1].startswith("Next: `python3 ")
 
 
+def test_export_failure_is_the_export_phase():
+    r = aoti(f"{MODELS}:data_dependent")
+    assert r["failed_phase"] == "export" and "compile" not in r["phases"]
+    f = r["failure"]
+    assert f["cls"] == "data_dependent_guard"
+    with open(MODELS) as fh:
+        line = next(i for i, l in enumerate(fh, 1) if "if x.sum() > 0" in l)
+    assert f["location"]["line"] == line and f["location"]["file"] == MODELS
+    assert " export " in r["next_command"]
+
+
 @pytest.mark.slow
 def test_debug_crash_names_the_failing_kernel(tmp_path):
     # PyTorch's own test hook: the CPU relu kernel throws at run time
@@ -88,7 +99,8 @@ def test_debug_crash_names_the_failing_kernel(tmp_path):
 
 @pytest.mark.slow
 def test_minify_compile_error_and_verify_repro(tmp_path):
-    r = aoti(f"{MODELS}:tiny_relu", "--minify", "--config", "cpp.inject_relu_bug_TESTING_ONLY=compile_error",
+    # one-op graph: every minifier step is an AOTI compile (~20 s each on 2 cores)
+    r = aoti(f"{MODELS}:relu_only", "--minify", "--config", "cpp.inject_relu_bug_TESTING_ONLY=compile_error",
              "--out", str(tmp_path), timeout=1200)
     assert r["failed_phase"] == "compile" and r["failure"]["cls"] == "cpp_compile_error"
     assert any("error:" in e for e in r["failure"]["errors"]), r["failure"]["errors"]
@@ -96,6 +108,7 @@ def test_minify_compile_error_and_verify_repro(tmp_path):
     assert m["ran"] and m["repro"].startswith(str(tmp_path)) and os.path.exists(m["repro"])
     assert m["verified"] is True  # python repro.py fails with the same C++ compile error
     assert m["nodes_after"] <= m["nodes_before"]
+    assert r["next_command"].endswith("repro.py")
 
 
 @pytest.mark.parametrize("extra, needle", [

@@ -91,3 +91,13 @@ def tiny_relu():
     """Smallest graph with a relu (for inductor's inject_relu_bug_TESTING_ONLY)."""
     torch.manual_seed(0)
     return Relu(), (torch.randn(16),)
+
+
+class ReluOnly(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x)
+
+
+def relu_only():
+    """One op: the cheapest graph to minify (each minifier step is an AOTI compile)."""
+    return ReluOnly(), (torch.randn(16),)

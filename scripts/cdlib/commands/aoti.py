@@ -303,6 +303,10 @@ def minify(args, run_dir, result):
 
 def next_command(args, r):
     f = r.get("failure") or {}
+    mn = r.get("minify") or {}
+    if mn.get("repro") and mn.get("verified"):
+        import shlex
+        return f"python3 {shlex.quote(mn['repro'])}"
     if r["status"] == "ok":
         if args.device == "cpu":
             return output.cli_command("aoti", args.model, "--device", "cuda")

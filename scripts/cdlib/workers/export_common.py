@@ -214,7 +214,8 @@ def classify_exception(exc, strict):
     if re.search(r"Found <class [^>]*> in output|unrecognized type .* at output|output .* not a known type", text):
         out["cls"] = "invalid_output"
         return out
-    if re.search(r"Found <class [^>]*> in input|unrecognized type .* at input", text):
+    if re.search(r"Found <class [^>]*> in input|unrecognized type .* at input|"
+                 r"Expected `mod` to be an instance of `torch.nn.Module`", text):
         out["cls"] = "invalid_input"
         return out
     if "Expected input" in text or "pytree" in text.lower() and "input" in text.lower():
