@@ -53,6 +53,7 @@ _code = 1
 try:
     if _args[0] == "-m":
         sys.argv = [_args[1]] + _args[2:]
+        sys.path[0] = os.getcwd()  # as `python -m` does
         runpy.run_module(_args[1], run_name="__main__", alter_sys=True)
     else:
         sys.argv = _args
@@ -670,6 +671,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
                               run_dir=os.path.join(run_dir, f"rank_{r}"), res=rres, stdout=stdout, stderr=stderr,
                               target_str=tstr)
         rep.artifacts.update({"stdout": so, "stderr": se, "trace_dir": tdir})
+        _drop_shim_frames(rep, shim, stderr)
         if status == "killed" and not rep.errors and code not in (0, None):
             rep.notes.append(f"rank {r} ended with exit code {code} (torchrun stops all ranks when one fails)")
         tr = tracemod.parse(tdir) if os.path.isdir(tdir) else tracemod.Trace([], {}, [])
@@ -796,6 +798,17 @@ def next_steps(result, ranks, tstr, nproc, extra):
             keys.add(k)
             out.append(s)
     return out[:8]
+
+
+def _drop_shim_frames(rep, shim, stderr):
+    """The shim is the outermost frame of every rank: never report it as the user's line."""
+    exc = analyze.parse_exception(stderr)
+    frames = [f for f in (exc["frames"] if exc else []) if f.file != shim]
+    for e in rep.errors:
+        if e.location is not None and e.location.file == shim:
+            e.location = analyze.innermost_user(frames)
+    for b in rep.graph_breaks:
+        b.user_stack = [f for f in b.user_stack if f.file != shim]
 
 
 def run_tlparse_all(run_dir, nproc, timeout=180):

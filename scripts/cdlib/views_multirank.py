@@ -207,7 +207,8 @@ def _common_issues(reps, base):
         f = fsets[0][k]
         g = f.recompiles[0].failures[0] if f.recompiles and f.recompiles[0].failures else None
         lines.append(f"- {f.function} ({_where(f.location, base).split(' `')[0]}) recompiles {len(f.recompiles)}×"
-                     + (f": `{clip(g.guard, 120)}` [{g.kind}]" if g else ""))
+                     + (f": `{clip(g.guard, 120)}` [{g.kind}]" if g else "")
+                     + (f". Fix ({f.fixes[0]['kind']}): {clip(f.fixes[0]['fix'], 240)}" if f.fixes else ""))
     return lines
 
 
