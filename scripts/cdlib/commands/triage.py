@@ -30,7 +30,8 @@ def add_arguments(p):
     p.add_argument("--no-tlparse", action="store_true", help="skip tlparse's HTML report")
     p.add_argument("--nproc", type=int, metavar="N", help="run the script under torchrun with N ranks; "
                    "per-rank reports and what differs between ranks (docs/multirank.md)")
-    p.add_argument("--torchrun-args", metavar='"ARGS"', help="extra torchrun options (with --nproc), one quoted string")
+    p.add_argument("--torchrun-args", metavar='"ARGS"', help='extra torchrun options (with --nproc), one quoted string, e.g. "--master-port 29555"; '
+                   'a lone flag needs =: --torchrun-args=--flag')
 
 
 def run(args):
