@@ -191,3 +191,22 @@ def test_skill_configs_and_env_vars_exist():
         assert m and m.group(1) == name, name
         assert len(m.group(2)) <= 1024 and "<" not in m.group(2) and ">" not in m.group(2)
         assert "!`" not in text
+
+
+def test_per_run_timeout_kills_the_target(tmp_path):
+    """A hanging program: every run hits --timeout (bad), the target process is killed, and since it
+    fails even with backend=eager, the no-compile check says it is not a torch.compile bug."""
+    pidfile = tmp_path / "pid"
+    data, p = run_json("bisect", "--out", tmp_path / "run", "--timeout", "3", "--", "python3",
+                       program("bug_hang.py"), str(pidfile), timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert data["result"]["backend"] == "eager"
+    assert data["ladder"][0]["reason"] == "timeout"
+    assert data["fails_without_compile"] is True
+    pid = int(pidfile.read_text())
+    try:
+        os.kill(pid, 0)
+        alive = open(f"/proc/{pid}/stat").read().split()[2] != "Z"
+    except (ProcessLookupError, FileNotFoundError):
+        alive = False
+    assert not alive

@@ -12,9 +12,11 @@ import os
 import sys
 
 from cdlib.workers import bisect_step
+from cdlib.workers.bisect_step import _kill_target_on_sigterm
 
 
 def main(argv=None):
+    _kill_target_on_sigterm()
     p = argparse.ArgumentParser()
     p.add_argument("--result", required=True)
     p.add_argument("--log-dir", required=True)

@@ -61,6 +61,11 @@ def judge(res, out, err, bad_if=None, bad_if_exception=None):
         why = f"exit status {res.returncode}"
         if etype:
             why += f" ({short_type(etype)}: {emsg[:150]})" if emsg else f" ({short_type(etype)})"
+        else:   # no traceback: the program's own last words (not a log line)
+            last = [ln.strip() for ln in err.splitlines()
+                    if ln.strip() and not re.match(r"^[VIWEC]\d{4} |^\s*warnings\.warn", ln)]
+            if last:
+                why += f" ({last[-1][:150]})"
         return True, why
     return False, "exit status 0"
 
@@ -125,7 +130,18 @@ def step(argv, *, log_dir, timeout, bad_if=None, bad_if_exception=None, env_add=
     return not bad
 
 
+def _kill_target_on_sigterm():
+    """Our parent (the bisector) is killed with its process group on timeout / Ctrl-C, but the
+    target runs in its own session: turn SIGTERM into KeyboardInterrupt so proc.run kills it."""
+    import signal
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, handler)
+
+
 def main(argv=None):
+    _kill_target_on_sigterm()
     p = argparse.ArgumentParser()
     p.add_argument("--log-dir", required=True)
     p.add_argument("--timeout", type=float, default=None)
