@@ -160,27 +160,31 @@ def test_hang_reported_and_no_rank_survives(tmp_path):
     assert "HANG" in md and "waiting in collective `barrier`" in md and "COMPILED GRAPH" in md
 
 
-def test_hang_one_rank_still_compiling(tmp_path):
-    """The issue's case: a collective waits on a rank that recompiled and is still compiling."""
+def test_collective_timeout_while_peer_compiles(tmp_path):
+    """The issue's case: a collective waits on a rank that recompiled and is still compiling; the
+    job's own collective timeout (8 s) fires on rank 0, torchrun stops rank 1 (its stack is dumped)."""
     out = tmp_path / "run"
     prog = program("mr_slow_recompile.py")
-    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "40", "--out", out, "--", prog,
-                      timeout=200)
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "200", "--out", out, "--", prog,
+                      env={"MR_PG_TIMEOUT": "8"}, timeout=260)
     assert p.returncode == 0, p.stderr[-2000:]
-    assert res["status"] == "timeout" and res["surviving_ranks"] == [] and _procs_mentioning(str(out)) == []
-    r0, r1 = res["hang"]["per_rank"]["0"], res["hang"]["per_rank"]["1"]
-    assert r0["state"] == "waiting_collective" and r0["detail"] == "all_reduce"
-    assert r0["user_location"]["line"] == _line_of(prog, "dist.all_reduce(loss)")
-    assert r1["state"] == "compiling"
-    [oc] = r1["open_compiles"]
+    assert res["status"] == "error" and not res["timed_out"]
+    assert res["surviving_ranks"] == [] and _procs_mentioning(str(out)) == []
+    ranks = _by_rank(res)
+    assert res["first_failed_rank"] == 0 and ranks[0]["collective_timeout"] and ranks[0]["status"] == "failed"
+    assert ranks[1]["status"] == "killed" and ranks[1]["report"]["errors"] == []
+    st = ranks[1]["state_when_killed"]
+    assert st["state"] == "compiling"
+    [oc] = st["open_compiles"]
     assert oc["compile_id"] == "0/1" and oc["running_s"] and oc["running_s"] > 1
     [rc] = res["divergence"]["recompiles"]
     assert rc["recompiles_per_rank"] == {"0": 0, "1": 1}
     assert rc["per_rank"]["1"]["reasons"][0]["guard"] == "micro_steps == 10"
     ct = res["divergence"]["compile_time"]
-    assert ct["still_compiling"] == [1] and ct["slowest_rank"] == 1
+    assert ct["still_compiling"] == [1] and ct["slowest_rank"] == 1 and ct["significant"]
+    assert "collective timed out waiting for rank(s) 1" in res["next_steps"][0]["why"]
     md = (out / "report.md").read_text()
-    assert "still COMPILING" in md and "compile 0/1 (step) started" in md
+    assert "TIMED OUT waiting for them" in md and "still COMPILING" in md and "compile 0/1 (step) started" in md
 
 
 def test_ctrl_c_kills_every_rank(tmp_path):

@@ -48,6 +48,8 @@ with open(_status, "w") as f:
     json.dump({"rank": int(_rank), "pid": os.getpid(), "start": _t0, "end": None, "exit_code": None}, f)
 _stacks = open(os.path.join(_root, "stacks", "rank_" + _rank + ".txt"), "w")
 faulthandler.register(signal.SIGUSR1, file=_stacks, all_threads=True)
+# also when torchrun (or the timeout) terminates this rank: dump, then die of SIGTERM as before
+faulthandler.register(signal.SIGTERM, file=_stacks, all_threads=True, chain=True)
 _args = sys.argv[2:]
 _code = 1
 try:
@@ -242,6 +244,16 @@ PEER_LOSS = re.compile(r"Connection (?:closed|reset) by peer|remote (?:worker|pr
                        r"DistNetworkError|DistBackendError", re.I)
 
 
+COLLECTIVE_TIMEOUT = re.compile(r"Timed out waiting \d+ ?ms|Watchdog caught collective operation timeout|"
+                                r"ran for \d+ milliseconds before timing out|collective operation timeout|"
+                                r"DistBackendError.*[Tt]imeout|wait timeout after \d+ ?ms", re.S)
+
+
+def collective_timeout(rep):
+    """The rank's error is its own collective timing out (it waited; the culprit is elsewhere)."""
+    return any(COLLECTIVE_TIMEOUT.search((e.message or "") + " " + (e.type or "")) for e in rep.errors)
+
+
 def root_cause(ranks):
     """The rank that failed first (by the shim's end time) when several failed; (rank, [consequence ranks])."""
     failed = [r for r in ranks if r["status"] in ("failed", "killed")]
@@ -249,6 +261,15 @@ def root_cause(ranks):
         return None, []
     ended = [r for r in failed if r.get("_end")]
     first = min(ended, key=lambda r: r["_end"]) if ended else failed[0]
+    if collective_timeout(first["_rep"]) and not any(r["status"] == "failed" and not collective_timeout(r["_rep"])
+                                                     for r in failed if r is not first):
+        return first["rank"], []  # it waited for peers that torchrun then killed: see their state_when_killed
+    if collective_timeout(first["_rep"]):
+        # it gave up waiting: the culprit is a peer that was elsewhere (compiling, another collective)
+        others = [r for r in failed if r is not first and not collective_timeout(r["_rep"])
+                  and r["status"] == "failed"]
+        if others:
+            first = min(others, key=lambda r: r.get("_end") or 1e18)
     conseq = []
     for r in failed:
         if r is first:
@@ -392,12 +413,13 @@ def parse_stack_dump(text, shim_path=None):
             cur["frames"].append((m.group(1), int(m.group(2)), m.group(3)))
     if not threads:
         return []
-    # the thread that runs the user's script: it has the shim (runpy) at its bottom
-    for t in threads:
+    # the thread that runs the user's script: it has the shim (runpy) at its bottom; the file may
+    # hold several dumps (SIGUSR1 before the timeout, SIGTERM at the kill): the last one wins
+    for t in reversed(threads):
         if shim_path and any(f[0] == shim_path for f in t["frames"]):
             return t["frames"]
     cur = [t for t in threads if t["current"]]
-    return (cur or threads)[0]["frames"]
+    return (cur or threads)[-1]["frames"]
 
 
 def classify_stack(frames, shim_path=None):
@@ -672,24 +694,32 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
                               target_str=tstr)
         rep.artifacts.update({"stdout": so, "stderr": se, "trace_dir": tdir})
         _drop_shim_frames(rep, shim, stderr)
-        if status == "killed" and not rep.errors and code not in (0, None):
-            rep.notes.append(f"rank {r} ended with exit code {code} (torchrun stops all ranks when one fails)")
+        if status == "killed" and code not in (0, None):
+            # killed by torchrun because another rank failed: the signal is not this rank's error
+            rep.errors = [e for e in rep.errors if e.source != "signal"]
+            rep.next_steps = [x for x in rep.next_steps if "SIG" not in x["why"]]
+            rep.notes.append(f"rank {r} was stopped by torchrun (exit code {code}) because another rank failed")
         tr = tracemod.parse(tdir) if os.path.isdir(tdir) else tracemod.Trace([], {}, [])
         facts = trace_facts(tr)
         stack_file = os.path.join(run_dir, "stacks", f"rank_{r}.txt")
-        hang = None
-        now = dump_time[0] if dump_time else time.time()
+        hang = killed_state = None
+        stack_text = _read(stack_file)
+        now = os.path.getmtime(stack_file) if stack_text.strip() else (dump_time[0] if dump_time else time.time())
         for oc in facts["open_compiles"]:
             oc["running_s"] = round(now - oc["started_at"], 1) if oc.get("started_at") else None
-        if timed or (res.timed_out and r in dumped):
-            frames = parse_stack_dump(_read(stack_file), shim)
+        if timed or (res.timed_out and r in dumped) or (status == "killed" and stack_text.strip()):
+            frames = parse_stack_dump(stack_text, shim)
             state, detail, uloc = classify_stack(frames, shim)
             if state is None:  # no stack: judge by the trace
                 state = "compiling" if facts["open_compiles"] else "unknown"
-            hang = {"state": state, "detail": detail, "user_location": uloc,
+            info = {"state": state, "detail": detail, "user_location": uloc,
                     "stack": [f"{f[0]}:{f[1]} in {f[2]}" for f in frames[:12]],
                     "open_compiles": facts["open_compiles"], "last_event": facts["last_event"],
                     "last_event_time": facts["last_event_time"]}
+            if timed or res.timed_out:
+                hang = info
+            else:
+                killed_state = info  # torchrun stopped this rank because another one failed
         os.makedirs(os.path.join(run_dir, f"rank_{r}"), exist_ok=True)
         rd = rep.to_dict()
         with open(os.path.join(run_dir, f"rank_{r}", "report.json"), "w") as f:
@@ -697,7 +727,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         with open(os.path.join(run_dir, f"rank_{r}", "report.md"), "w") as f:
             f.write(triage_markdown(rep, f"rank {r}: {torchrun_str}") + "\n")
         ranks.append({"rank": r, "status": status, "exit_code": code, "duration_s": dur, "pid": st.get("pid") if st else None,
-                      "report_status": rep.status, "hang": hang, "facts": facts, "report": rd, "_rep": rep,
+                      "report_status": rep.status, "hang": hang, "state_when_killed": killed_state, "facts": facts, "report": rd, "_rep": rep,
                       "stdout": so, "stderr": se, "report_md": os.path.join(run_dir, f"rank_{r}", "report.md"),
                       "_end": st.get("end") if st else None})
 
@@ -705,6 +735,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
     first_failed, consequences = root_cause(ranks)
     for r in ranks:
         r["consequence_of_rank"] = first_failed if r["rank"] in consequences else None
+        r["collective_timeout"] = collective_timeout(r["_rep"])
     artifacts = {"trace_dir": os.path.join(run_dir, "trace"), "torchrun_stdout": res.stdout_path,
                  "torchrun_stderr": res.stderr_path, "rank_logs": os.path.join(run_dir, "ranks")}
     if tlparse:
@@ -759,9 +790,21 @@ def next_steps(result, ranks, tstr, nproc, extra):
     steps = []
     div = result["divergence"]
     if result["timed_out"]:
-        steps.append({"why": "ranks hung: make every rank compile the same graphs (fix the divergence below); "
+        steps.append({"why": "ranks hung: make every rank compile the same graphs (fix the divergence above); "
                              "meanwhile lower the collective timeout (init_process_group(timeout=...)) to fail fast",
                       "skill": "trace-dynamo", "command": None})
+    first = next((r for r in ranks if r["rank"] == result.get("first_failed_rank")), None)
+    if first is not None and first.get("collective_timeout"):
+        late = [r for r in ranks if r.get("state_when_killed")]
+        comp = [r["rank"] for r in late if r["state_when_killed"]["state"] == "compiling"]
+        why = f"rank {first['rank']}'s collective timed out waiting for rank(s) {_ranks([r['rank'] for r in late])}"
+        if comp:
+            why += (f", still COMPILING (rank {_ranks(comp)}): make every rank compile the same graphs "
+                    "(see the recompiles/graph breaks above), warm up before the first collective, or raise the "
+                    "init_process_group timeout above the compile time")
+        else:
+            why += ": compare where they were (above) and make every rank issue the same collectives"
+        steps.append({"why": why, "skill": "trace-dynamo", "command": None})
     if div["graph_breaks"]:
         b = div["graph_breaks"][0]
         steps.append({"why": f"graph break at {b['site']} on rank(s) {_ranks(b['ranks'])} only: make the code path "
@@ -773,8 +816,8 @@ def next_steps(result, ranks, tstr, nproc, extra):
     # per-rank steps: once without a rank prefix when every rank has it, else prefixed by the ranks
     by_key = {}
     for r in sorted(ranks, key=lambda r: r["rank"] != result.get("first_failed_rank")):
-        if r.get("consequence_of_rank") is not None:
-            continue  # its error is the peer's failure seen from here
+        if r.get("consequence_of_rank") is not None or r.get("collective_timeout"):
+            continue  # its error is the peer's failure (or lateness) seen from here
         for s in r["_rep"].next_steps:
             if result["timed_out"] and s["skill"] == "overview" and "timeout" in (s.get("command") or "") + s["why"].lower():
                 continue  # the hang section above replaces "raise the timeout"

@@ -80,32 +80,21 @@ def multirank_markdown(result, reps, cwd=None):
                 if r["status"] == "ok":
                     out.append(f"- rank {r['rank']}: had already exited 0 (its peers wait for a collective it never joins)")
                 continue
-            where = x.get("user_location")
-            loc = f" at {_where_d(where, base)}" if where else ""
-            if x["state"] == "waiting_collective":
-                what = f"waiting in collective `{x['detail']}`{loc}"
-            elif x["state"] == "compiling":
-                what = f"still COMPILING{loc}"
-            elif x["state"] == "running_compiled":
-                what = f"running a COMPILED GRAPH{loc} (blocked inside one of its ops"
-                coll = (r.get("facts") or {}).get("collectives") or {}
-                what += f"; this rank's graphs with collectives: {_colls(coll)})" if coll else ")"
-            elif x["state"] == "running":
-                what = f"running Python ({x['detail']}){loc}"
-            else:
-                what = "state unknown (no stack dump)"
-            oc = x.get("open_compiles") or []
-            if oc:
-                c = oc[-1]
-                dur = f" {c['running_s']:.0f} s ago" if c.get("running_s") is not None else ""
-                what += f"; compile {c['compile_id']} ({c.get('function') or '?'}) started{dur}, no compilation_metrics yet"
-            elif x.get("last_event"):
-                le = x["last_event"]
-                what += f"; last trace event {le['event']}" + (f" ({le['compile_id']})" if le.get("compile_id") else "") + \
-                        (f" at {x['last_event_time']}" if x.get("last_event_time") else "") + ", all compiles finished"
-            else:
-                what += "; no trace event (torch.compile never ran on this rank)"
-            out.append(f"- rank {r['rank']}: {what}")
+            out.append(f"- rank {r['rank']}: {_state_text(r, x, base)}")
+        out.append(f"  Stacks: {result['run_dir']}/stacks/rank_<N>.txt")
+
+    killed = [r for r in result["ranks"] if r.get("state_when_killed")]
+    if killed:
+        first = result.get("first_failed_rank")
+        fr = next((r for r in result["ranks"] if r["rank"] == first), None)
+        why = ""
+        if fr is not None and fr.get("collective_timeout"):
+            why = f": rank {first}'s collective TIMED OUT waiting for them (its init_process_group timeout)"
+        elif first is not None:
+            why = f" after rank {first} failed"
+        out.append(f"\n## Ranks stopped by torchrun{why}")
+        for r in killed:
+            out.append(f"- rank {r['rank']}: {_state_text(r, r['state_when_killed'], base)}")
         out.append(f"  Stacks: {result['run_dir']}/stacks/rank_<N>.txt")
 
     out.append("\n## Divergence between ranks")
@@ -161,7 +150,9 @@ def multirank_markdown(result, reps, cwd=None):
             loc = f" at {_where(e.location, base)}" if e.location else ""
             msg = f" — {clip(e.message.splitlines()[0], 200)}" if e.message else ""
             tag = ""
-            if r["rank"] == result.get("first_failed_rank") and len(errs) > 1:
+            if r["rank"] == result.get("first_failed_rank") and r.get("collective_timeout"):
+                tag = " (FAILED FIRST: its collective timed out waiting for the other ranks; see above)"
+            elif r["rank"] == result.get("first_failed_rank") and len(errs) > 1:
                 tag = " (FAILED FIRST: root cause)"
             elif r.get("consequence_of_rank") is not None:
                 tag = f" (consequence of rank {r['consequence_of_rank']} failing)"
@@ -181,6 +172,36 @@ def multirank_markdown(result, reps, cwd=None):
     out.append(f"\nPer-rank reports: {result['run_dir']}/rank_<N>/report.md · traces: trace/rank_<N>/ · "
                f"logs: ranks/ · stacks: stacks/" + (f" · tlparse: {arts['tlparse']}" if arts.get("tlparse") else ""))
     return "\n".join(out)
+
+
+def _state_text(r, x, base):
+    """One line: where a rank was when it was stopped (from its stack dump and its trace)."""
+    where = x.get("user_location")
+    loc = f" at {_where_d(where, base)}" if where else ""
+    if x["state"] == "waiting_collective":
+        what = f"waiting in collective `{x['detail']}`{loc}"
+    elif x["state"] == "compiling":
+        what = f"still COMPILING{loc}"
+    elif x["state"] == "running_compiled":
+        what = f"running a COMPILED GRAPH{loc} (blocked inside one of its ops"
+        coll = (r.get("facts") or {}).get("collectives") or {}
+        what += f"; this rank's graphs with collectives: {_colls(coll)})" if coll else ")"
+    elif x["state"] == "running":
+        what = f"running Python ({x['detail']}){loc}"
+    else:
+        what = "state unknown (no stack dump)"
+    oc = x.get("open_compiles") or []
+    if oc:
+        c = oc[-1]
+        dur = f" {c['running_s']:.0f} s ago" if c.get("running_s") is not None else ""
+        what += f"; compile {c['compile_id']} ({c.get('function') or '?'}) started{dur}, no compilation_metrics yet"
+    elif x.get("last_event"):
+        le = x["last_event"]
+        what += f"; last trace event {le['event']}" + (f" ({le['compile_id']})" if le.get("compile_id") else "") + \
+                (f" at {x['last_event_time']}" if x.get("last_event_time") else "") + ", all compiles finished"
+    else:
+        what += "; no trace event (torch.compile never ran on this rank)"
+    return what
 
 
 def _common_issues(reps, base):

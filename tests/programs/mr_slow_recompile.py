@@ -1,13 +1,17 @@
 """Multi-rank hang while compiling: on step 2 rank 1 gets a different micro-step count, so its
 compiled step recompiles, and that recompile is slow (Dynamo unrolls the Python loop). Rank 0 hits
-its cache and waits in the all-reduce for rank 1, which is still compiling when the timeout hits."""
+its cache and waits in the all-reduce for rank 1, which is still compiling when the timeout hits
+(ours, or with MR_PG_TIMEOUT=8 the collective's own timeout on rank 0)."""
+import datetime
 import os
 
 import torch
 import torch.distributed as dist
 
 cuda = os.environ.get("MR_DEVICE") == "cuda"
-dist.init_process_group("nccl" if cuda else "gloo")
+# MR_PG_TIMEOUT: the job's own collective timeout (default: the library's 30 min)
+pg_timeout = datetime.timedelta(seconds=float(os.environ.get("MR_PG_TIMEOUT", 1800)))
+dist.init_process_group("nccl" if cuda else "gloo", timeout=pg_timeout)
 rank = dist.get_rank()
 dev = torch.device("cuda", int(os.environ.get("LOCAL_RANK", 0))) if cuda else torch.device("cpu")
 if cuda:
