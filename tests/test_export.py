@@ -98,6 +98,15 @@ def test_custom_op_without_fake_kernel():
     assert any(f["failure_type"] == "MISSING_FAKE_KERNEL" for f in r["draft_export"]["failures"])
 
 
+def test_mismatched_fake_kernel_found_by_draft_export():
+    r = export("bad_fake_kernel", "--no-strict")
+    assert r["status"] == "exported"  # export trusts the fake kernel; draft_export runs the real one
+    p = problem(r, "mismatched_fake_kernel")
+    assert p["found_by"] == ["draft_export"]
+    assert p["location"]["line"] == line_of("return torch.empty_like(x)  # wrong") - 1  # the register_fake def
+    assert "bad_fake" in p["details"]["op"] and "real value" in p["details"]["reason"]
+
+
 def test_clean_model_and_dynamic_proposal():
     r = export("clean", "--dynamic")
     assert r["status"] == "exported"

@@ -101,3 +101,22 @@ class ReluOnly(torch.nn.Module):
 def relu_only():
     """One op: the cheapest graph to minify (each minifier step is an AOTI compile)."""
     return ReluOnly(), (torch.randn(16),)
+
+
+@torch.library.custom_op("cdtest::bad_fake", mutates_args=())
+def bad_fake(x: torch.Tensor) -> torch.Tensor:
+    return x[: x.shape[0] // 2].clone()
+
+
+@bad_fake.register_fake
+def _(x):
+    return torch.empty_like(x)  # wrong: the real op returns half the rows
+
+
+class BadFake(torch.nn.Module):
+    def forward(self, x):
+        return bad_fake(x) * 2
+
+
+def bad_fake_kernel():
+    return BadFake(), (torch.randn(8, 3),)

@@ -7,6 +7,7 @@ and verifies it exports. tlparse --export HTML goes into the run dir when tlpars
 import glob
 import json
 import os
+import re
 import shutil
 
 from .. import output, proc, rundir, target
@@ -170,9 +171,21 @@ def problems_of(res):
         f = att.get("failure")
         if f:
             add(f["cls"], f.get("location"), name, f)
+    def norm_op(op):
+        m = re.match(r"^(\w+)(?:::|\.)(\w+)", op or "")
+        return f"{m.group(1)}::{m.group(2)}" if m else None
+
     d = res.get("draft") or {}
     for item in d.get("failures") or []:
         loc = item.get("location")
+        op = norm_op(item.get("op"))
+        same_op = [found[k] for k in order if op and found[k]["cls"] == item["cls"]
+                   and norm_op(found[k]["details"].get("op")) == op]
+        if same_op:  # the export failure already names the call site: keep it, add the definition
+            same_op[0]["found_by"].append("draft_export")
+            if loc:
+                same_op[0]["details"].setdefault("op_defined_at", loc)
+            continue
         # draft reports a missing fake kernel without a stack: attach it to the export failure's line
         if not loc:
             for key in order:
@@ -300,6 +313,8 @@ def render(r):
             out.append(f"Expression: `{det['expr']}`")
         if det.get("op"):
             out.append(f"Op: `{det['op']}`")
+        if det.get("reason"):
+            out.append(f"Reason: {output.clip(det['reason'], 200)}")
         if det.get("gb_id"):
             out.append(f"Graph break: {det['gb_id']} {det.get('gb_type') or ''}")
         for v in (det.get("violations") or [])[:3]:
@@ -316,6 +331,8 @@ def render(r):
                 out.append(f"  {output.clip(sf['error'], 200)}")
         out.append(f"Fix: {p['fix']}")
         out.append("")
+    if st == "exported" and r["problems"]:
+        out += ["Export succeeds, but the problems above make the graph unsound for other inputs: fix them.", ""]
     if st == "exported" and not r["problems"]:
         out += ["Export succeeds in every mode tried; draft_export found no issues.", ""]
     dyn = r.get("dynamic")

@@ -312,6 +312,39 @@ def draft_failures(ep):
             fn = names.get(fr.get("filename"), fr.get("filename"))
             if isinstance(fn, str) and is_user_file(fn):
                 loc = location(fn, fr.get("line"), fr.get("name"))
+        if loc is None and item.get("op"):
+            loc = custom_op_location(item["op"], fake=(ft == "MISMATCHED_FAKE_KERNEL"))
+            if loc:
+                item["location_kind"] = "register_fake" if ft == "MISMATCHED_FAKE_KERNEL" else "custom_op definition"
         item["location"] = loc
         out.append(item)
     return out
+
+
+def custom_op_location(op, fake=False):
+    """'ns.name.default' or 'ns::name' -> where the custom op (or its fake kernel) is defined."""
+    import inspect
+    m = re.match(r"^(\w+)(?:::|\.)(\w+)", op or "")
+    if not m:
+        return None
+    try:
+        from torch._library.custom_ops import OPDEFS
+        opdef = OPDEFS.get(f"{m.group(1)}::{m.group(2)}")
+    except Exception:  # noqa: BLE001
+        return None
+    fn = getattr(opdef, "_abstract_fn" if fake else "_init_fn", None) if opdef is not None else None
+    if fn is None and opdef is not None:
+        fn = getattr(opdef, "_init_fn", None)
+    try:
+        fn = inspect.unwrap(fn)
+        path = inspect.getsourcefile(fn)
+        line = inspect.getsourcelines(fn)[1]
+    except (TypeError, OSError):
+        return None
+    if not path or not is_user_file(path):
+        return None
+    # point at the `def` line, not a decorator
+    lines = open(path).read().splitlines()
+    while line - 1 < len(lines) and not lines[line - 1].lstrip().startswith("def "):
+        line += 1
+    return location(path, line, fn.__name__)
