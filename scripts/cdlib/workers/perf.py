@@ -236,14 +236,16 @@ def _profile(step, sync, n):
         sync()
         total = time.perf_counter() - t
     regions = {}
-    events = [e for e in prof.events() if "Torch-Compiled Region" in e.name]
+    # forward graphs run under "Torch-Compiled Region: <id>"; compiled backward graphs run from the
+    # autograd engine under "CompiledFunctionBackward" (what torch/_inductor/profiler.py matches too)
+    events = [e for e in prof.events() if "Torch-Compiled Region" in e.name or e.name == "CompiledFunctionBackward"]
     # only top-level regions: skip ones nested in another region
     events.sort(key=lambda e: e.time_range.start)
     end = -1
     inside = 0.0
     for e in events:
         s, f = e.time_range.start, e.time_range.end
-        name = e.name.split(":", 1)[-1].strip()
+        name = e.name.split(":", 1)[-1].strip() if ":" in e.name else "backward"
         regions.setdefault(name, [0, 0.0])
         regions[name][0] += 1
         regions[name][1] += (f - s) / 1e6
