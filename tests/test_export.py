@@ -55,6 +55,8 @@ def test_data_dependent_branch(tmp_path):
         html = r["artifacts"]["tlparse_html"]
         assert html and html.startswith(str(tmp_path)) and os.path.exists(html)
     assert os.path.exists(tmp_path / "report.md")
+    # draft_export's own trace goes into the run dir (TORCH_DTRACE), not /tmp/export_<user>
+    assert any(f.endswith(".log") for f in os.listdir(tmp_path / "draft_trace"))
 
 
 @pytest.fixture(scope="module")
