@@ -3,6 +3,7 @@ divergence between ranks; a hang killed at the timeout with no rank left behind;
 Plus unit tests of the parsers on synthetic input, and one GPU test (2 GPUs, NCCL)."""
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -97,6 +98,19 @@ def test_graph_break_on_one_rank(tmp_path):
     assert not ranks[0]["report"]["graph_breaks"] and len(ranks[1]["report"]["graph_breaks"]) == 1
     md = (out / "report.md").read_text()
     assert "ranks DIVERGE" in md and f"mr_break.py:{line}" in md and "NOT on rank(s) 0" in md
+    # the same from the recorded traces (no launch): rank_<N>/ dirs, and a flat dir of rank files
+    flat = tmp_path / "flat"
+    flat.mkdir()
+    for r in (0, 1):
+        for fn in os.listdir(out / "trace" / f"rank_{r}"):
+            shutil.copy(out / "trace" / f"rank_{r}" / fn, flat / fn)
+    for src in (out / "trace", flat):
+        rec, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--trace", src, "--out", tmp_path / f"rec_{src.name}",
+                          timeout=120)
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert rec["mode"] == "recorded" and rec["status"] == "divergent"
+        assert [(g["site"], g["ranks"]) for g in rec["divergence"]["graph_breaks"]] == [(gb["site"], [1])]
+        assert rec["divergence"]["graphs"]["per_rank"] == {"0": 1, "1": 2}
 
 
 def test_recompile_on_one_rank(tmp_path):
@@ -226,7 +240,9 @@ def test_ctrl_c_kills_every_rank(tmp_path):
     (["--nproc", "2", "--", "no_such_script.py"], "no_such_script.py: no such file"),
     (["--nproc", "2", "--", "ls", "-l"], "runs a Python script under torchrun"),
     (["--nproc", "2", "--", "torchrun", "PROG"], "launches torchrun itself"),
-    (["--nproc", "2", "--trace", "/tmp", "--", "PROG"], "does not combine"),
+    (["--nproc", "2", "--trace", "/tmp", "--", "PROG"], "compares a recorded trace"),
+    (["--nproc", "2", "--trace", "/no/such/dir"], "no such file or directory"),
+    (["--nproc", "2", "--from-text", "-", "--", "PROG"], "does not combine"),
     (["--nproc", "two", "--", "PROG"], "invalid int value"),
 ])
 def test_bad_input(args, msg, tmp_path):

@@ -785,6 +785,97 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
     return result, md
 
 
+def group_trace_files(path):
+    """rank -> [trace files] of a recorded multi-rank TORCH_TRACE (flat dir with ..._rank_<N>_... names,
+    rank_<N>/ sub-dirs as we write them, or files whose events carry "rank")."""
+    by_rank = {}
+    for fn in tracemod.trace_files(path):
+        rank = None
+        m = tracemod.RANK_RE.search(os.path.basename(fn)) or tracemod.RANK_RE.search(os.path.basename(os.path.dirname(fn)))
+        if m:
+            rank = int(m.group(1))
+        else:
+            tr = tracemod.parse(fn)
+            rank = tr.ranks[0] if len(tr.ranks) == 1 else None
+        if rank is not None:
+            by_rank.setdefault(rank, []).append(fn)
+    return by_rank
+
+
+def analyze_recorded(args, *, nproc, trace_path):
+    """Divergence between the ranks of an existing multi-rank trace (e.g. copied from a cluster job):
+    no launch, no hang facts. nproc: the number of ranks the job had (missing ones are reported)."""
+    from . import rundir
+    from .views import triage_markdown
+    from .views_multirank import multirank_markdown
+
+    if nproc < 1:
+        raise CliError("--nproc must be at least 1")
+    if not os.path.exists(trace_path):
+        raise CliError(f"{trace_path}: no such file or directory")
+    by_rank = group_trace_files(trace_path)
+    if not by_rank:
+        raise CliError(f"{trace_path}: no per-rank trace files (names with rank_<N>, or rank_<N>/ dirs)")
+    run_dir = rundir.make(args.out, "triage")
+    ranks = []
+    for r in range(max(nproc, max(by_rank) + 1)):
+        files = by_rank.get(r, [])
+        tdir = None
+        if files:
+            tdir = os.path.join(run_dir, "trace", f"rank_{r}")
+            os.makedirs(tdir, exist_ok=True)
+            for fn in files:
+                dst = os.path.join(tdir, os.path.basename(fn))
+                try:
+                    os.symlink(os.path.abspath(fn), dst)
+                except OSError:
+                    shutil.copyfile(fn, dst)
+        rep = analyze.analyze(tdir, run_dir=os.path.join(run_dir, f"rank_{r}"))
+        if tdir:
+            rep.artifacts["trace_dir"] = tdir
+        tr = tracemod.parse(tdir) if tdir else tracemod.Trace([], {}, [])
+        facts = trace_facts(tr)
+        for oc in facts["open_compiles"]:
+            oc["running_s"] = None
+        os.makedirs(os.path.join(run_dir, f"rank_{r}"), exist_ok=True)
+        rd = rep.to_dict()
+        with open(os.path.join(run_dir, f"rank_{r}", "report.json"), "w") as f:
+            json.dump(rd, f, indent=2, default=str)
+        with open(os.path.join(run_dir, f"rank_{r}", "report.md"), "w") as f:
+            f.write(triage_markdown(rep, f"rank {r}: recorded trace") + "\n")
+        ranks.append({"rank": r, "status": "recorded" if files else "no_trace", "exit_code": None, "duration_s": None,
+                      "pid": None, "report_status": rep.status, "hang": None, "state_when_killed": None,
+                      "facts": facts, "report": rd if files else None, "_rep": rep, "stdout": None, "stderr": None,
+                      "report_md": os.path.join(run_dir, f"rank_{r}", "report.md"), "consequence_of_rank": None,
+                      "collective_timeout": collective_timeout(rep)})
+    div = divergence([r if r["report"] is not None else dict(r, report=None) for r in ranks])
+    missing = [r["rank"] for r in ranks if r["status"] == "no_trace"]
+    notes = []
+    if missing:
+        notes.append(f"no trace for rank(s) {_ranks(missing)}: not recorded, or the rank never reached torch.compile")
+    for r in ranks:
+        oc = r["facts"]["open_compiles"]
+        if oc:
+            notes.append(f"rank {r['rank']}: compile {oc[-1]['compile_id']} ({oc[-1].get('function') or '?'}) started "
+                         "but has no compilation_metrics (the trace ends while it compiles: crashed, hung or killed)")
+    errs = any(r["_rep"].errors for r in ranks)
+    status = "error" if errs else "divergent" if div["divergent"] else \
+        "issues" if any(r["report_status"] == "issues" for r in ranks) else \
+        "no-compile" if all(r["report_status"] == "no-compile" for r in ranks) else "clean"
+    html = run_tlparse_all(run_dir, len(ranks)) if not getattr(args, "no_tlparse", False) else None
+    result = {
+        "command": "triage", "schema": "compile-debug/triage-multirank/1", "mode": "recorded", "run_dir": run_dir,
+        "status": status, "target": None, "nproc": nproc, "torchrun_args": [], "launcher": None,
+        "torchrun": f"recorded trace {os.path.abspath(trace_path)}", "launcher_exit_code": None, "timed_out": False,
+        "timeout_s": None, "duration_s": None, "killed_ranks": [], "surviving_ranks": [], "first_failed_rank": None,
+        "restarts": 0, "ranks": [{k: v for k, v in r.items() if not k.startswith("_")} for r in ranks],
+        "divergence": div, "hang": None,
+        "artifacts": {"trace_dir": os.path.abspath(trace_path), **({"tlparse": html} if html else {})}, "notes": notes,
+    }
+    result["next_steps"] = next_steps(result, ranks, None, nproc, [])
+    return result, multirank_markdown(result, [r["_rep"] for r in ranks])
+
+
 def next_steps(result, ranks, tstr, nproc, extra):
     cli = cli_command()
     steps = []

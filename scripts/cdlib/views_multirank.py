@@ -49,8 +49,11 @@ def multirank_markdown(result, reps, cwd=None):
     div = result["divergence"]
     out = [_title(result)]
     tv = next((r.torch_version for r in reps if r.torch_version), None)
-    facts = [f"`{clip(result['torchrun'], 140)}` → " + ("TIMED OUT" if result["timed_out"] else f"exit {result['launcher_exit_code']}")
-             + f" in {result['duration_s']:.1f} s"]
+    if result.get("mode") == "recorded":
+        facts = [f"{result['torchrun']} ({sum(1 for r in result['ranks'] if r['status'] == 'recorded')} ranks with a trace)"]
+    else:
+        facts = [f"`{clip(result['torchrun'], 140)}` → " + ("TIMED OUT" if result["timed_out"] else f"exit {result['launcher_exit_code']}")
+                 + f" in {result['duration_s']:.1f} s"]
     if tv:
         facts.append(f"torch {tv}")
     out.append(" · ".join(facts))
@@ -169,8 +172,10 @@ def multirank_markdown(result, reps, cwd=None):
     for n in result["notes"]:
         out.append(f"Note: {n}")
     arts = result["artifacts"]
-    out.append(f"\nPer-rank reports: {result['run_dir']}/rank_<N>/report.md · traces: trace/rank_<N>/ · "
-               f"logs: ranks/ · stacks: stacks/" + (f" · tlparse: {arts['tlparse']}" if arts.get("tlparse") else ""))
+    live = result.get("mode") != "recorded"
+    out.append(f"\nPer-rank reports: {result['run_dir']}/rank_<N>/report.md · traces: trace/rank_<N>/"
+               + (" · logs: ranks/ · stacks: stacks/" if live else "")
+               + (f" · tlparse: {arts['tlparse']}" if arts.get("tlparse") else ""))
     return "\n".join(out)
 
 

@@ -63,8 +63,14 @@ def _multirank(args):
     from .. import multirank
     if args.nproc is None:
         raise CliError("--torchrun-args needs --nproc N")
-    if args.from_text or args.trace:
-        raise CliError("--nproc runs a script under torchrun; it does not combine with --from-text/--trace")
+    if args.trace:  # compare the ranks of a recorded multi-rank trace
+        if args.target or args.torchrun_args is not None:
+            raise CliError("--nproc N --trace DIR compares a recorded trace; do not also give a target or --torchrun-args")
+        result, md = multirank.analyze_recorded(args, nproc=args.nproc, trace_path=args.trace)
+        emit(args, result, md)
+        return 0
+    if args.from_text:
+        raise CliError("--nproc runs a script under torchrun; it does not combine with --from-text")
     result, md = multirank.run_triage(args, nproc=args.nproc, torchrun_args=args.torchrun_args,
                                       target=args.target, timeout=args.timeout, tlparse=not args.no_tlparse)
     emit(args, result, md)
