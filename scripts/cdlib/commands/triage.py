@@ -29,9 +29,10 @@ def add_arguments(p):
     p.add_argument("--trace", metavar="DIR_OR_FILE", help="analyze an existing TORCH_TRACE dir/file; no run")
     p.add_argument("--no-tlparse", action="store_true", help="skip tlparse's HTML report")
     p.add_argument("--nproc", type=int, metavar="N", help="run the script under torchrun with N ranks; "
-                   "per-rank reports and what differs between ranks (docs/multirank.md)")
-    p.add_argument("--torchrun-args", metavar='"ARGS"', help='extra torchrun options (with --nproc), one quoted string, e.g. "--master-port 29555"; '
-                   'a lone flag needs =: --torchrun-args=--flag')
+                   "per-rank reports and what differs between ranks (docs/multirank.md); with --trace DIR: "
+                   "compare the ranks of a recorded multi-rank trace")
+    p.add_argument("--torchrun-args", metavar='"ARGS"', help='extra torchrun options (with --nproc), one quoted '
+                   'string, e.g. "--master-port 29555"; a lone flag needs =: --torchrun-args=--flag')
 
 
 def run(args):
