@@ -112,8 +112,10 @@ def script_args(target):
     t = list(target)
     if os.path.basename(t[0]).startswith("python") and not t[0].endswith(".py"):
         t = t[1:]
-        while t and t[0] in ("-u", "-B", "-O", "-X") or (t and t[0].startswith("-X")):
-            t = t[1:]
+        while t and t[0].startswith("-") and t[0] != "-m":  # interpreter flags: ours runs the script
+            if t[0] == "-c":
+                raise CliError("--nproc runs a script file or a module, not `python -c`")
+            t = t[2:] if t[0] in ("-X", "-W") else t[1:]
     if not t:
         raise CliError("--nproc: no script after the Python interpreter")
     if t[0] == "-m":
