@@ -148,6 +148,20 @@ def test_one_rank_fails_root_cause(tmp_path):
     assert _procs_mentioning(str(out)) == []
 
 
+def test_rank_killed_by_signal_is_root_cause(tmp_path):
+    out = tmp_path / "run"
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", out, "--",
+                      program("mr_sigkill.py"), timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    ranks = _by_rank(res)
+    assert res["status"] == "error" and res["first_failed_rank"] == 1
+    assert ranks[1]["status"] == "killed" and ranks[1]["exit_code"] == -9
+    assert ranks[1]["report"]["errors"][0]["type"] == "SIGKILL"
+    assert ranks[0]["consequence_of_rank"] == 1
+    md = (out / "report.md").read_text()
+    assert "rank 1 (FAILED FIRST: root cause)" in md and "OOM killer" in md
+
+
 def test_hang_reported_and_no_rank_survives(tmp_path):
     out = tmp_path / "run"
     prog = program("mr_hang.py")

@@ -256,13 +256,21 @@ def collective_timeout(rep):
     return any(COLLECTIVE_TIMEOUT.search((e.message or "") + " " + (e.type or "")) for e in rep.errors)
 
 
-def root_cause(ranks):
-    """The rank that failed first (by the shim's end time) when several failed; (rank, [consequence ranks])."""
+def root_cause(ranks, launcher_root=None):
+    """The rank that failed first (by the shim's end time; else torchrun's "Root Cause" rank, e.g. a
+    rank killed by SIGKILL/SIGSEGV) when several failed: (rank, [consequence ranks])."""
     failed = [r for r in ranks if r["status"] in ("failed", "killed")]
     if not failed:
         return None, []
     ended = [r for r in failed if r.get("_end")]
-    first = min(ended, key=lambda r: r["_end"]) if ended else failed[0]
+    sig_dead = [r for r in failed if r["status"] == "killed" and r.get("exit_code") not in (None, -signal.SIGTERM)]
+    if ended:
+        first = min(ended, key=lambda r: r["_end"])
+    else:
+        first = next((r for r in failed if r["rank"] == launcher_root), sig_dead[0] if sig_dead else failed[0])
+    if sig_dead and launcher_root is not None and launcher_root != first["rank"] and \
+            any(r["rank"] == launcher_root for r in sig_dead):
+        first = next(r for r in sig_dead if r["rank"] == launcher_root)  # died of a signal before the others
     if collective_timeout(first["_rep"]) and not any(r["status"] == "failed" and not collective_timeout(r["_rep"])
                                                      for r in failed if r is not first):
         return first["rank"], []  # it waited for peers that torchrun then killed: see their state_when_killed
@@ -277,7 +285,8 @@ def root_cause(ranks):
         if r is first:
             continue
         errs = r["_rep"].errors
-        if r["status"] == "killed" or not errs or any(PEER_LOSS.search(e.message or "") for e in errs):
+        if (r["status"] == "killed" and r.get("exit_code") in (None, -signal.SIGTERM)) or not errs \
+                or any(PEER_LOSS.search(e.message or "") for e in errs):
             conseq.append(r["rank"])
     return first["rank"], conseq
 
@@ -314,6 +323,14 @@ def strip_rank_prefix(text):
 
 
 FAILURE_RE = re.compile(r"rank\s*:\s*(\d+)\s*\(local_rank:\s*\d+\)\s*\n\s*exitcode\s*:\s*(-?\d+)")
+
+
+ROOT_RE = re.compile(r"Root Cause \(first observed failure\):\s*\n\[\d+\]:.*?rank\s*:\s*(\d+)", re.S)
+
+
+def torchrun_root_rank(text):
+    m = ROOT_RE.search(text or "")
+    return int(m.group(1)) if m else None
 
 
 def torchrun_exit_codes(text):
@@ -696,7 +713,10 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
                               target_str=tstr)
         rep.artifacts.update({"stdout": so, "stderr": se, "trace_dir": tdir})
         _drop_shim_frames(rep, shim, stderr)
-        if status == "killed" and code not in (0, None):
+        if status == "killed" and code == -signal.SIGKILL:
+            rep.notes.append(f"rank {r} was killed by SIGKILL: not by torchrun (it sends SIGTERM); often the "
+                             "OOM killer (check `dmesg`, host memory per rank)")
+        if status == "killed" and code == -signal.SIGTERM:
             # killed by torchrun because another rank failed: the signal is not this rank's error
             rep.errors = [e for e in rep.errors if e.source != "signal"]
             rep.next_steps = [x for x in rep.next_steps if "SIG" not in x["why"]]
@@ -734,7 +754,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
                       "_end": st.get("end") if st else None})
 
     div = divergence(ranks)
-    first_failed, consequences = root_cause(ranks)
+    first_failed, consequences = root_cause(ranks, torchrun_root_rank(launcher_out))
     for r in ranks:
         r["consequence_of_rank"] = first_failed if r["rank"] in consequences else None
         r["collective_timeout"] = collective_timeout(r["_rep"])
