@@ -109,6 +109,16 @@ def test_mismatched_fake_kernel_found_by_draft_export():
     assert "bad_fake" in p["details"]["op"] and "real value" in p["details"]["reason"]
 
 
+def test_graph_break_only_in_strict_mode():
+    r = export("strict_only", "--no-draft")
+    assert r["status"] == "exported" and r["attempts"]["non_strict"]["ok"]
+    p = problem(r, "graph_break")
+    assert p["found_by"] == ["strict"]
+    assert p["location"]["line"] == line_of("torch._dynamo.graph_break()  # fine")
+    assert p["details"]["gb_id"] == "GB0025"
+    assert "strict=False" in p["fix"]
+
+
 def test_clean_model_and_dynamic_proposal():
     r = export("clean", "--dynamic")
     assert r["status"] == "exported"

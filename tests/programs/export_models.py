@@ -120,3 +120,13 @@ class BadFake(torch.nn.Module):
 
 def bad_fake_kernel():
     return BadFake(), (torch.randn(8, 3),)
+
+
+class StrictOnly(torch.nn.Module):
+    def forward(self, x):
+        torch._dynamo.graph_break()  # fine in non-strict export, an error in strict mode
+        return x + 1
+
+
+def strict_only():
+    return StrictOnly(), (torch.randn(4),)

@@ -325,7 +325,8 @@ def render(r):
     for i, p in enumerate(r["problems"], 1):
         loc = p.get("location")
         where = f" at {_short(loc)}" if loc else ""
-        out.append(f"## {i}. {p['title']} [{p['cls']}]{where}")
+        only = " (strict only)" if p["found_by"] == ["strict"] else ""
+        out.append(f"## {i}. {p['title']} [{p['cls']}]{where}{only}")
         if loc and loc.get("code"):
             out.append(f"    {loc['code']}")
         elif not loc and p["cls"] in ("constraint_violation", "specialized_dim") and "draft_export" not in p["found_by"]:
@@ -356,7 +357,12 @@ def render(r):
         out.append(f"Fix: {p['fix']}")
         out.append("")
     if st == "exported" and r["problems"]:
-        out += ["Export succeeds, but the problems above make the graph unsound for other inputs: fix them.", ""]
+        if all(p["found_by"] == ["strict"] for p in r["problems"]):
+            out += ["Non-strict export (the default) succeeds; the problems above only affect strict=True: "
+                    "ignore them unless strict mode is required.", ""]
+        else:
+            out += ["Export succeeds, but draft_export found problems that make the graph wrong for other "
+                    "inputs (or unsound): fix them.", ""]
     if st == "exported" and not r["problems"]:
         out += ["Export succeeds in every mode tried; draft_export found no issues.", ""]
     dyn = r.get("dynamic")
