@@ -777,6 +777,10 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
     if res.timed_out and not dumped:
         notes.append("no rank was alive to dump its stack at the timeout")
 
+    launcher_error = None
+    if all(r["status"] == "not_started" for r in ranks) and not res.timed_out:
+        tail = [ln for ln in _read(res.stderr_path).splitlines() if ln.strip() and not ln.startswith("*")]
+        launcher_error = (tail[-1] if tail else f"torchrun exited {res.returncode}")[:500]
     hung = [r["rank"] for r in ranks if r["status"] == "hung"]
     if res.timed_out:
         status = "timeout"
@@ -795,7 +799,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         "target": tstr, "nproc": nproc, "torchrun_args": extra, "launcher": argv, "torchrun": torchrun_str,
         "launcher_exit_code": res.returncode, "timed_out": res.timed_out, "timeout_s": timeout,
         "duration_s": res.duration_s, "killed_ranks": killed, "surviving_ranks": left,
-        "first_failed_rank": first_failed, "restarts": restarts_seen(run_dir),
+        "first_failed_rank": first_failed, "restarts": restarts_seen(run_dir), "launcher_error": launcher_error,
         "ranks": [{k: v for k, v in r.items() if not k.startswith("_")} for r in ranks],
         "divergence": div,
         "hang": {"ranks": hung, "stacks_dumped": sorted(dumped),
@@ -902,6 +906,11 @@ def next_steps(result, ranks, tstr, nproc, extra):
     cli = cli_command()
     steps = []
     div = result["divergence"]
+    if result.get("launcher_error"):
+        steps.append({"why": f"torchrun failed before starting the ranks: {result['launcher_error']} "
+                             f"(full output: {result['artifacts']['torchrun_stderr']}); fix --torchrun-args or the "
+                             "rendezvous (free port, --master-port)", "skill": "overview", "command": None})
+        return steps
     if result["timed_out"]:
         steps.append({"why": "ranks hung: make every rank compile the same graphs (fix the divergence above); "
                              "meanwhile lower the collective timeout (init_process_group(timeout=...)) to fail fast",

@@ -34,6 +34,8 @@ def _title(result):
     if result["timed_out"]:
         hung = result["hang"]["ranks"] if result.get("hang") else []
         head = f"HANG — timed out after {result['timeout_s']:.0f} s" + (f", rank(s) {','.join(map(str, hung))} still running" if hung else "")
+    elif result.get("launcher_error"):
+        head = f"torchrun FAILED before starting the ranks — {clip(result['launcher_error'], 160)}"
     elif result["status"] == "error":
         bad = [str(r["rank"]) for r in result["ranks"] if r["status"] != "ok"]
         head = f"rank(s) {','.join(bad)} failed" if bad else "torchrun failed"
@@ -101,7 +103,9 @@ def multirank_markdown(result, reps, cwd=None):
         out.append(f"  Stacks: {result['run_dir']}/stacks/rank_<N>.txt")
 
     out.append("\n## Divergence between ranks")
-    if not div["divergent"]:
+    if result.get("launcher_error"):
+        out.append("Not compared: no rank ran.")
+    elif not div["divergent"]:
         out.append(f"None: every rank compiled the same graphs ({_per_rank(div['graphs'].get('per_rank', {}))}), "
                    "same graph breaks and recompiles"
                    + (f"; compile-time skew {div['compile_time']['skew_s']:.2f} s" if div.get("compile_time") else "") + ".")
