@@ -242,6 +242,16 @@ def test_ctrl_c_kills_every_rank(tmp_path):
         assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
 
 
+def test_torchrun_fails_before_ranks(tmp_path):
+    out = tmp_path / "run"
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--torchrun-args", "--max-restarts notanint",
+                      "--out", out, "--", program("mr_same.py"), timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["status"] == "error" and "invalid int value" in res["launcher_error"]
+    assert [r["status"] for r in res["ranks"]] == ["not_started", "not_started"]
+    assert "torchrun FAILED before starting the ranks" in (out / "report.md").read_text()
+
+
 # ---- bad input: one line, exit 2, nothing launched ----------------------------------------
 
 @pytest.mark.parametrize("args,msg", [
