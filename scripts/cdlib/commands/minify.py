@@ -277,16 +277,24 @@ def run(args):
     before_stats = graph_stats(launcher)
     result["launcher"] = launcher
     # 3. minify
-    isolate = args.isolate or kind == "crash"
-    lcmd = [argv[0] if os.path.basename(argv[0]).startswith("python") else proc.sys.executable, launcher, "minify"]
-    if not isolate and after == "aot":
-        lcmd.append("--no-isolate")
-    proc.progress(f"minify 3/4: PyTorch's minifier on {before_stats['nodes'] if before_stats else '?'} FX nodes "
-                  f"({'isolated' if isolate or after != 'aot' else 'in-process'}); cwd {run_dir}")
+    # in-process (--no-isolate) is much faster, but a runtime error consumes the inputs of the
+    # in-process query (Inductor's boxed calling convention clears the list): isolate those.
+    isolate = args.isolate or kind == "crash" or fail.get("category") == "compiled_runtime_error"
+    python = argv[0] if os.path.basename(argv[0]).startswith("python") else proc.sys.executable
     repro = os.path.join(run_dir, "repro.py")
-    mres = proc.run(lcmd, env_add=base_env, cwd=run_dir, timeout=args.timeout,
-                    stdout_path=os.path.join(run_dir, "minifier.stdout"),
-                    stderr_path=os.path.join(run_dir, "minifier.stderr"))
+
+    def minify_once(isolated, tag):
+        cmd = [python, launcher, "minify"] + ([] if isolated or after != "aot" else ["--no-isolate"])
+        proc.progress(f"minify 3/4: PyTorch's minifier on {before_stats['nodes'] if before_stats else '?'} FX nodes "
+                      f"({'isolated' if isolated or after != 'aot' else 'in-process'}); cwd {run_dir}")
+        return proc.run(cmd, env_add=base_env, cwd=run_dir, timeout=args.timeout,
+                        stdout_path=os.path.join(run_dir, f"{tag}.stdout"),
+                        stderr_path=os.path.join(run_dir, f"{tag}.stderr"))
+    mres = minify_once(isolate, "minifier")
+    if not os.path.exists(repro) and not isolate and after == "aot" and not mres.timed_out:
+        notes.append("the in-process minifier failed (see minifier.stderr); reran it isolated")
+        mres = minify_once(True, "minifier_isolated")
+    lcmd = [python]
     merr = mres.read_stderr()
     if "Input graph did not fail the tester" in merr:
         notes.append("the minifier could not reproduce the failure on the dumped graph (it passed in isolation)")

@@ -31,7 +31,12 @@ def signature(stderr_text):
             continue
         m = _EXC_LINE.match(line.rstrip())
         if m:
-            return m.group(1), (m.group(2) or "").strip()
+            msg = (m.group(2) or "").strip()
+            if msg.endswith(":"):   # "BackendCompilerFailed: backend='inductor' raised:" + the cause below
+                k = lines.index(line, last_tb)
+                nxt = next((ln.strip() for ln in lines[k + 1:k + 4] if ln.strip()), "")
+                msg = f"{msg} {nxt}".strip()
+            return m.group(1), msg
     return None, None
 
 
