@@ -137,6 +137,7 @@ def _run_model(args):
                "    " + output.cli_command("bisect", "--bad-if-exception", "AssertionError", "--", "python", "your_check.py")]
     else:
         md += ["", "Next: see the whole compile (graphs, breaks) with", "", "    " + output.cli_command("triage", "--", "python", "your_script.py")]
+    result["next_command"] = md[-1].strip()
     output.emit(args, result, "\n".join(md))
     return 0
 
@@ -178,6 +179,7 @@ def _run_script(args):
             md = ["# accuracy: the program failed before any graph failed the accuracy check", "",
                   f"- {result['error'] or 'exit ' + str(res.returncode)}", "", "Next:", "",
                   "    " + output.cli_command("triage", "--", *args.target)]
+        result["next_command"] = md[-1].strip()
         output.emit(args, result, "\n".join(md))
         return 0
     checkpoint = ck[0][1] if ck else None
@@ -206,5 +208,6 @@ def _run_script(args):
     md += ["", "Next: find the pass/lowering (bisect), or shrink the graph (minify --kind accuracy):", "",
            "    " + nxt_bisect if res.returncode else "    " + output.cli_command("bisect", "--bad-if", "AccuracyError", "--", *args.target),
            "    " + output.cli_command("minify", "--kind", "accuracy", "--", *args.target)]
+    result["next_command"] = md[-1].strip()
     output.emit(args, result, "\n".join(md))
     return 0

@@ -375,6 +375,7 @@ def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wa
             md.append(f"- first failing run: backend {first_bad['backend']}: {first_bad['reason']}")
         md += [f"- target runs: {len(steps)}, steps log: {res['steps_log']}", "",
                "Next: check the target fails deterministically, then run", "", f"    {nxt}"]
+        res["next_command"] = nxt
         output.emit(args, res, "\n".join(md))
         return 0
     if parsed is None:
@@ -387,6 +388,7 @@ def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wa
                "- If it fails without a non-zero exit, say how to see it: --bad-if REGEX or --bad-if-exception NAME.",
                "", "Next: look at the whole run with triage:", "",
                "    " + output.cli_command("triage", "--", *args.target)]
+        res["next_command"] = output.cli_command("triage", "--", *args.target)
         output.emit(args, res, "\n".join(md))
         return 0
     what, advice = meaning(parsed, first_bad)
@@ -419,5 +421,6 @@ def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wa
     md += [output.table(["", ""], rows), "", f"**Meaning:** {res['meaning']}", "", f"**Next:** {res['advice']}",
            "", _by_hand(r), "", f"Artifacts: {run_dir} (steps/ has every run's output)", "",
            "Next command (shrink it to a standalone repro):" if "minify" in nxt else "Next command:", "", f"    {nxt}"]
+    res["next_command"] = nxt
     output.emit(args, res, "\n".join(md))
     return 0

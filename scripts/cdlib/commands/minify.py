@@ -225,6 +225,7 @@ def run(args):
               "- Wrong results the program does not check? Measure them: `accuracy`; or make the program "
               "raise/exit non-zero on a mismatch, or pass --kind accuracy (Inductor's accuracy check on every graph).",
               "", "Next:", "", "    " + output.cli_command("minify", "--kind", "accuracy", "--", *args.target)]
+        result["next_command"] = md[-1].strip()
         output.emit(args, result, "\n".join(md))
         return 0
     if fail.get("timed_out"):
@@ -272,6 +273,7 @@ def run(args):
         md = ["# minify: no repro", "", f"- failure: {_fail_text(fail)}", f"- {why}.",
               "", "Next: find the failing layer instead:", "",
               "    " + output.cli_command("bisect", "--", *args.target)]
+        result["next_command"] = md[-1].strip()
         output.emit(args, result, "\n".join(md))
         return 0
     before_stats = graph_stats(launcher)
@@ -316,6 +318,7 @@ def run(args):
               f"- launcher (unminified, {before_stats['nodes'] if before_stats else '?'} nodes): {launcher}",
               f"- minifier log: {mres.stderr_path}", "", "Next: run the launcher yourself, or bisect:", "",
               "    " + output.cli_command("bisect", "--", *args.target)]
+        result["next_command"] = md[-1].strip()
         output.emit(args, result, "\n".join(md))
         return 0
     after_stats = graph_stats(repro)
@@ -350,6 +353,7 @@ def run(args):
     else:
         md += ["The repro does not fail like the original: it may have minified to a different bug. "
                "Try `--isolate`, or bisect instead:", "", "    " + output.cli_command("bisect", "--", *args.target)]
+    result["next_command"] = md[-1].strip()
     output.emit(args, result, "\n".join(md))
     return 0
 
