@@ -67,6 +67,7 @@ def test_train_forward_backward(tmp_path):
     assert d["ok"] and d["compile_s"] > 0 and d["median_ms"] > 0
 
 
+@pytest.mark.slow
 def test_script_target_shares(tmp_path):
     res, p = run_json("perf", "--eager", "--out", tmp_path / "r", "--", "python", program("gb_loop.py"), timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]

@@ -192,7 +192,9 @@ def _markdown(args, res, n_dynamo):
         if g["cache"]:
             head += f" — cache {g['cache']}"
         lines.append(head)
-        lines.append(f"output code: {g['output_code']}" + (f" · debug dir: {g['debug_dir']}" if g["debug_dir"] else ""))
+        dd = f" · debug dir: {g['debug_dir']}" if g["debug_dir"] else \
+            (" · no debug dir (cache hit: --fresh-cache to get ir_pre/post_fusion)" if g["cache"] == "hit" else "")
+        lines.append(f"output code: {g['output_code']}{dd}")
         rows = []
         for k in g["kernels"][: args.max_kernels]:
             kind = "**fallback**" if k["kind"] == "fallback" else k["kind"]
@@ -214,6 +216,9 @@ def _markdown(args, res, n_dynamo):
         lines.append("\n## perf hints")
         if not res["perf_hints"]:
             lines.append("none logged")
+        if s["graphs"] and s["fx_graph_cache_hits"] == s["graphs"]:
+            lines.append("(every graph came from the FX graph cache: hints are only logged while compiling; "
+                         "rerun with --fresh-cache to see them)")
         for h in res["perf_hints"][:20]:
             lines.append(f"- [{h['kind']}{' ' + h['compile_id'] if h['compile_id'] else ''}] {output.clip(h['message'], 240)}")
     # next command
