@@ -185,6 +185,19 @@ def run(args):
                              "message": ph.get("message"), "location": ph.get("location"), "fix": fix,
                              "errors": ph.get("errors") or [], "error_file": ph.get("error_file"),
                              "excerpt": "\n".join(ph.get("errors") or []) or _excerpt(ph.get("full_message"))}
+    f = result["failure"]
+    if f and f["phase"] in ("run", "load") and _GENERIC.search(f.get("message") or ""):
+        # torch <= 2.13: the exception only says "run_func_(...) API call failed"; the AOTI runtime
+        # printed the real error ("Error: ...") on stderr
+        real = stderr_error(pr)
+        if real:
+            f["api_message"] = f["message"]
+            f["message"] = real
+            if f["phase"] == "run":
+                f["cls"] = classify_run_text(real)
+                f["title"], f["fix"] = PHASE_CLASSES.get(f["cls"], (f["cls"], ""))
+                phases["run"]["cls"] = result["phases"]["run"]["cls"] = f["cls"]
+            result["phases"][f["phase"]]["message"] = real
     if args.debug_crash:
         result["debug_crash"] = kernel_trace(pr, run_dir, result)
     if args.minify:
@@ -192,6 +205,38 @@ def run(args):
     result["next_command"] = next_command(args, result)
     output.emit(args, result, render(result))
     return 0
+
+
+_GENERIC = re.compile(r"API call failed|^run_func_\(")
+_STDERR_ERR = re.compile(r"^(Error: .+|Unknown exception occurred\.?|.*CUDA error: .+|terminate called .+|"
+                         r".*device-side assert.*|.*illegal memory access.*)$")
+
+
+def stderr_error(pr):
+    """The AOTI runtime's own error line on the worker's stderr (the last one), or None."""
+    last = None
+    for line in pr.read_stderr(400000).splitlines():
+        line = line.strip()
+        if _STDERR_ERR.match(line) and not line.startswith("[worker]"):
+            last = line
+    if last and last.startswith("Error: "):
+        last = last[len("Error: "):]
+    return last
+
+
+def classify_run_text(text):
+    """Same rules as the worker's (workers/aoti.py classify_run_text); no torch import here."""
+    if re.search(r"unmatched (dim value|dtype|stride value|device type)|expected it to be >=|"
+                 r"expected to be <=|Expected \d+ inputs?", text, re.I):
+        return "input_check"
+    low = text.lower()
+    if "illegal memory access" in low:
+        return "illegal_memory_access"
+    if "device-side assert" in low or "cuda_error_assert" in low or "assert" in low and "device" in low:
+        return "device_assert"
+    if "out of memory" in low:
+        return "out_of_memory"
+    return "runtime_error"
 
 
 def _excerpt(text, n=12):

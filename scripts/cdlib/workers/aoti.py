@@ -54,11 +54,15 @@ def classify_compile(exc):
 
 
 _INPUT_CHECK = re.compile(r"unmatched (dim value|dtype|stride value|device type)|expected it to be >=|"
-                          r"expected to be <=|Expected \d+ inputs?|num_inputs|input_handles", re.I)
+                          r"expected to be <=|Expected \d+ inputs?", re.I)
 
 
 def classify_run(exc):
-    text = str(exc)
+    return classify_run_text(str(exc))
+
+
+def classify_run_text(text):
+    """Shared with commands/aoti.py (which re-classifies from stderr on older torch)."""
     if _INPUT_CHECK.search(text):
         return "input_check"
     low = text.lower()
