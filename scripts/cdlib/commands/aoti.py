@@ -187,7 +187,7 @@ def run(args):
                              "excerpt": "\n".join(ph.get("errors") or []) or _excerpt(ph.get("full_message"))}
     f = result["failure"]
     if f and f["phase"] in ("run", "load") and _GENERIC.search(f.get("message") or ""):
-        # torch <= 2.13: the exception only says "run_func_(...) API call failed"; the AOTI runtime
+        # older torch (seen on 2.9.1): the exception only says "run_func_(...) API call failed"; the AOTI runtime
         # printed the real error ("Error: ...") on stderr
         real = stderr_error(pr)
         if real:
