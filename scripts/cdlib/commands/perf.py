@@ -297,6 +297,11 @@ def _fixes(results, facts, eager_ms, cuda, args):
         out.append({"fix": "replace or accept the eager fallback kernel(s): " + ", ".join(ops[:5]),
                     "gain_ms": None, "why": f"{len(d['fallbacks'])} fallback launch(es) break fusion",
                     "estimate": "measure with `inductor --perf-hints`"})
+    for m, r in results.items():
+        if m != "eager" and not r.get("ok"):
+            out.append({"fix": f"torch.compile mode {m} fails: {r.get('error')} - fix that first (worker log: "
+                               f"{r.get('stderr')}; as a script, `triage` classifies the error)",
+                        "gain_ms": None, "rank": 0, "why": "compile/run failure", "estimate": "n/a"})
     ok = {m: r for m, r in results.items() if r.get("ok")}
     if default_ms and len(ok) > 2:
         best_m = min((m for m in ok if m != "eager"), key=lambda m: ok[m]["median_ms"])
