@@ -325,6 +325,16 @@ STACK_COMPILING = '''Current thread 0x00007f01 (most recent call first):
 '''
 
 
+STACK_IMPORTING = '''Current thread 0x00007f01 (most recent call first):
+  File "/site-packages/networkx/algorithms/generators.py", line 217 in <module>
+  File "<frozen importlib._bootstrap>", line 241 in _call_with_frames_removed
+  File "/site-packages/torch/_dynamo/__init__.py", line 3 in <module>
+  File "<frozen importlib._bootstrap>", line 241 in _call_with_frames_removed
+  File "/home/u/train.py", line 13 in <module>
+  File "/run/rank_shim.py", line 27 in <module>
+'''
+
+
 def test_classify_stacks():
     frames = multirank.parse_stack_dump(STACK, "/run/rank_shim.py")
     assert frames[0][2] == "wrapper" and len(frames) == 4
@@ -333,6 +343,8 @@ def test_classify_stacks():
     state, detail, uloc = multirank.classify_stack(multirank.parse_stack_dump(STACK_COMPILING), "/run/rank_shim.py")
     assert state == "compiling" and uloc["line"] == 30
     assert multirank.classify_stack([], None) == (None, None, None)
+    state, detail, uloc = multirank.classify_stack(multirank.parse_stack_dump(STACK_IMPORTING), "/run/rank_shim.py")
+    assert (state, detail, uloc["line"]) == ("importing", "networkx/algorithms/generators.py", 13)
 
 
 def _rank(r, graphs, breaks=(), recompiles=(), ct=0.1, status="ok", hashes=None):

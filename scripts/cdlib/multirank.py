@@ -441,6 +441,12 @@ def parse_stack_dump(text, shim_path=None):
     return (cur or threads)[-1]["frames"]
 
 
+def _short_path(path):
+    p = path.replace("\\", "/")
+    i = p.find("/site-packages/")
+    return p[i + len("/site-packages/"):] if i >= 0 else p
+
+
 def classify_stack(frames, shim_path=None):
     """(state, detail, user Location-ish dict) of a hung rank from its stack (innermost first)."""
     if not frames:
@@ -448,6 +454,10 @@ def classify_stack(frames, shim_path=None):
     user = next((f for f in frames if analyze.is_user_file(f[0]) and f[0] != shim_path), None)
     uloc = {"file": user[0], "line": user[1], "function": user[2],
             "code": analyze._src_line(user[0], user[1])} if user else None
+    imp = next((i for i, f in enumerate(frames) if f[0].startswith("<frozen importlib")), None)
+    if imp is not None and not any(f[2] in COLLECTIVES for f in frames[:imp]):
+        mod = next((f[0] for f in frames[:imp] if f[2] == "<module>"), None)  # innermost module being imported
+        return "importing", _short_path(mod) if mod else "a module", uloc
     for f in frames:
         p = f[0].replace("\\", "/")
         if "/torch/distributed/" in p and f[2] in COLLECTIVES:

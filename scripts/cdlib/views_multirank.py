@@ -68,7 +68,8 @@ def multirank_markdown(result, reps, cwd=None):
         if r.get("hang"):
             h = r["hang"]
             last = {"waiting_collective": f"waiting in {h.get('detail')}", "compiling": "COMPILING",
-                    "running_compiled": "in a compiled graph", "running": f"running {h.get('detail') or ''}"
+                    "running_compiled": "in a compiled graph", "importing": "importing",
+                    "running": f"running {h.get('detail') or ''}"
                     }.get(h["state"], h["state"])
         rows.append([r["rank"], _status_cell(r), st.get("graphs", 0), st.get("graph_break_sites", 0),
                      st.get("recompiles", 0), f"{st.get('compile_time_s', 0):.2f}", len(rep.errors), headline(rep), last])
@@ -159,7 +160,8 @@ def multirank_markdown(result, reps, cwd=None):
             tag = ""
             if r["rank"] == result.get("first_failed_rank") and r.get("collective_timeout"):
                 tag = " (FAILED FIRST: its collective timed out waiting for the other ranks; see above)"
-            elif r["rank"] == result.get("first_failed_rank") and len(errs) > 1:
+            elif r["rank"] == result.get("first_failed_rank") and \
+                    sum(1 for x in result["ranks"] if x["status"] in ("failed", "killed")) > 1:
                 tag = " (FAILED FIRST: root cause)"
             elif r.get("consequence_of_rank") is not None:
                 tag = f" (consequence of rank {r['consequence_of_rank']} failing)"
@@ -195,6 +197,8 @@ def _state_text(r, x, base):
         what = f"running a COMPILED GRAPH{loc} (blocked inside one of its ops"
         coll = (r.get("facts") or {}).get("collectives") or {}
         what += f"; this rank's graphs with collectives: {_colls(coll)})" if coll else ")"
+    elif x["state"] == "importing":
+        what = f"still IMPORTING ({x['detail']}){loc}"
     elif x["state"] == "running":
         what = f"running Python ({x['detail']}){loc}"
     else:
