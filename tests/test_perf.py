@@ -117,3 +117,13 @@ def test_gpu_reduce_overhead_cudagraph_skip_reason(tmp_path):
     skips = res["attribution"]["cudagraph_skips"]
     assert skips and any("mutated inputs" in s["reason"] for s in skips), skips
     assert any("cudagraph" in f["fix"] for f in res["fixes"])
+
+
+@pytest.mark.slow
+def test_compile_failure_is_top_fix(tmp_path):
+    res, p = run_json("perf", f"{program('perf_bad.py')}:make", "--modes", "eager,default", "--threads", "1",
+                      "--repeat", "2", "--out", tmp_path / "r", timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    d = _mode(res, "default")
+    assert not d["ok"] and "CppCompileError" in d["error"]
+    assert "fails" in res["fixes"][0]["fix"] and _mode(res, "eager")["ok"]
