@@ -144,7 +144,9 @@ def test_one_rank_fails_root_cause(tmp_path):
     assert gb["ranks"] == [1] and gb["gb_id"] == "GB0059"
     assert 1 in res["divergence"]["failed_ranks"]
     md = (out / "report.md").read_text()
-    assert "rank 1 (FAILED FIRST: root cause)" in md and "consequence of rank 1" in md
+    # rank 0 either saw the connection drop (its error is tagged) or torchrun stopped it first
+    assert "rank 1 (FAILED FIRST: root cause)" in md
+    assert "consequence of rank 1" in md or "Ranks stopped by torchrun after rank 1 failed" in md
     assert _procs_mentioning(str(out)) == []
 
 
