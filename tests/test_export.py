@@ -78,6 +78,7 @@ def test_constraint_refined_by_control_flow(refined_run):
     assert "min=5" in d["code"]
     row = [x for x in d["dims"] if x["input"] == "x" and x["dim"] == 0][0]
     assert row["dynamic"] and row["min"] == 5
+    assert d["other_sizes"]["ok"] and d["other_sizes"]["shapes"][0][0] >= 5
 
 
 def test_dim_specialized_to_constant():
@@ -132,6 +133,10 @@ def test_clean_model_and_dynamic_proposal():
     assert m and f"'y': {{0: {m.group(1)}}}" in d["code"], d["code"]
     # x's feature dim is fixed by the Linear weight: static
     assert [x for x in d["dims"] if x["input"] == "x" and x["dim"] == 1][0]["dynamic"] is False
+    # the exported program also runs (and matches eager) with another batch size
+    oth = d["other_sizes"]
+    assert oth["checked"] and oth["ok"], oth
+    assert oth["shapes"][0][0] == oth["shapes"][1][0] != 6
     assert "aoti" in r["next_command"]
 
 

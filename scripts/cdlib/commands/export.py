@@ -378,6 +378,13 @@ def render(r):
                                           if d["dynamic"] else ""] for d in dims]))
             out.append("Verified: export with this spec " + ("succeeds." if dyn.get("verified") else
                        f"FAILS: {output.clip((dyn.get('verify_failure') or {}).get('message') or dyn.get('error'), 200)}"))
+            oth = dyn.get("other_sizes") or {}
+            if oth.get("checked"):
+                out.append(f"Other sizes {oth.get('shapes')}: the exported program "
+                           + ("runs and matches eager." if oth.get("ok") else
+                              f"does NOT match eager: {output.clip(oth.get('error') or 'different outputs', 200)}"))
+            elif oth.get("why"):
+                out.append(f"Other sizes not checked: {output.clip(oth['why'], 160)}")
         else:
             f = dyn.get("failure") or {}
             out.append(f"Dim.AUTO export failed ({f.get('cls', '?')} at {_short(f.get('location'))}): fix the problems "

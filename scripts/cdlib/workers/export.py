@@ -218,7 +218,69 @@ def propose_dynamic(torch, tgt, result_dims):
         out["verify_failure"] = _fail_info(exc2, False)
     else:
         out["graph"] = _graph_summary(ep2)
+        try:
+            out["other_sizes"] = _check_other_sizes(torch, ep2, model, args, kwargs, rows)
+        except Exception as e:  # noqa: BLE001 - a best-effort extra check
+            out["other_sizes"] = {"checked": False, "why": f"{type(e).__name__}: {ec.first_line(e)}"}
     return out
+
+
+def _check_other_sizes(torch, ep, model, args, kwargs, rows):
+    """Run the exported program and eager on inputs whose dynamic dims have another size
+    (example+1, or -1 at the top of the range); both must run and agree."""
+    import copy
+    from torch.utils import _pytree as pytree
+    new_size = {}
+    for r in rows:
+        if not r["dynamic"]:
+            continue
+        if not re.fullmatch(r"s\d+|u\d+|[a-z]\d+", r["symbol"] or ""):
+            return {"checked": False, "why": f"derived dim {r['symbol']}: not varied"}
+        hi, lo, ex = r["max"], r["min"] or 0, r["example"]
+        n = ex + 1 if hi is None or ex + 1 <= hi else ex - 1
+        if n < max(lo, 2):
+            return {"checked": False, "why": f"no other size in the range of {r['input']} dim {r['dim']}"}
+        new_size[r["symbol"]] = n
+    if not new_size:
+        return {"checked": False, "why": "no dynamic dims"}
+    ph = {n.name: n.meta.get("val") for n in ep.graph.nodes if n.op == "placeholder"}
+    vals = [ph.get(nm) for nm in ep.graph_signature.user_inputs]
+    p_args, p_kwargs = pytree.tree_unflatten(vals, ep.call_spec.in_spec)
+    flat_real, spec = pytree.tree_flatten((args, kwargs))
+    flat_fake, _ = pytree.tree_flatten((p_args, p_kwargs))
+    if len(flat_real) != len(flat_fake):
+        return {"checked": False, "why": "input structure differs"}
+    gen = torch.Generator().manual_seed(0)
+    new_flat = []
+    for real, fake in zip(flat_real, flat_fake):
+        if isinstance(real, torch.Tensor) and hasattr(fake, "shape"):
+            shape = [new_size.get(str(d.node.expr), int(real.shape[i])) if isinstance(d, torch.SymInt) else int(d)
+                     for i, d in enumerate(fake.shape)]
+            if real.is_floating_point():
+                t = torch.randn(shape, generator=gen, dtype=real.dtype)
+            else:  # indices/masks: values from the example, tiled to the new shape
+                t = real.flatten()[:1].expand(shape).clone() if real.numel() else torch.zeros(shape, dtype=real.dtype)
+            new_flat.append(t.to(real.device))
+        else:
+            new_flat.append(real)
+    nargs, nkwargs = pytree.tree_unflatten(new_flat, spec)
+    shapes = [list(t.shape) for t in new_flat if isinstance(t, torch.Tensor)]
+    try:
+        with torch.no_grad():
+            ref = model(*copy.deepcopy(nargs), **copy.deepcopy(nkwargs))
+    except Exception as e:  # noqa: BLE001
+        return {"checked": False, "shapes": shapes, "why": f"eager fails on these sizes: {ec.first_line(e)}"}
+    try:
+        with torch.no_grad():
+            res = ep.module()(*nargs, **nkwargs)
+    except Exception as e:  # noqa: BLE001
+        return {"checked": True, "ok": False, "shapes": shapes,
+                "error": f"{type(e).__name__}: {ec.first_line(e)}"}
+    rl, sl = pytree.tree_leaves(ref), pytree.tree_leaves(res)
+    ok = len(rl) == len(sl) and all(
+        (not isinstance(a, torch.Tensor)) or (a.shape == b.shape and torch.allclose(a, b, rtol=1e-4, atol=1e-4))
+        for a, b in zip(rl, sl))
+    return {"checked": True, "ok": bool(ok), "shapes": shapes}
 
 
 # ---------------------------------------------------------------------- main
