@@ -127,3 +127,18 @@ def test_compile_failure_is_top_fix(tmp_path):
     d = _mode(res, "default")
     assert not d["ok"] and "CppCompileError" in d["error"]
     assert "fails" in res["fixes"][0]["fix"] and _mode(res, "eager")["ok"]
+
+
+def test_runtime_cudagraph_skip_messages_are_captured():
+    """Skips found at run time (cudagraph trees) are only logged: the worker's handler keeps them.
+    No GPU needed: call torch's own logging function."""
+    import subprocess
+    import sys
+    code = ("from cdlib.workers.perf import _capture_cudagraph_skips\n"
+            "s = []\n_capture_cudagraph_skips(s)\n"
+            "from torch._inductor.cudagraph_utils import log_cudagraph_skip_and_bump_counter as f\n"
+            "f('skipping cudagraphs due to mutated inputs (1 instances)')\nprint('SINK', s)\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "PYTHONPATH": os.path.join(root, "scripts")})
+    assert "SINK ['skipping cudagraphs due to mutated inputs (1 instances)']" in p.stdout, p.stderr[-2000:]

@@ -213,7 +213,17 @@ def _capture_cudagraph_skips(sink):
                 sink.append(msg[:500])
 
     torch._logging.set_logs(cudagraphs=True)
-    logging.getLogger("torch").addHandler(H())
+    # torch's registered loggers don't propagate to "torch": attach to the artifact loggers themselves
+    h = H()
+    for name in ("torch._inductor.cudagraph_utils.__cudagraphs", "torch._inductor.scheduler.__cudagraphs",
+                 "torch._inductor.compile_fx.__cudagraphs", "torch._inductor.cudagraph_trees.__cudagraphs"):
+        logging.getLogger(name).addHandler(h)
+    try:
+        import torch._inductor.cudagraph_utils as cu
+        if h not in cu.cudagraphs_log.handlers:
+            cu.cudagraphs_log.addHandler(h)
+    except Exception:
+        pass
 
 
 def _graph_count():
