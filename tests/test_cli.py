@@ -6,7 +6,7 @@ import sys
 import pytest
 from conftest import CLI, program, run_cli
 
-COMMANDS = ["env", "triage"]
+COMMANDS = ["env", "triage", "bisect", "minify", "accuracy", "export", "aoti", "inductor", "aot", "perf"]
 
 
 def test_help_lists_commands_and_does_not_import_torch():

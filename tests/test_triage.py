@@ -197,3 +197,12 @@ def test_from_text_stdin_markdown():
     p = subprocess.run([sys.executable, CLI, "triage", "--from-text", "-"], input="RuntimeError: CUDA error: an illegal memory access was encountered\n",
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0 and "cuda_illegal_memory_access" in p.stdout and "bisect" in p.stdout
+
+
+def test_recorded_multirank_trace_is_compared_not_merged(tmp_path):
+    run_cli("triage", "--nproc", "2", "--no-tlparse", "--out", str(tmp_path / "mr"), "--", program("mr_break.py"),
+            timeout=600, check=0)
+    data, p = run_json("triage", "--out", str(tmp_path / "again"), "--trace", str(tmp_path / "mr" / "trace"), timeout=300)
+    assert p.returncode == 0
+    assert data["divergence"]["divergent"] and data["divergence"]["graph_breaks"], data["divergence"]
+    assert len(data["ranks"]) == 2

@@ -26,8 +26,8 @@ def is_user_file(path):
     p = path.replace("\\", "/")
     if "/site-packages/" in p or "/dist-packages/" in p or "/torch/" in p and "/lib/python" in p:
         return False
-    if p.startswith(_LIB_DIRS) or p.startswith(_SCRIPTS_DIR):
-        return False
+    if p.startswith(_LIB_DIRS) or p.startswith(_SCRIPTS_DIR) or p.endswith("/rank_shim.py"):
+        return False  # rank_shim.py: the launcher triage --nproc writes into its run dir
     return True
 
 

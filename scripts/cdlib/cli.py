@@ -26,10 +26,27 @@ def _discover():
     for info in pkgutil.iter_modules(_commands_pkg.__path__):
         if info.name.startswith("_"):
             continue
-        mod = importlib.import_module(f"{_commands_pkg.__name__}.{info.name}")
+        try:
+            mod = importlib.import_module(f"{_commands_pkg.__name__}.{info.name}")
+        except Exception as e:  # one broken command must not take the others down
+            mod = _broken(info.name, e)
         mods.append(mod)
     mods.sort(key=lambda m: (getattr(m, "ORDER", 100), m.__name__))
     return {m.__name__.rsplit(".", 1)[1]: m for m in mods}
+
+
+def _broken(name, exc):
+    import types
+    mod = types.ModuleType(f"{_commands_pkg.__name__}.{name}")
+    mod.HELP = f"(unavailable: {type(exc).__name__})"
+    mod.ORDER = 999
+    mod.TAKES_TARGET = True
+    mod.add_arguments = lambda p: None
+
+    def run(args):
+        raise CliError(f"the {name} command failed to load ({type(exc).__name__}: {exc}); please report it")
+    mod.run = run
+    return mod
 
 
 def common_options():

@@ -3,7 +3,7 @@ error, located in the user's code, classified, with the next step."""
 import os
 import sys
 
-from .. import EXAMPLES_DIR, analyze, knowledge, proc, rundir
+from .. import EXAMPLES_DIR, analyze, knowledge, proc, rundir, trace
 from ..errors import CliError
 from ..output import cli_command, emit
 from ..views import triage_markdown
@@ -47,6 +47,12 @@ def run(args):
             raise CliError("--trace analyzes an existing trace; do not also give a target command")
         if not os.path.exists(args.trace):
             raise CliError(f"{args.trace}: no such file or directory")
+        ranks = trace.parse(args.trace).ranks
+        if len(ranks) > 1:  # a multi-rank trace: compare the ranks instead of merging them
+            from .. import multirank
+            result, md = multirank.analyze_recorded(args, nproc=max(ranks) + 1, trace_path=args.trace)
+            emit(args, result, md)
+            return 0
         run_dir = rundir.make(args.out, "triage")
         rep = analyze.analyze(args.trace, run_dir=run_dir)
         rep.artifacts["trace_dir"] = os.path.abspath(args.trace)
