@@ -57,8 +57,12 @@ def main():
         prog = os.path.join(ROOT, "tests", "programs", name)
         o, h = [], []
         for i in range(a.reps):
-            o.append(ours(prog, PROGS.get(name, []), tmp))
-            h.append(by_hand(prog, tmp))
+            if i % 2 == 0:   # alternate the order: load on a shared machine drifts
+                o.append(ours(prog, PROGS.get(name, []), tmp))
+                h.append(by_hand(prog, tmp))
+            else:
+                h.append(by_hand(prog, tmp))
+                o.append(ours(prog, PROGS.get(name, []), tmp))
             print(f"{name} rep {i}: ours {o[-1][0]:.1f}s {o[-1][1]} runs {o[-1][2]} | by hand {h[-1][0]:.1f}s "
                   f"{h[-1][1]} runs {h[-1][2]}", file=sys.stderr, flush=True)
         mo, mh = statistics.median(x[0] for x in o), statistics.median(x[0] for x in h)

@@ -21,11 +21,14 @@ from cdlib.commands.minify import graph_stats  # noqa: E402
 PROGS = {"bug_relu_compile_error.py": 2, "bug_relu_accuracy.py": 4}
 
 
+OURS_ARGS = []
+
+
 def ours(prog, tmp):
     out = tempfile.mkdtemp(dir=tmp)
     os.rmdir(out)
     t0 = time.monotonic()
-    p = subprocess.run([sys.executable, CLI, "minify", "--json", "--out", out, "--", sys.executable, prog],
+    p = subprocess.run([sys.executable, CLI, "minify", "--json", "--out", out, *OURS_ARGS, "--", sys.executable, prog],
                        capture_output=True, text=True)
     wall = time.monotonic() - t0
     d = json.loads(p.stdout)
@@ -50,16 +53,22 @@ def by_hand(prog, level, tmp):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--ours-args", default="", help="extra minify options, e.g. '--kind accuracy'")
     ap.add_argument("progs", nargs="*", default=list(PROGS))
     a = ap.parse_args()
+    OURS_ARGS[:] = a.ours_args.split()
     tmp = tempfile.mkdtemp(prefix="minify-bench-")
     rows = []
     for name in a.progs:
         prog = os.path.join(ROOT, "tests", "programs", name)
         o, h = [], []
         for i in range(a.reps):
-            o.append(ours(prog, tmp))
-            h.append(by_hand(prog, PROGS[name], tmp))
+            if i % 2 == 0:   # alternate the order: load on a shared machine drifts
+                o.append(ours(prog, tmp))
+                h.append(by_hand(prog, PROGS[name], tmp))
+            else:
+                h.append(by_hand(prog, PROGS[name], tmp))
+                o.append(ours(prog, tmp))
             print(f"{name} rep {i}: ours {o[-1][0]:.1f}s nodes {o[-1][1]} verified {o[-1][2]} | by hand "
                   f"{h[-1][0]:.1f}s ({h[-1][3]:.1f}s without the repro check) nodes {h[-1][1]}", file=sys.stderr, flush=True)
         mo, mh, mh0 = (statistics.median(x[0] for x in o), statistics.median(x[0] for x in h),
