@@ -269,8 +269,15 @@ def kernel_trace(pr, run_dir, result):
         else:
             unfinished.append(k)
     if not launched:
-        out["verdict"] = ("no kernel names printed: the run did not reach the kernels" if failed in ("run", None)
-                          else f"the {failed} phase failed before any kernel ran")
+        cls = (result.get("phases", {}).get(failed) or {}).get("cls") if failed else None
+        if failed == "compile" and cls in ("device_assert", "illegal_memory_access"):
+            out["verdict"] = (f"a kernel failed ({cls}) while AOTInductor ran the kernels during compilation "
+                              "(autotuning/benchmarking), before the package existed: the kernel printer cannot "
+                              "name it; minify the compile (--minify) or debug the graph with torch.compile "
+                              "(TORCH_LOGS=output_code, CUDA_LAUNCH_BLOCKING=1)")
+        else:
+            out["verdict"] = ("no kernel names printed: the run did not reach the kernels" if failed in ("run", None)
+                              else f"the {failed} phase failed before any kernel ran")
     elif unfinished and failed == "run" or unfinished and result.get("worker_problem"):
         out["first_failing_kernel"] = unfinished[0]
         out["verdict"] = f"{unfinished[0]} started and never finished: it is the first failing kernel"

@@ -50,6 +50,10 @@ def classify_compile(exc):
         return "triton_compile_error"
     if "LoweringException" in names or "LoweringException" in text:
         return "lowering_error"
+    # on CUDA, AOTInductor runs the generated kernels while compiling (autotuning/benchmarking):
+    # a kernel that asserts or reads out of bounds fails the compile phase
+    if re.search(r"device-side assert|illegal memory access|cudaErrorAssert", text, re.I):
+        return classify_run_text(text)
     return "compile_error"
 
 
