@@ -18,6 +18,8 @@ from .. import output, proc, rundir
 from ..errors import CliError
 from .export import CLASSES as EXPORT_CLASSES, _short, check_model_spec, load_error, read_result, worker_problem
 
+from ..workers.aoti import classify_run_text  # noqa: E402  (shared rules; no torch import)
+
 HELP = "build, run and check an AOTInductor .pt2 package against eager; debug crashes (IMA), minify"
 ORDER = 41
 TAKES_TARGET = False
@@ -222,21 +224,6 @@ def stderr_error(pr):
     if last and last.startswith("Error: "):
         last = last[len("Error: "):]
     return last
-
-
-def classify_run_text(text):
-    """Same rules as the worker's (workers/aoti.py classify_run_text); no torch import here."""
-    if re.search(r"unmatched (dim value|dtype|stride value|device type)|expected it to be >=|"
-                 r"expected to be <=|Expected \d+ inputs?", text, re.I):
-        return "input_check"
-    low = text.lower()
-    if "illegal memory access" in low:
-        return "illegal_memory_access"
-    if "device-side assert" in low or "cuda_error_assert" in low or "assert" in low and "device" in low:
-        return "device_assert"
-    if "out of memory" in low:
-        return "out_of_memory"
-    return "runtime_error"
 
 
 def _excerpt(text, n=12):
