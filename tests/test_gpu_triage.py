@@ -1,6 +1,4 @@
 """triage and env on a CUDA machine (marked gpu: skipped without CUDA)."""
-import os
-
 import pytest
 from conftest import program, run_json
 

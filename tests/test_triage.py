@@ -1,12 +1,11 @@
 """triage end to end: real torch.compile on small real programs, one run each (CPU)."""
-import json
 import os
 import shutil
 import subprocess
 import sys
 
 import pytest
-from conftest import CLI, ROOT, program, run_cli, run_json
+from conftest import CLI, program, run_cli, run_json
 
 _CACHE = {}
 
@@ -158,7 +157,7 @@ def test_target_without_dashdash_and_with_args(tmp_path):
     prog.write_text("import sys, torch\nf = torch.compile(lambda x: x * int(sys.argv[1]), backend='eager')\n"
                     "print(f(torch.ones(2)).tolist())\n")
     out = tmp_path / "run"
-    p = run_cli("triage", "--no-tlparse", "--out", str(out), str(prog), "3", timeout=300, check=0)
+    run_cli("triage", "--no-tlparse", "--out", str(out), str(prog), "3", timeout=300, check=0)
     assert open(out / "target.stdout").read().strip() == "[3.0, 3.0]"
 
 

@@ -536,7 +536,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
     rep.graph_breaks = _graph_breaks(tr)
     rep.recompiles = _recompiles(tr, stderr)
     rep.graphs = _graphs(tr)
-    rep.errors = _errors(tr, res, stdout, stderr, target_str, cli + "") if True else []
+    rep.errors = _errors(tr, res, stdout, stderr, target_str, cli)
     _breaks_from_errors(rep)
     rep.stats = _stats(tr, rep.graphs, rep.graph_breaks, rep.recompiles, res)
     rep.next_steps = _next_steps(rep, target_str, cli)

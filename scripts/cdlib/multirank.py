@@ -28,7 +28,6 @@ import time
 
 from . import analyze, proc, trace as tracemod
 from .errors import CliError
-from .output import cli_command
 
 SHIM = r'''"""compile-debug rank shim (written by triage --nproc): per-rank TORCH_TRACE, pid, exit status,
 stack dump on SIGUSR1; then runs the target exactly as `python script.py args` would."""
@@ -630,7 +629,7 @@ def divergence(ranks):
     if len(set(statuses.values())) > 1:
         div["summary"].append("ranks ended differently: " + ", ".join(f"rank {k} {v}" for k, v in statuses.items()))
     elif div["failed_ranks"]:
-        div["summary"].append(f"all ranks failed")
+        div["summary"].append("all ranks failed")
     div["divergent"] = bool(only or differ or coll_diff or div["graph_breaks"] or div["recompiles"]
                             or len(set(counts.values())) > 1 or div["compile_time"].get("significant")
                             or len(set(statuses.values())) > 1)
@@ -913,7 +912,6 @@ def analyze_recorded(args, *, nproc, trace_path):
 
 
 def next_steps(result, ranks, tstr, nproc, extra):
-    cli = cli_command()
     steps = []
     div = result["divergence"]
     if result.get("launcher_error"):

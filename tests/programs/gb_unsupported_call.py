@@ -1,5 +1,4 @@
 """Graph break: a call Dynamo cannot trace (a C function from the standard library)."""
-import copy
 import pickle
 
 import torch

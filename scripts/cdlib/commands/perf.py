@@ -287,7 +287,6 @@ def _fixes(results, facts, eager_ms, cuda, args):
                     "estimate": f"saves {d.get('recompile_s', 0):.2f} s of compile time per process"})
     skips = [s for m in facts for s in facts[m]["cudagraph_skips"]]
     if cuda and skips:
-        ro = results.get("reduce-overhead") or {}
         out.append({"fix": "make the graph cudagraph-safe: " + "; ".join(sorted({s["reason"] for s in skips}))[:300],
                     "gain_ms": None, "why": f"{len(skips)} cudagraph skip(s); reduce-overhead ran without CUDA graphs",
                     "estimate": "launch overhead per kernel (~5-10 us each) x kernels per step"

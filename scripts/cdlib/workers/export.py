@@ -4,9 +4,7 @@ and (--dynamic) a dynamic_shapes proposal. Writes one JSON result file.
     python -m cdlib.workers.export --spec file.py:factory --result R.json [--dynamic] [--no-strict] [--no-draft]
 """
 import argparse
-import copy
 import inspect
-import os
 import re
 import sys
 import time

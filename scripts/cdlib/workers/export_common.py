@@ -5,7 +5,6 @@ import json
 import linecache
 import os
 import re
-import sys
 import traceback
 
 from cdlib.errors import CliError

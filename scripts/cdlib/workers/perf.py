@@ -236,7 +236,6 @@ def _graph_count():
 
 def _profile(step, sync, n):
     """Share of step time spent inside compiled regions ("Torch-Compiled Region: x/y" events)."""
-    import torch
     from torch.profiler import ProfilerActivity, profile
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         sync()
