@@ -33,7 +33,7 @@ def sites(data):
     ("gb_data_dependent_if.py", 8, "GB0170", "data-dependent branch"),
     ("gb_nonzero.py", 7, "GB0036", "dynamic-shape operator"),
     ("gb_explicit.py", 8, "GB0025", "explicit graph break"),
-    ("gb_unsupported_call.py", 10, "GB0007", "call to a skipped function"),
+    ("gb_unsupported_call.py", 9, "GB0007", "call to a skipped function"),
 ])
 def test_graph_break_located_and_classified(triaged, name, line, gb_id, category):
     d = triaged(name)
