@@ -2,6 +2,7 @@
 
 One Inductor cache dir is shared by the whole test session (set before any subprocess starts),
 so each small program pays the cold C++ compile once."""
+import importlib
 import json
 import os
 import shutil
@@ -69,3 +70,17 @@ def run_json(*args, **kw):
         return json.loads(p.stdout), p
     except ValueError:
         raise AssertionError(f"not JSON (exit {p.returncode}):\nSTDOUT:\n{p.stdout[-3000:]}\nSTDERR:\n{p.stderr[-3000:]}")
+
+
+def resolve_dotted(dotted):
+    """The object a dotted name (module path + attributes) names; ImportError/AttributeError if none."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for p in parts[i:]:
+            obj = getattr(obj, p)
+        return obj
+    raise ImportError(dotted)

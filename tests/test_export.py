@@ -1,5 +1,4 @@
 """`export`: real torch.export runs on small models (tests/programs/export_models.py)."""
-import importlib
 import os
 import re
 import shutil
@@ -9,7 +8,7 @@ import time
 
 import pytest
 
-from conftest import CLI, ROOT, program, run_cli, run_json
+from conftest import CLI, ROOT, program, resolve_dotted as _resolve, run_cli, run_json
 
 MODELS = program("export_models.py")
 
@@ -191,18 +190,6 @@ SKILL_FILES = [os.path.join(ROOT, "skills", s, f) for s in ("export", "aoti")
 def _skill_text():
     return "\n".join(open(f).read() for f in SKILL_FILES)
 
-
-def _resolve(dotted):
-    parts = dotted.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for p in parts[i:]:
-            obj = getattr(obj, p)
-        return obj
-    raise ImportError(dotted)
 
 
 def test_skill_frontmatter():

@@ -4,7 +4,7 @@ output code (including a Triton one, so Triton parsing is covered without a GPU)
 import os
 
 import pytest
-from conftest import program, run_cli, run_json
+from conftest import program, resolve_dotted as _resolve, run_cli, run_json
 
 from cdlib import inductor_info as II
 
@@ -258,18 +258,6 @@ def test_skill_frontmatter(skill):
     assert len(text.splitlines()) < 150
 
 
-def _resolve(dotted):
-    import importlib
-    parts = dotted.split(".")
-    for i in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:i]))
-        except ImportError:
-            continue
-        for p in parts[i:]:
-            obj = getattr(obj, p)
-        return obj
-    raise ImportError(dotted)
 
 
 @pytest.fixture(scope="module")
