@@ -42,3 +42,17 @@ def table(headers, rows):
     out = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     out += ["| " + " | ".join(cell(c) for c in r) + " |" for r in rows]
     return "\n".join(out)
+
+
+def target_header(res):
+    """The lines under a script-target report's title: target (status), torch, run dir, target error."""
+    meta = []
+    if res.get("target"):
+        meta.append(f"target `{res['target']}`" + (f" ({res['target_status']})" if res.get("target_status") else ""))
+    if res.get("torch_version"):
+        meta.append(f"torch {res['torch_version']}")
+    meta.append(f"run dir {res['run_dir']}")
+    lines = [" · ".join(meta)]
+    if res.get("target_error"):
+        lines.append(f"target error: `{clip(res['target_error'], 300)}`")
+    return lines

@@ -109,15 +109,7 @@ def _loc(loc):
 
 def _markdown(res):
     L = [f"# aot: {len(res['frames'])} compiled frame(s)"]
-    meta = []
-    if res["target"]:
-        meta.append(f"target `{res['target']}`" + (f" ({res['target_status']})" if res["target_status"] else ""))
-    if res["torch_version"]:
-        meta.append(f"torch {res['torch_version']}")
-    meta.append(f"run dir {res['run_dir']}")
-    L.append(" · ".join(meta))
-    if res["target_error"]:
-        L.append(f"target error: `{output.clip(res['target_error'], 300)}`")
+    L += output.target_header(res)
     if res["status"] == "no-aot":
         L.append("\nOnly Dynamo graphs: the backend does not use AOTAutograd (e.g. backend=\"eager\").")
     elif res["status"] in ("no-compile", "target-failed"):

@@ -168,15 +168,7 @@ def _markdown(args, res, n_dynamo):
     s = res["summary"]
     lines = [f"# inductor: {s['graphs']} compiled graph(s), {s['kernels']} kernel launches "
              f"({s['generated']} generated, {s['extern']} extern, {s['fallback']} fallback)"]
-    meta = []
-    if res["target"]:
-        meta.append(f"target `{res['target']}`" + (f" ({res['target_status']})" if res["target_status"] else ""))
-    if res["torch_version"]:
-        meta.append(f"torch {res['torch_version']}")
-    meta.append(f"run dir {res['run_dir']}")
-    lines.append(" · ".join(meta))
-    if res["target_error"]:
-        lines.append(f"target error: `{output.clip(res['target_error'], 300)}`")
+    lines += output.target_header(res)
     if res["status"] == "no-inductor":
         lines.append(f"\nDynamo captured {n_dynamo} graph(s) but none went through Inductor: the backend is not "
                      "inductor (e.g. backend=\"eager\"/\"aot_eager\") or compilation failed.")
