@@ -152,3 +152,20 @@ def run_worker(name, worker_args, *, run_dir, timeout, env_add=None, tag=None, c
     return run([sys.executable, "-m", f"cdlib.workers.{name}"] + list(worker_args), env_add=env,
                cwd=cwd, timeout=timeout, stdout_path=os.path.join(run_dir, f"{tag}.stdout"),
                stderr_path=os.path.join(run_dir, f"{tag}.stderr"))
+
+
+STARTUP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "startup")
+
+
+def startup_env(run_dir, steps, name="startup"):
+    """Env vars that make the target apply `steps` right after it imports torch (see
+    cdlib/startup/sitecustomize.py): [{"stance": ...}, {"config": {...}}, {"code": "..."}].
+    The settings file and the marker (one pid per process that applied them) go in run_dir."""
+    import json
+    path = os.path.join(run_dir, f"{name}.json")
+    marker = os.path.join(run_dir, f"{name}.applied")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump({"steps": steps, "applied_marker": marker}, f, indent=1)
+    pp = os.environ.get("PYTHONPATH")
+    return {"COMPILE_DEBUG_STARTUP": path,
+            "PYTHONPATH": STARTUP_DIR + (os.pathsep + pp if pp else "")}

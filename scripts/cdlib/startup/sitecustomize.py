@@ -1,0 +1,134 @@
+"""compile-debug startup hook: applies settings to the user's unmodified program.
+
+The tool puts this directory first on PYTHONPATH and names a JSON file in COMPILE_DEBUG_STARTUP.
+Python imports this module at start-up (site.py); it first runs the user's own sitecustomize, if
+one exists further down sys.path, then waits for `import torch` to finish and applies, in order:
+  {"stance": "force_eager"}                      torch.compiler.set_stance(...)
+  {"config": {"torch._dynamo.config.NAME": V}}   setattr on the config module (dotted, any module)
+  {"code": "python statements"}                  exec'd with torch imported (e.g. mark_dynamic wrappers)
+Nothing is imported before the program imports torch, so programs that never import torch (and
+torch's own compile-worker subprocesses) pay nothing. Failures are printed as one line
+"[compile-debug startup] ..." on stderr and do not stop the program."""
+import importlib
+import importlib.abc
+import json
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def _chain_user_sitecustomize():
+    """Import the next sitecustomize on sys.path (the user's), as if ours were not there."""
+    saved_path, saved_mod = list(sys.path), sys.modules.pop("sitecustomize", None)
+    try:
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != _HERE]
+        import importlib.util
+        spec = importlib.util.find_spec("sitecustomize")
+        if spec is not None and spec.origin and os.path.dirname(os.path.abspath(spec.origin)) != _HERE:
+            importlib.import_module("sitecustomize")
+    except Exception as e:  # the user's own hook failing is theirs to see, as without us
+        print(f"[compile-debug startup] your sitecustomize raised {type(e).__name__}: {e}", file=sys.stderr)
+    finally:
+        sys.path[:] = saved_path
+        if saved_mod is not None:
+            sys.modules["sitecustomize"] = saved_mod
+
+
+def _load_settings():
+    path = os.environ.get("COMPILE_DEBUG_STARTUP")
+    if not path:
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"[compile-debug startup] cannot read {path}: {e}", file=sys.stderr)
+        return None
+
+
+def _set_dotted(name, value):
+    mod_name, _, attr = name.rpartition(".")
+    mod = importlib.import_module(mod_name)
+    if not hasattr(mod, attr):
+        raise AttributeError(f"{mod_name} has no setting {attr!r}")
+    cur = getattr(mod, attr)
+    if isinstance(cur, set) and isinstance(value, list):  # e.g. reorderable_logging_functions
+        value = cur | set(_resolve(v) for v in value)
+    setattr(mod, attr, value)
+
+
+def _resolve(v):
+    """'logging.Logger.debug' -> the object, for set-valued configs that hold functions."""
+    if isinstance(v, str) and "." in v:
+        parts = v.split(".")
+        for i in range(len(parts), 0, -1):
+            try:
+                obj = importlib.import_module(".".join(parts[:i]))
+            except ImportError:
+                continue
+            for p in parts[i:]:
+                obj = getattr(obj, p)
+            return obj
+    return v
+
+
+def apply(settings):
+    """Apply the settings (torch is imported). Each step reports its own failure and goes on."""
+    import torch  # noqa: F401  (already imported by the program)
+    for step in settings.get("steps", []):
+        try:
+            if "stance" in step:
+                torch.compiler.set_stance(step["stance"])
+            if "config" in step:
+                for k, v in step["config"].items():
+                    _set_dotted(k, v)
+            if "code" in step:
+                exec(compile(step["code"], "<compile-debug startup>", "exec"), {"torch": torch})
+        except Exception as e:
+            print(f"[compile-debug startup] {json.dumps(step)[:200]} failed: {type(e).__name__}: {e}", file=sys.stderr)
+    marker = settings.get("applied_marker")
+    if marker:
+        try:
+            with open(marker, "a", encoding="utf-8") as f:
+                f.write(f"{os.getpid()}\n")
+        except OSError:
+            pass
+
+
+class _AfterTorchImport(importlib.abc.MetaPathFinder):
+    """Wraps torch's loader so that `apply` runs right after torch/__init__.py finishes."""
+
+    def __init__(self, settings):
+        self.settings, self.done = settings, False
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != "torch" or self.done:
+            return None
+        self.done = True
+        sys.meta_path.remove(self)
+        import importlib.util
+        spec = importlib.util.find_spec("torch")
+        if spec is None or spec.loader is None:
+            return spec
+        loader, settings = spec.loader, self.settings
+
+        class _Loader(importlib.abc.Loader):
+            def create_module(self, spec):
+                return loader.create_module(spec)
+
+            def exec_module(self, module):
+                loader.exec_module(module)
+                apply(settings)
+
+        spec.loader = _Loader()
+        return spec
+
+
+_chain_user_sitecustomize()
+_settings = _load_settings()
+if _settings and _settings.get("steps"):
+    if "torch" in sys.modules:
+        apply(_settings)
+    else:
+        sys.meta_path.insert(0, _AfterTorchImport(_settings))
