@@ -125,6 +125,10 @@ def test_claude_install_and_details(tmp_path):
     assert p.returncode == 0, p.stdout + p.stderr
     version = json.load(open(os.path.join(ROOT, ".claude-plugin/plugin.json")))["version"]
     assert f"torch-compile {version}" in p.stdout
+    # issue 11: every Claude Code session of every user pays the always-on cost; keep it <= 700 tokens
+    m = re.search(r"Always-on:\s*~?([\d,]+)\s*tok", p.stdout)
+    assert m, p.stdout
+    assert int(m.group(1).replace(",", "")) <= 700, f"always-on cost {m.group(1)} tokens > 700"
     line = next(ln for ln in p.stdout.splitlines() if ln.strip().startswith("Skills ("))
     for s in SKILLS + ["compile-debug"]:
         assert re.search(rf"\b{re.escape(s)}\b", line), f"{s} missing from: {line}"
