@@ -62,16 +62,20 @@ def test_break_in_loop_skips_frame(ver):
         assert [a["gb_id"] for a in b.fix["also"]] == ["GB7000"]
 
 
-@pytest.mark.parametrize("ver,name,kind,fn,line", [
+@pytest.mark.parametrize("ver,name,kind,fn,line,expected", [
     (v, *case) for v in VERSIONS for case in [
-        ("rc_batch", "shape", "forward", 10), ("rc_float", "python_float", "scale", 5),
-        ("rc_grad", "grad_mode", "step", 7), ("rc_limit", "module_attribute", "forward", 12)]])
-def test_recompile_kinds(ver, name, kind, fn, line):
+        ("rc_batch", "shape", "forward", 10, True), ("rc_float", "python_float", "scale", 5, True),
+        ("rc_grad", "grad_mode", "step", 7, True), ("rc_limit", "module_attribute", "forward", 12, False)]])
+def test_recompile_kinds(ver, name, kind, fn, line, expected):
     r = report(ver, name)
     (f,) = r.recompiles
     assert f.function == fn and f.location.line == line
     assert list(f.kinds) == [kind]
-    assert any(x["kind"] == kind and x["fix"] for x in f.fixes)
+    (c,) = f.causes
+    assert c["kind"] == kind and c["fix"] and c["expected"] is expected
+    # a single new shape / number / grad-mode switch is a one-time recompile torch expects: not a fix item
+    assert f.expected_only is expected and any(x["kind"] == kind for x in f.fixes) is not expected
+    assert (r.status == "clean") is expected
 
 
 @pytest.mark.parametrize("ver", VERSIONS)
