@@ -123,10 +123,10 @@ def _construct(gb_id, site, gb):
 
 def _graph_breaks(tr):
     sites, seen = {}, set()
-    entries = set()   # (file, function) of every compiled frame
+    entries = set()   # (file, function) of the functions called through torch.compile's wrapper
     for e in tr.of("dynamo_start"):
         fr = tr.frames(e.data.get("stack"))
-        if fr:
+        if len(fr) > 1 and "/torch/_dynamo/" in fr[-2][0].replace("\\", "/"):
             entries.add((fr[-1][0], fr[-1][2]))
     for e in tr.artifacts("dynamo_graph_break_reason"):
         gb = parse_graph_break(e.payload)
@@ -242,10 +242,10 @@ def _name(src):
 def guard_cause(guard, kind):
     """What changed, in words: "shape of `tokens` dim 1", "value of `self.temperature`", "grad mode"."""
     g = guard.strip()
-    m = re.match(r"tensor '([^']+)' (size|stride) mismatch at index (\d+)", g)
+    m = re.match(r"tensor '(.+)' (size|stride) mismatch at index (\d+)", g)
     if m:
         return f"{'shape' if m.group(2) == 'size' else 'strides'} of `{_name(m.group(1))}` dim {m.group(3)}"
-    m = re.match(r"tensor '([^']+)' (dtype|device|device index|requires_grad|dispatch key set|storage_offset) mismatch", g)
+    m = re.match(r"tensor '(.+)' (dtype|device|device index|requires_grad|dispatch key set|storage_offset) mismatch", g)
     if m:
         return f"{m.group(2)} of `{_name(m.group(1))}`"
     m = re.match(r"GLOBAL_STATE changed: (.+)", g)

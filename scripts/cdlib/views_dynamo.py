@@ -112,7 +112,9 @@ def recompiles_md(rep, base):
             rng = ids[0] if len(ids) == 1 else f"{ids[0]}…{ids[-1]}"
             at = f" at {where(c['location'], base)}" if c.get("location") else ""
             tag = f" — expected: {c['why']}" if c["expected"] else ""
-            out.append(f"  - {c['cause']} ×{c['count']} ({rng}) [{c['kind']}]: `{clip(c['guard'], 90)}`{at}{tag}")
+            older = c["count"] - c["primary"]
+            also = f", +{older} against older cache entries" if older else ""
+            out.append(f"  - {c['cause']} ×{c['primary']} ({rng}{also}) [{c['kind']}]: `{clip(c['guard'], 90)}`{at}{tag}")
             if c.get("library") and c.get("stack"):
                 out += chain_lines(c["stack"], indent="   ")
             if c.get("hint"):
