@@ -16,6 +16,8 @@ from .report import FunctionRecompiles, GraphBreak, GuardFailure, Location, Reco
 
 GB_URL_RE = re.compile(r"/gb/gb(\d+)\.html", re.I)
 SITE_RE = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$", re.M)
+# torch's generic "tell us about it" hints: no action for the user
+BOILERPLATE_HINTS = ("It may be possible to write Dynamo tracing rules", "File an issue to PyTorch")
 LOGGER_RE = re.compile(r"method: <Logger ([\w.]+) \(\w+\)>\.(\w+)")
 
 
@@ -54,7 +56,7 @@ def parse_graph_break(payload):
     return {
         "site_file": site_file, "site_line": site_line, "gb_ids": list(dict.fromkeys(ids)),
         "gb_type": gb_type, "explanation": " ".join(explanation).strip(),
-        "hints": [h for h in hints if "report an issue to PyTorch" not in h and not h.startswith("File an issue")],
+        "hints": [h for h in hints if not h.startswith(BOILERPLATE_HINTS)],
         "frames": frames,
         "frame_skipped": "falling back to eager" in text or "frame skipped" in text,
         "text": primary,
@@ -161,6 +163,8 @@ def make_break(gb, gb_id, location=None, entries=()):
         loc.code = src_line(loc.file, loc.line)
     recipe = _construct(gb_id, site, gb) or knowledge.graph_break_recipe(gb_id, f"{gb['gb_type']}\n{gb['text']}")
     fix = dict(recipe)
+    if gb_id and "recipe_id" not in recipe:   # no curated recipe: torch's page for this break id
+        fix["url"] = f"https://meta-pytorch.github.io/compile-graph-break-site/gb/gb{gb_id[2:].lower()}.html"
     also = gb["gb_ids"][1:]
     if also:
         fix["also"] = [{"gb_id": i, "gb_type": knowledge.gb_type_of(i),

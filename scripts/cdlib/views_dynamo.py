@@ -75,6 +75,8 @@ def graph_breaks_md(rep, base):
         if b.fix.get("fix"):
             label = "Fix for this construct" if str(b.fix.get("recipe_id", "")).startswith("construct:") else "Fix"
             out.append(f"   {label}: {clip(' '.join(b.fix['fix'].split()), 480)}")
+        if b.fix.get("url"):
+            out.append(f"   PyTorch's page for {b.gb_id}: {b.fix['url']}")
         if b.fix.get("code"):
             out.append(_code(b.fix["code"]))
         lib = [w for w in b.workarounds if w["source"] != "pytorch"]
