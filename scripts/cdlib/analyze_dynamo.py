@@ -8,7 +8,7 @@ import os
 import re
 
 from . import knowledge
-from .frames import chain, innermost_user, is_user_file, library_of, loc as _loc, parse_py_frames, \
+from .frames import chain, innermost_user, is_stdlib, is_user_file, library_of, loc as _loc, parse_py_frames, \
     qualified_name, src_line
 from .report import FunctionRecompiles, GraphBreak, GuardFailure, Location, Recompile
 
@@ -96,8 +96,12 @@ def _workarounds(gb, recipe, stack, site, entries=()):
         out.append({"source": "derived", "text": f"Run `{q}` eagerly (the graph still splits around its call, "
                     "but Dynamo stops tracing into it); patch it once at start-up, before the first compiled call:",
                     "code": f"import {module_of(site.file)}\n{q} = torch.compiler.disable({q})"})
-    out.append({"source": "derived", "text": f"A newer `{lib}` may avoid this break (`pip install -U {lib}`; "
-                "check its changelog for torch.compile fixes)."})
+    if lib == "torch":
+        out.append({"source": "derived", "text": "A newer torch may trace this (check the release notes for this "
+                    "graph-break id)."})
+    elif not is_stdlib(site.file):
+        out.append({"source": "derived", "text": f"A newer `{lib}` may avoid this break (`pip install -U {lib}`; "
+                    "check its changelog for torch.compile fixes)."})
     return out
 
 

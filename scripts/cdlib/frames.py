@@ -41,6 +41,11 @@ def _lib_rel(path):
     return None
 
 
+def is_stdlib(path):
+    p = (path or "").replace("\\", "/")
+    return not _PKG_RE.search(p) and any(p.startswith(d.replace("\\", "/") + "/") for d in _LIB_DIRS)
+
+
 def display_path(path, base=None):
     """Short path for reports: installed packages from their top-level package, user files relative
     to base (the cwd) when inside it."""
@@ -154,7 +159,7 @@ def chain(frames, base=None):
     out = []
     for fr in frames:
         rel = _lib_rel(fr.file) or ""
-        if _PLUMBING.match(rel):
+        if _PLUMBING.match(rel) or fr.file.endswith("/rank_shim.py"):
             continue
         if fr.code is None and fr.line:
             fr.code = src_line(fr.file, fr.line)
