@@ -76,6 +76,7 @@ def _workarounds(gb, recipe, stack, site, entries=()):
     can do without editing the library: a derived config line, torch.compiler.disable on the named
     library function, a library setting, an upgrade."""
     out = [{"source": "pytorch", "text": h} for h in gb["hints"]]
+    site = owner_frame(stack, site)
     lib = library_of(site.file) if site else None
     if not lib:
         return out
@@ -103,6 +104,19 @@ def _workarounds(gb, recipe, stack, site, entries=()):
         out.append({"source": "derived", "text": f"A newer `{lib}` may avoid this break (`pip install -U {lib}`; "
                     "check its changelog for torch.compile fixes)."})
     return out
+
+
+def owner_frame(stack, site):
+    """The library frame the user would name: when torch broke inside torch or the standard library
+    on behalf of a third-party package (transformers -> torch/utils/hooks.py), that package's
+    innermost frame; else the break site."""
+    if site is None or site.user:
+        return site
+    if library_of(site.file) == "torch" or is_stdlib(site.file):
+        third = [f for f in stack if not f.user and library_of(f.file) not in (None, "torch") and not is_stdlib(f.file)]
+        if third:
+            return third[-1]
+    return site
 
 
 def _is_property(frame):
@@ -181,7 +195,7 @@ def make_break(gb, gb_id, location=None, entries=()):
         gb_type=gb["gb_type"] or knowledge.gb_type_of(gb_id) or "graph break",
         category=recipe.get("category", "other graph break"), location=loc, explanation=gb["explanation"],
         hints=gb["hints"], count=0, frames=[], fix=fix, user_stack=user_frames[-4:], stack=stack,
-        in_library=in_lib, library=library_of(site.file) if in_lib else None,
+        in_library=in_lib, library=library_of(owner_frame(stack, site).file) if in_lib else None,
         workarounds=_workarounds(gb, recipe, stack, site, entries) if site else [{"source": "pytorch", "text": h} for h in gb["hints"]])
 
 
