@@ -148,7 +148,7 @@ def test_library_break_chain_and_workarounds():
 def test_library_break_markdown_shows_hints_and_chain():
     from cdlib import views
     md = views.triage_markdown(report("torch-2.14", "hf_gpt2_gc"))
-    i_hint, i_fix = md.index("PyTorch's hints:"), md.index("   Fix:")
+    i_hint, i_fix = md.index("PyTorch's hints:"), md.index("   Fix (a change to the breaking line")
     assert i_hint < i_fix and "In library code (transformers), not yours" in md
     assert "lib transformers/models/gpt2/modeling_gpt2.py:680 in forward" in md
     assert "Without editing transformers:" in md
