@@ -178,3 +178,7 @@ def test_guard_cause_names():
     assert guard_cause("GLOBAL_STATE changed: grad_mode ", "grad_mode") == "grad mode"
     assert guard_cause("L['self'].temperature == 0.9", "module_attribute") == "value of `self.temperature`"
     assert guard_cause("len(L['xs']) == 2", "container_length") == "length of `xs`"
+    # transformers generate() on 2.14: a dynamic dim left the range it was compiled for
+    assert guard_cause("2 <= input_ids.size()[1] <= 8", "shape") == "shape of `input_ids` dim 1"
+    from cdlib import knowledge
+    assert knowledge.guard_kind("2 <= input_ids.size()[1] <= 8")["kind"] == "shape"

@@ -270,6 +270,9 @@ def guard_cause(guard, kind):
     m = re.match(r"tensor '(.+)' (dtype|device|device index|requires_grad|dispatch key set|storage_offset) mismatch", g)
     if m:
         return f"{m.group(2)} of `{_name(m.group(1))}`"
+    m = re.search(r"([\w.\[\]']+)\.size\(\)\[(\d+)\]", g)      # a symbolic-size guard: 2 <= x.size()[1] <= 8
+    if m:
+        return f"shape of `{_name(m.group(1))}` dim {m.group(2)}"
     m = re.match(r"GLOBAL_STATE changed: (.+)", g)
     if m:
         return "grad mode" if "grad_mode" in m.group(1) else f"global state ({m.group(1).strip()[:60]})"
