@@ -50,6 +50,17 @@ def graph_break_recipes():
         if r.get("escape"):
             out.append(f"\nEscape hatch: {r['escape']}")
         out.append("")
+    out.append("## Recipes by construct (chosen from how the break line uses the value)\n")
+    for c in data.get("constructs") or []:
+        out.append(f"### {c['use']}: {c['category']}\n")
+        out.append(f"Replaces the recipe of {', '.join(a for a in c['applies_to'] if a.startswith('GB'))}. "
+                   f"Fix: {_one(c['fix'])}")
+        if c.get("code"):
+            out.append("\n```python\n" + c["code"].rstrip() + "\n```")
+        out.append("")
+    out.append("## Library settings that avoid a breaking library path\n")
+    for ls in data.get("library_settings") or []:
+        out.append(f"- **{ls['library']}** (break text matches `{ls['pattern']}`): {_one(ls['setting'])}")
     return "\n".join(out) + "\n"
 
 

@@ -53,3 +53,66 @@ def test_rendered_pages_are_fresh():
     p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "render_knowledge.py"), "--check"],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stdout
+
+
+FACTS_PROGRAM = r'''
+import json, torch
+from torch._dynamo.testing import CompileCounter
+cfg = torch._dynamo.config
+out = {"specialize_int": cfg.specialize_int, "specialize_float": cfg.specialize_float,
+       "recompile_limit": cfg.recompile_limit, "trace_numpy": cfg.trace_numpy,
+       "allow_unspec_int_on_nn_module": cfg.allow_unspec_int_on_nn_module}
+cnt = CompileCounter()
+f = torch.compile(lambda x, n: x * n, backend=cnt)
+for n in range(2, 9):                        # an int argument that changes every call
+    f(torch.ones(3), n)
+out["int_arg_graphs"] = cnt.frame_count
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.step, self.scale = 0, 0.5
+    def forward(self, x):
+        return x * self.scale + self.step
+m, cnt = M(), CompileCounter()
+c = torch.compile(m, backend=cnt)
+for i in range(6):                           # a float attribute that changes every call
+    m.scale = 0.1 * (i + 1)
+    c(torch.ones(2))
+out["float_attr_graphs"] = cnt.frame_count
+torch._dynamo.reset()
+m, cnt = M(), CompileCounter()
+c = torch.compile(m, backend=cnt)
+for i in range(12):                          # an int attribute that changes every call: hits the limit
+    m.step = i
+    c(torch.ones(2))
+out["graphs_at_limit"] = cnt.frame_count
+print(json.dumps(out))
+'''
+
+
+def test_recompile_facts_hold_on_installed_torch():
+    """What knowledge/recompiles.yaml and graph_breaks.yaml say about specialization, automatic dynamic
+    and the recompile limit, checked by running it (backend=CompileCounter, no Inductor)."""
+    import json
+    p = subprocess.run([sys.executable, "-c", FACTS_PROGRAM], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    got = json.loads(p.stdout.strip().splitlines()[-1])
+    kinds = {k["kind"]: " ".join(k["fix"].split()) for k in knowledge.load("recompiles")["kinds"]}
+    limit_fix = " ".join(knowledge.recompile_limit_fix().split())
+    # ints: not specialized per value under the defaults; one recompile makes them dynamic
+    assert got["specialize_int"] is False and got["int_arg_graphs"] == 2
+    assert "becomes dynamic after its first change" in kinds["python_int"]
+    assert "Each distinct int is specialized" not in kinds["python_int"]
+    # floats (also nn.Module float attributes): dynamic after the first change
+    assert got["specialize_float"] is False and got["float_attr_graphs"] == 2
+    assert "Float attributes become dynamic after their first change" in kinds["module_attribute"]
+    # int attributes of nn.Modules stay static; the limit counts cached graphs: 1 compile + 7 recompiles
+    assert got["allow_unspec_int_on_nn_module"] is False
+    assert got["recompile_limit"] == 8 and got["graphs_at_limit"] == got["recompile_limit"]
+    assert "default 8 cached graphs: the first compile plus 7 recompiles" in limit_fix
+    gb39 = " ".join(knowledge.load("graph_breaks")["recipes"]["GB0039"]["fix"].split())
+    assert "the first compile plus 7 recompiles" in gb39
+    # GB0105: trace_numpy is on by default, so the break means someone turned it off
+    assert got["trace_numpy"] is True
+    gb105 = " ".join(knowledge.load("graph_breaks")["recipes"]["GB0105"]["fix"].split())
+    assert gb105.startswith("torch._dynamo.config.trace_numpy was set to False") and "the default is True" in gb105

@@ -62,16 +62,20 @@ def test_break_in_loop_skips_frame(ver):
         assert [a["gb_id"] for a in b.fix["also"]] == ["GB7000"]
 
 
-@pytest.mark.parametrize("ver,name,kind,fn,line", [
+@pytest.mark.parametrize("ver,name,kind,fn,line,expected", [
     (v, *case) for v in VERSIONS for case in [
-        ("rc_batch", "shape", "forward", 10), ("rc_float", "python_float", "scale", 5),
-        ("rc_grad", "grad_mode", "step", 7), ("rc_limit", "module_attribute", "forward", 12)]])
-def test_recompile_kinds(ver, name, kind, fn, line):
+        ("rc_batch", "shape", "forward", 10, True), ("rc_float", "python_float", "scale", 5, True),
+        ("rc_grad", "grad_mode", "step", 7, True), ("rc_limit", "module_attribute", "forward", 12, False)]])
+def test_recompile_kinds(ver, name, kind, fn, line, expected):
     r = report(ver, name)
     (f,) = r.recompiles
     assert f.function == fn and f.location.line == line
     assert list(f.kinds) == [kind]
-    assert any(x["kind"] == kind and x["fix"] for x in f.fixes)
+    (c,) = f.causes
+    assert c["kind"] == kind and c["fix"] and c["expected"] is expected
+    # a single new shape / number / grad-mode switch is a one-time recompile torch expects: not a fix item
+    assert f.expected_only is expected and any(x["kind"] == kind for x in f.fixes) is not expected
+    assert (r.status == "clean") is expected
 
 
 @pytest.mark.parametrize("ver", VERSIONS)
@@ -115,3 +119,66 @@ def test_string_table_and_payloads(tmp_path):
 def test_plain_text_and_json_reasons():
     assert analyze._split_reasons('["0/0: a == 1", "0/1: b"]') == ["0/0: a == 1", "0/1: b"]
     assert analyze._split_reasons("0/0: GLOBAL_STATE changed: grad_mode ") == ["0/0: GLOBAL_STATE changed: grad_mode "]
+
+
+def test_library_break_chain_and_workarounds():
+    """transformers GPT-2 with gradient checkpointing: warning_once inside transformers breaks the graph."""
+    r = report("torch-2.14", "hf_gpt2_gc")
+    by_site = {(b.stack[-1].display, b.stack[-1].line): b for b in r.graph_breaks}
+    b = by_site[("transformers/utils/generic.py", 1043)]
+    assert b.gb_id == "GB0291" and b.in_library and b.library == "transformers"
+    assert where(b.location) == "hf_gpt2_gc.py:12" and b.location.code.startswith("out = step(")
+    assert [f.user for f in b.stack] == [True, False, False, False]       # you -> transformers frames, torch plumbing dropped
+    assert [(f.display, f.line, f.function) for f in b.stack[1:]] == [
+        ("transformers/utils/generic.py", 943, "wrapper"), ("transformers/models/gpt2/modeling_gpt2.py", 680, "forward"),
+        ("transformers/utils/generic.py", 1043, "wrapper")]
+    assert b.stack[-1].code == "logger.warning_once("
+    src = [w["source"] for w in b.workarounds]
+    assert src[:len(b.hints)] == ["pytorch"] * len(b.hints) and len(b.hints) >= 3    # torch's hints first, verbatim
+    assert "ignore_logging_functions" in b.workarounds[0]["text"]
+    codes = [w.get("code") or "" for w in b.workarounds]
+    assert any("ignore_logging_functions.add(logging.Logger.warning_once)" in c for c in codes)
+    assert any("use_cache=False" in w["text"] for w in b.workarounds if w["source"] == "knowledge")
+    # the breaking function is a closure inside a decorator: no torch.compiler.disable line is offered for it
+    assert not any("torch.compiler.disable" in c for c in codes)
+    loss = by_site[("transformers/modeling_utils.py", 4769)]
+    assert any('loss_type = "ForCausalLM"' in w["text"] for w in loss.workarounds)
+
+
+def test_library_break_markdown_shows_hints_and_chain():
+    from cdlib import views
+    md = views.triage_markdown(report("torch-2.14", "hf_gpt2_gc"))
+    i_hint, i_fix = md.index("PyTorch's hints:"), md.index("   Fix (a change to the breaking line")
+    assert i_hint < i_fix and "In library code (transformers), not yours" in md
+    assert "lib transformers/models/gpt2/modeling_gpt2.py:680 in forward" in md
+    assert "Without editing transformers:" in md
+
+
+def test_recompile_causes_grouped_across_cache_entries():
+    """Shape, float attribute and int attribute change: every guard failure is kept and grouped by cause."""
+    (f,) = report("torch-2.14", "rc_multi").recompiles
+    assert f.compiles == 5 and len(f.recompiles) == 4 and not f.limit_hit
+    causes = {c["cause"]: c for c in f.causes}
+    assert set(causes) == {"shape of `tokens` dim 1", "value of `self.temperature`", "value of `self.top_k`"}
+    assert causes["value of `self.top_k`"]["primary"] == 2 and not causes["value of `self.top_k`"]["expected"]
+    for c in ("shape of `tokens` dim 1", "value of `self.temperature`"):     # automatic dynamic: once
+        assert causes[c]["primary"] == 1 and causes[c]["expected"], causes[c]
+    assert causes["value of `self.temperature`"]["count"] > 1             # also failed against older entries
+    assert [x["kind"] for x in f.fixes] == ["module_attribute"] and not f.expected_only
+    assert "allow_unspec_int_on_nn_module" in (causes["value of `self.top_k`"]["hint"] or "")
+    r = report("torch-2.14", "rc_multi")
+    (step,) = [s for s in r.next_steps if "recompile" in s["why"]]
+    assert "self.top_k" in step["why"] and "tokens" not in step["why"]
+
+
+def test_guard_cause_names():
+    from cdlib.analyze_dynamo import guard_cause
+    assert guard_cause("tensor 'L['x']' size mismatch at index 0. expected 2, actual 3", "shape") == "shape of `x` dim 0"
+    assert guard_cause("tensor 'x' dtype mismatch. expected Float, actual Double", "dtype") == "dtype of `x`"
+    assert guard_cause("GLOBAL_STATE changed: grad_mode ", "grad_mode") == "grad mode"
+    assert guard_cause("L['self'].temperature == 0.9", "module_attribute") == "value of `self.temperature`"
+    assert guard_cause("len(L['xs']) == 2", "container_length") == "length of `xs`"
+    # transformers generate() on 2.14: a dynamic dim left the range it was compiled for
+    assert guard_cause("2 <= input_ids.size()[1] <= 8", "shape") == "shape of `input_ids` dim 1"
+    from cdlib import knowledge
+    assert knowledge.guard_kind("2 <= input_ids.size()[1] <= 8")["kind"] == "shape"

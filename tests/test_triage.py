@@ -73,7 +73,14 @@ def test_recompile_classified(triaged, name, kind, function, guard_part):
     g = r["failures"][0]
     assert g["kind"] == kind and guard_part in g["guard"]
     assert f["compiles"] == 2 and not f["limit_hit"]
-    assert any(x["kind"] == kind for x in f["fixes"])
+    (c,) = f["causes"]
+    assert c["kind"] == kind and c["fix"]
+    # one new shape / number / grad-mode switch is a recompile torch expects (automatic dynamic, one graph
+    # per mode): marked expected and kept out of "Next"; a flag or dtype change is a cause to fix
+    expected = kind in ("shape", "python_float", "grad_mode")
+    assert c["expected"] is expected and f["expected_only"] is expected
+    assert any(x["kind"] == kind for x in f["fixes"]) is not expected
+    assert any("recompile" in s["why"] for s in d["next_steps"]) is not expected
     assert d["stats"]["recompiles"] == 1
 
 
@@ -205,3 +212,58 @@ def test_recorded_multirank_trace_is_compared_not_merged(tmp_path):
     assert p.returncode == 0
     assert data["divergence"]["divergent"] and data["divergence"]["graph_breaks"], data["divergence"]
     assert len(data["ranks"]) == 2
+
+
+def test_break_in_library_code_shows_chain_and_workarounds(triaged):
+    """tinylib (a stand-in third-party package under a site-packages dir) logs and branches on data."""
+    d = triaged("lib_chain.py")
+    by = {(b["stack"][-1]["display"], b["gb_id"]): b for b in d["graph_breaks"]}
+    log = by[("tinylib/layers.py", "GB0291")]
+    branch = by[("tinylib/layers.py", "GB0170")]
+    for b in (log, branch):
+        assert b["in_library"] and b["library"] == "tinylib"
+        assert (os.path.basename(b["location"]["file"]), b["location"]["line"]) == ("lib_chain.py", 12)
+        assert [f["user"] for f in b["stack"]][:2] == [True, True] and b["stack"][-1]["user"] is False
+        assert b["workarounds"][0]["source"] == "pytorch"
+    assert [(f["function"], f["line"]) for f in branch["stack"][-2:]] == [("forward", 21), ("gate", 9)]
+    codes = [w.get("code") or "" for w in branch["workarounds"]]
+    assert "tinylib.layers.gate = torch.compiler.disable(tinylib.layers.gate)" in codes[-1] or any(
+        "tinylib.layers.gate = torch.compiler.disable(tinylib.layers.gate)" in c for c in codes)
+    assert any("ignore_logging_functions.add(logging.Logger.debug)" in (w.get("code") or "") for w in log["workarounds"])
+
+
+def test_library_workarounds_work(tmp_path):
+    """The two lines triage derives for lib_chain.py, applied at start-up without editing any file:
+    the logging break is gone and Dynamo no longer traces into tinylib.layers.gate."""
+    from cdlib import proc
+    code = ("import logging, sys, os\n"
+            "torch._dynamo.config.ignore_logging_functions.add(logging.Logger.debug)\n"
+            "sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), 'site-packages'))\n"
+            "import tinylib.layers\n"
+            "tinylib.layers.gate = torch.compiler.disable(tinylib.layers.gate)\n")
+    env = proc.startup_env(str(tmp_path), [{"code": code}])
+    data, p = run_json("triage", "--no-tlparse", "--out", str(tmp_path / "run"), "--", program("lib_chain.py"),
+                       env=env, timeout=600)
+    assert p.returncode == 0 and data["exit_code"] == 0, p.stderr
+    ids = {b["gb_id"] for b in data["graph_breaks"]}
+    assert "GB0291" not in ids and "GB0170" not in ids, ids
+
+
+def test_data_dependent_value_used_as_size_gets_size_recipe(triaged):
+    s = sites(triaged("gb_item_size.py"))
+    size, branch = s[("gb_item_size.py", 5)], s[("gb_item_size.py", 11)]
+    assert size["gb_id"] == branch["gb_id"] == "GB0124"
+    assert size["fix"]["recipe_id"] == "construct:size" and "capture_scalar_outputs" in size["fix"]["fix"]
+    assert "torch._check" in size["fix"]["fix"] and "torch.cond" not in size["fix"].get("code", "")
+    assert branch["fix"]["recipe_id"] == "construct:branch" and "torch.cond" in branch["fix"]["fix"]
+
+
+def test_recompile_every_cause_grouped(triaged):
+    d = triaged("rc_multi.py")
+    (f,) = d["recompiles"]
+    causes = {c["cause"]: c for c in f["causes"]}
+    assert causes["value of `self.top_k`"]["expected"] is False and causes["value of `self.top_k`"]["primary"] == 2
+    assert causes["shape of `tokens` dim 1"]["expected"] and causes["value of `self.temperature`"]["expected"]
+    md = run_cli("triage", "--trace", d["artifacts"]["trace_dir"], "--out", os.path.join(d["run_dir"], "md"),
+                 timeout=300, check=0).stdout
+    assert "value of `self.top_k` ×2" in md and "shape of `tokens` dim 1 ×1" in md and "expected: automatic dynamic" in md

@@ -7,298 +7,15 @@ import os
 import re
 import shutil
 import sys
-import sysconfig
 
 from . import knowledge, proc, trace as tracemod
+from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_info as _function_info,  # noqa: F401
+                             parse_graph_break, _graph_breaks, _recompiles, split_reasons as _split_reasons)
+from .analyze_dynamo import next_steps as _dynamo_next_steps
+from .frames import (FRAME_RE, innermost_user, is_user_file, loc as _loc, parse_py_frames,  # noqa: F401
+                     src_line as _src_line)
 from .output import cli_command
-from .report import (ErrorInfo, FunctionRecompiles, GraphBreak, GraphInfo, GuardFailure, Location,
-                     Recompile, Report)
-
-# ---- user code vs library code ------------------------------------------------------------
-
-_LIB_DIRS = tuple(p for p in {sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib")} if p)
-_SCRIPTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def is_user_file(path):
-    if not path or path.startswith("<") or path.startswith("/tmp/torchinductor_"):
-        return False
-    p = path.replace("\\", "/")
-    if "/site-packages/" in p or "/dist-packages/" in p or "/torch/" in p and "/lib/python" in p:
-        return False
-    if p.startswith(_LIB_DIRS) or p.startswith(_SCRIPTS_DIR) or p.endswith("/rank_shim.py"):
-        return False  # rank_shim.py: the launcher triage --nproc writes into its run dir
-    return True
-
-
-def _src_line(path, line):
-    try:
-        import linecache
-        s = linecache.getline(path, int(line)).strip()
-        return s or None
-    except (OSError, ValueError, TypeError):
-        return None
-
-
-def _loc(path, line, func=None, code=None):
-    line = int(line) if line not in (None, "") else None
-    return Location(file=path, line=line, function=func, code=code or (_src_line(path, line) if line else None))
-
-
-FRAME_RE = re.compile(r'^\s*File "([^"]+)", line (\d+)(?:, in (.+))?$')
-
-
-def parse_py_frames(text):
-    """Frames of a Python traceback text: [Location] outermost first (code from the next line)."""
-    frames, lines = [], text.splitlines()
-    for i, ln in enumerate(lines):
-        m = FRAME_RE.match(ln)
-        if not m:
-            continue
-        code = None
-        if i + 1 < len(lines) and lines[i + 1].startswith("    ") and not FRAME_RE.match(lines[i + 1]):
-            code = lines[i + 1].strip()
-        frames.append(Location(file=m.group(1), line=int(m.group(2)), function=m.group(3), code=code))
-    return frames
-
-
-def innermost_user(frames):
-    for fr in reversed(frames):
-        if is_user_file(fr.file):
-            return fr
-    return None
-
-
-# ---- graph breaks -------------------------------------------------------------------------
-
-GB_URL_RE = re.compile(r"/gb/gb(\d+)\.html", re.I)
-SITE_RE = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$", re.M)
-
-
-def parse_graph_break(payload):
-    """One dynamo_graph_break_reason payload -> dict(site_file, site_line, gb_ids, gb_type,
-    explanation, hints, frames, frame_skipped)."""
-    text = payload or ""
-    m = SITE_RE.search(text)
-    site_file, site_line = (m.group(1), int(m.group(2))) if m else (None, None)
-    body, _, tb = text.partition("\nUser code traceback:")
-    primary = body.split("*** While handling this graph break")[0]
-    lines = primary.splitlines()
-    gb_type, explanation, hints = None, [], []
-    ex_i = next((i for i, ln in enumerate(lines) if ln.strip().startswith("Explanation:")), None)
-    if ex_i is not None and ex_i > 0:
-        gb_type = lines[ex_i - 1].replace("Graph Break Reason:", "").strip()
-        mode = "ex"
-        for ln in lines[ex_i:]:
-            s = ln.strip()
-            if s.startswith("Explanation:"):
-                explanation.append(s[len("Explanation:"):].strip())
-            elif s.startswith("Hint:"):
-                mode = "hint"
-                hints.append(s[len("Hint:"):].strip())
-            elif s.startswith("Developer debug context") or s.startswith("For more details"):
-                mode = None
-            elif s and mode == "ex":
-                explanation.append(s)
-            elif s and mode == "hint" and hints:
-                hints[-1] += " " + s
-    else:
-        r = re.search(r"Graph Break Reason:\s*(.+)", primary)
-        gb_type = r.group(1).strip() if r else (primary.strip().splitlines() or ["graph break"])[0]
-    ids = [f"GB{int(x):04d}" for x in GB_URL_RE.findall(text)]
-    frames = parse_py_frames(tb.split("\nTraceback (most recent call last)")[0]) if tb else []
-    return {
-        "site_file": site_file, "site_line": site_line, "gb_ids": list(dict.fromkeys(ids)),
-        "gb_type": gb_type, "explanation": " ".join(explanation).strip(),
-        "hints": [h for h in hints if "report an issue to PyTorch" not in h],
-        "frames": frames,
-        "frame_skipped": "falling back to eager" in text or "frame skipped" in text,
-        "text": primary,
-    }
-
-
-def _graph_breaks(tr):
-    sites = {}
-    seen = set()
-    for e in tr.artifacts("dynamo_graph_break_reason"):
-        gb = parse_graph_break(e.payload)
-        key_ev = (e.compile_id, gb["site_file"], gb["site_line"], gb["gb_type"], e.rank)
-        if key_ev in seen:  # the same break logged again on a restart of the same frame
-            continue
-        seen.add(key_ev)
-        gb_id = gb["gb_ids"][0] if gb["gb_ids"] else None
-        key = (gb["site_file"], gb["site_line"], gb_id or gb["gb_type"])
-        if key not in sites:
-            user_frames = [f for f in gb["frames"] if is_user_file(f.file)]
-            loc = user_frames[-1] if user_frames else (
-                gb["frames"][-1] if gb["frames"] else _loc(gb["site_file"] or "?", gb["site_line"]))
-            if loc.code is None and loc.line:
-                loc.code = _src_line(loc.file, loc.line)
-            recipe = knowledge.graph_break_recipe(gb_id, f"{gb['gb_type']}\n{gb['text']}")
-            also = [i for i in gb["gb_ids"][1:]]
-            fix = dict(recipe)
-            if also:
-                fix["also"] = [{"gb_id": i, "gb_type": knowledge.gb_type_of(i),
-                                "fix": knowledge.graph_break_recipe(i, "").get("fix")} for i in also]
-            sites[key] = GraphBreak(
-                site=f"{gb['site_file']}:{gb['site_line']}", gb_id=gb_id,
-                gb_type=gb["gb_type"] or knowledge.gb_type_of(gb_id) or "graph break",
-                category=recipe.get("category", "other graph break"), location=loc,
-                explanation=gb["explanation"], hints=gb["hints"][:3], count=0, frames=[], fix=fix,
-                user_stack=user_frames[-4:])
-            if gb["frame_skipped"]:
-                sites[key].fix["frame_skipped"] = True
-        b = sites[key]
-        b.count += 1
-        if e.compile_id and e.compile_id not in b.frames:
-            b.frames.append(e.compile_id)
-    # a frame that broke and then produced no graph at all was skipped: it runs eagerly
-    no_graph = {e.compile_id for e in tr.of("compilation_metrics") if e.data.get("graph_op_count") is None}
-    for b in sites.values():
-        if b.frames and all(f in no_graph for f in b.frames):
-            b.fix["frame_skipped"] = True
-    return sorted(sites.values(), key=lambda b: -b.count)
-
-
-# ---- recompilations -----------------------------------------------------------------------
-
-REASON_HEAD_RE = re.compile(r"^(\d+/\d+): (.*)$")
-GUARD_SRC_RE = re.compile(r"#\s*(?:.*?#\s*)?(\S+):(\d+) in (\S+)")
-
-
-def _split_reasons(payload):
-    if payload is None:
-        return []
-    try:
-        import json
-        j = json.loads(payload)
-        if isinstance(j, list):
-            return [str(x) for x in j]
-        if isinstance(j, str):
-            return [j]
-    except ValueError:
-        pass
-    # plain text (torch 2.14 writes a single reason unquoted): split at each "N/M: " line
-    out, cur = [], []
-    for ln in payload.splitlines():
-        if REASON_HEAD_RE.match(ln) and cur:
-            out.append("\n".join(cur))
-            cur = []
-        cur.append(ln)
-    if cur:
-        out.append("\n".join(cur))
-    return out
-
-
-def parse_guard_failure(reason, known_files=()):
-    lines = reason.strip().splitlines()
-    m = REASON_HEAD_RE.match(lines[0]) if lines else None
-    cid, rest = (m.group(1), m.group(2)) if m else (None, lines[0] if lines else "")
-    hint = None
-    h = re.search(r"\(HINT: (.*)\)\s*$", rest)
-    if h:
-        hint = h.group(1)
-        rest = rest[:h.start()]
-    guard = rest.split("  #")[0].split(" # ")[0].strip()
-    loc = None
-    stack = parse_py_frames("\n".join(lines[1:])) if len(lines) > 1 else []
-    if stack:
-        loc = innermost_user(stack) or stack[-1]
-    else:
-        s = GUARD_SRC_RE.search(rest)
-        if s:
-            path = s.group(1)
-            for kf in known_files:  # torch truncates the path's head: match by suffix
-                if kf.endswith(path.lstrip(".")) or kf.endswith(path):
-                    path = kf
-                    break
-            loc = _loc(path, s.group(2), s.group(3))
-    if loc is not None and loc.code is None and loc.line:
-        loc.code = _src_line(loc.file, loc.line)
-    kind = knowledge.guard_kind(guard)
-    return GuardFailure(compile_id=cid or "?", guard=guard, kind=kind["kind"], location=loc, hint=hint)
-
-
-RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
-
-
-def _function_info(tr, frame_id):
-    """(name, Location, wrapper) of a compiled frame, mapped to user code when it is a torch wrapper."""
-    name = file = line = None
-    for e in tr.of("compilation_metrics"):
-        if e.meta.get("frame_id") == frame_id and e.data.get("co_name"):
-            name, file, line = e.data["co_name"], e.data.get("co_filename"), e.data.get("co_firstlineno")
-            break
-    starts = [e for e in tr.of("dynamo_start") if e.meta.get("frame_id") == frame_id]
-    frames = tr.frames(starts[0].data.get("stack")) if starts else []
-    if name is None and frames:
-        file, line, name = frames[-1][0], frames[-1][1], frames[-1][2]
-    m = RESUME_RE.match(name or "")
-    if m:  # the rest of a function after a graph break
-        name = f"{m.group(1)} (resumed after the graph break at line {m.group(2)})"
-    if file and not is_user_file(file):
-        callers = [f for f in frames[:-1] if is_user_file(f[0])]
-        wrapper = f"{name} in {_short_torch_path(file)} (torch wrapper, e.g. torch.compile(module))"
-        if callers:
-            c = callers[-1]
-            return (f"{name} (compiled module called at {os.path.basename(c[0])}:{c[1]})",
-                    _loc(c[0], c[1], c[2], c[3]), wrapper)
-        return name, _loc(file, line, name), wrapper
-    return name or f"frame {frame_id}", _loc(file or "?", line, name), None
-
-
-def _short_torch_path(path):
-    i = path.replace("\\", "/").find("/torch/")
-    return path[i + 1:] if i >= 0 else path
-
-
-LIMIT_RE = re.compile(r"hit config\.(?:recompile_limit|cache_size_limit) \((\d+)\)\s*\n.*?function: '([^']+)' \(([^)]+):(\d+)\)", re.S)
-
-
-def _recompiles(tr, stderr):
-    by_frame = {}
-    known = list(tr.strings.values())
-    for e in tr.artifacts("recompile_reasons"):
-        fid = e.meta.get("frame_id")
-        failures = [parse_guard_failure(r, known) for r in _split_reasons(e.payload)]
-        by_frame.setdefault((fid, e.rank), []).append(Recompile(compile_id=e.compile_id or "?", failures=failures))
-    limit_frames = {}
-    for e in tr.of("compilation_metrics"):
-        ft, fr = e.data.get("fail_type") or "", e.data.get("fail_reason") or ""
-        if "RecompileLimit" in ft or re.search(r"recompile.?limit|cache_size_limit", fr, re.I):
-            n = re.search(r"currently set to (\d+)", fr)
-            limit_frames[(e.meta.get("frame_id"), e.rank)] = int(n.group(1)) if n else None
-    out = []
-    for key in sorted(set(by_frame) | set(limit_frames), key=lambda k: (k[1] or 0, k[0] or 0)):
-        fid, rank = key
-        recs = by_frame.get(key, [])
-        name, loc, wrapper = _function_info(tr, fid)
-        kinds = {}
-        for r in recs:
-            # classify each recompile by its most recent failure (the first listed)
-            if r.failures:
-                k = r.failures[0].kind
-                kinds[k] = kinds.get(k, 0) + 1
-        compiles = len({e.compile_id for e in tr.of("dynamo_start") if e.meta.get("frame_id") == fid and e.rank == rank})
-        fr = FunctionRecompiles(function=name, location=loc, frame_id=fid, compiles=compiles, recompiles=recs,
-                                kinds=kinds, wrapper=wrapper)
-        if key in limit_frames:
-            fr.limit_hit, fr.limit = True, limit_frames[key]
-        fixes = []
-        for k in kinds:
-            kd = next(x for x in knowledge.load("recompiles")["kinds"] if x["kind"] == k)
-            fixes.append({"kind": k, "title": kd["title"], "fix": " ".join(kd["fix"].split())})
-        if fr.limit_hit:
-            fixes.append({"kind": "limit", "title": "recompile limit hit", "fix": " ".join(knowledge.recompile_limit_fix().split())})
-        fr.fixes = fixes
-        out.append(fr)
-    # the limit warning on stderr names the limit when the trace did not
-    for m in LIMIT_RE.finditer(stderr or ""):
-        for fr in out:
-            if fr.limit_hit and fr.limit is None and (fr.function.split(" ")[0] == m.group(2)):
-                fr.limit = int(m.group(1))
-    return out
-
+from .report import ErrorInfo, GraphInfo, Report
 
 # ---- errors -------------------------------------------------------------------------------
 
@@ -425,26 +142,6 @@ def _errors(tr, res, stdout, stderr, target_str, cli):
     return errors
 
 
-def _breaks_from_errors(rep):
-    """Under fullgraph=True the first break is an exception, not a logged break: list it too."""
-    for err in rep.errors:
-        if err.category != "graph_break_fullgraph":
-            continue
-        if err.location and any(b.location.file == err.location.file and b.location.line == err.location.line
-                                for b in rep.graph_breaks):
-            continue
-        gb = parse_graph_break("Graph Break Reason: " + err.message) if err.message else None
-        full = err.message or ""
-        gb_id = err.gb_id
-        gb_type = (gb and gb["gb_type"]) or knowledge.gb_type_of(gb_id) or full.splitlines()[0] if full else "graph break"
-        recipe = knowledge.graph_break_recipe(gb_id, full)
-        loc = err.location or Location(file="?")
-        rep.graph_breaks.append(GraphBreak(
-            site=f"{loc.file}:{loc.line}", gb_id=gb_id, gb_type=gb_type, category=recipe.get("category", "other"),
-            location=loc, explanation=(gb or {}).get("explanation", ""), hints=(gb or {}).get("hints", [])[:3],
-            count=1, frames=[err.compile_id] if err.compile_id else [], fix=dict(recipe)))
-
-
 # ---- graphs and stats ---------------------------------------------------------------------
 
 def _graphs(tr):
@@ -500,13 +197,7 @@ def _next_steps(rep, target_str, cli):
     steps = []
     for e in rep.errors:
         steps.append({"why": f"{e.type}: {e.title}", "skill": e.skill, "command": e.next_command})
-    if rep.graph_breaks:
-        b = rep.graph_breaks[0]
-        steps.append({"why": f"fix graph break at {os.path.basename(b.location.file)}:{b.location.line} "
-                             f"({b.gb_id or b.category}); recipe above",
-                      "skill": "trace-dynamo", "command": None})
-    if any(f.recompiles or f.limit_hit for f in rep.recompiles):
-        steps.append({"why": "stop the recompiles (fix per guard kind above)", "skill": "trace-dynamo", "command": None})
+    steps += _dynamo_next_steps(rep)
     if rep.used_compile and not steps:
         steps.append({"why": "compiles cleanly; check the speedup and kernels", "skill": "trace-inductor",
                       "command": f"{cli} perf -- {target_str}" if target_str else None})
@@ -537,7 +228,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
     rep.recompiles = _recompiles(tr, stderr)
     rep.graphs = _graphs(tr)
     rep.errors = _errors(tr, res, stdout, stderr, target_str, cli)
-    _breaks_from_errors(rep)
+    breaks_from_errors(rep, stderr)
     rep.stats = _stats(tr, rep.graphs, rep.graph_breaks, rep.recompiles, res)
     rep.next_steps = _next_steps(rep, target_str, cli)
     if tr.ranks and len(tr.ranks) > 1:

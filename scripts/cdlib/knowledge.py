@@ -74,6 +74,61 @@ def graph_break_recipe(gb_id, text):
     return {"category": "other graph break", "fix": ""}
 
 
+_SIZE_CALLS = (r"(?:zeros|ones|empty|full|arange|rand|randn|randint|randperm|eye|linspace|view|reshape|expand|"
+               r"repeat|repeat_interleave|narrow|split|chunk|new_zeros|new_ones|new_empty|new_full|tile|unflatten|topk)")
+_SCALAR = r"(?:\bint\(|\.item\(\)|\.tolist\(\)|\blen\()"
+
+
+def scalar_use(statement):
+    """How the break line uses a data-dependent value: "size", "branch", "print", "mask" or None.
+    statement: the break line, then the next lines of the file (to follow an assigned name)."""
+    lines = (statement or "").splitlines() or [""]
+    first = lines[0].strip()
+    if re.match(r"(if|elif|while|assert)\b", first) or re.search(r"\bif\b.*\belse\b", first):
+        return "branch"
+    if re.match(r"(print|logger\.|logging\.|log\.|warnings\.warn)", first) or re.search(r"\bprint\(", first):
+        return "print"
+    if re.search(r"\bnonzero\(|masked_select\(|\bunique\(|argwhere\(|\[[^\]]*(>|<|==|!=|mask)[^\]]*\]", first):
+        return "mask"
+    size_here = rf"{_SIZE_CALLS}\([^)]*{_SCALAR}|\[[^\]]*:[^\]]*{_SCALAR}|\[[^\]]*{_SCALAR}[^\]]*:|range\([^)]*{_SCALAR}"
+    if re.search(size_here, first):
+        return "size"
+    m = re.match(r"(\w+)\s*=\s*.*" + _SCALAR, first)
+    if m:
+        n = re.escape(m.group(1))
+        for ln in lines[1:]:
+            s = ln.strip()
+            if re.match(rf"(if|elif|while|assert)\b.*\b{n}\b", s):
+                return "branch"
+            if re.search(rf"{_SIZE_CALLS}\([^)]*\b{n}\b|\[[^\]]*:\s*{n}\b|\[\s*{n}\s*:|range\([^)]*\b{n}\b", s):
+                return "size"
+            if re.match(rf"(print|logger\.|logging\.)\S*\(.*\b{n}\b", s):
+                return "print"
+            if re.match(r"(def|class) ", s):
+                break
+    return None
+
+
+def construct_recipe(gb_id, statement, gb_type=""):
+    """The recipe for how the break line uses the value (knowledge/graph_breaks.yaml `constructs`),
+    when it applies to this break; None otherwise."""
+    use = scalar_use(statement)
+    if not use:
+        return None
+    for c in load("graph_breaks").get("constructs") or []:
+        if c["use"] != use:
+            continue
+        if any(a == gb_id or (not a.startswith("GB") and re.search(a, gb_type or "", re.I)) for a in c["applies_to"]):
+            return {k: v for k, v in c.items() if k not in ("applies_to",)} | {"recipe_id": f"construct:{use}"}
+    return None
+
+
+def library_settings(library, text):
+    """Library settings that avoid a graph-breaking library path (graph_breaks.yaml library_settings)."""
+    return [s for s in load("graph_breaks").get("library_settings") or []
+            if s["library"] == library and re.search(s["pattern"], text or "")]
+
+
 @functools.lru_cache(maxsize=None)
 def gb_registry():
     """torch/_dynamo/graph_break_registry.json of the installed torch ({} if unavailable)."""
@@ -102,6 +157,13 @@ def guard_kind(guard):
     """(kind, title, fix) of a guard-failure text."""
     for k in load("recompiles")["kinds"]:
         if _compiled(k["pattern"]).search(guard):
+            return k
+    return load("recompiles")["kinds"][-1]
+
+
+def guard_kind_by_id(kind):
+    for k in load("recompiles")["kinds"]:
+        if k["kind"] == kind:
             return k
     return load("recompiles")["kinds"][-1]
 

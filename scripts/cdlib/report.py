@@ -10,6 +10,8 @@ class Location:
     line: int | None = None
     function: str | None = None
     code: str | None = None
+    display: str | None = None     # short path: "transformers/models/bert/modeling_bert.py", or relative to the cwd
+    user: bool | None = None       # the user's own code (not an installed package / torch / stdlib)
 
     def short(self):
         s = f"{self.file}:{self.line}" if self.line else self.file
@@ -29,6 +31,10 @@ class GraphBreak:
     frames: list = field(default_factory=list)   # compile ids of the frames it split, e.g. ["0/0"]
     fix: dict = field(default_factory=dict)      # recipe from knowledge/graph_breaks.yaml
     user_stack: list = field(default_factory=list)  # [Location], outermost first (user frames only)
+    stack: list = field(default_factory=list)       # [Location] from the user's line to the break, outermost first
+    in_library: bool = False       # the break site is not in the user's code
+    library: str | None = None     # top-level package of the break site, e.g. "transformers"
+    workarounds: list = field(default_factory=list)  # [{source, text, code?}] in order: torch's hints first
 
 
 @dataclass
@@ -38,12 +44,15 @@ class GuardFailure:
     kind: str                      # our class from knowledge/recompiles.yaml, e.g. "shape"
     location: Location | None = None   # user line that installed the guard (torch >= 2.11)
     hint: str | None = None            # torch's own HINT text, when it gave one
+    stack: list = field(default_factory=list)   # [Location] chain to the line that installed the guard
+    cause: str = ""                    # what changed, e.g. "shape of `tokens` dim 1", "value of `self.temperature`"
+    library: str | None = None         # top-level package of the guarded line when not user code
 
 
 @dataclass
 class Recompile:
     compile_id: str                # the new compile, e.g. "0/2"
-    failures: list = field(default_factory=list)     # [GuardFailure]; the first is the most recent entry
+    failures: list = field(default_factory=list)     # [GuardFailure], one per cache entry; the first is the most recent entry
 
 
 @dataclass
@@ -58,6 +67,9 @@ class FunctionRecompiles:
     limit: int | None = None
     wrapper: str | None = None     # e.g. "torch.compile(module) wrapper (torch/_dynamo/external_utils.py)"
     fixes: list = field(default_factory=list)        # [{kind, fix}] from knowledge/recompiles.yaml
+    causes: list = field(default_factory=list)       # [{cause, kind, count, primary, expected, why, fix, guard,
+                                                     #   compile_ids, location, stack, library}] every guard failure grouped
+    expected_only: bool = False    # every cause is a one-time recompile torch expects (and no limit hit)
 
 
 @dataclass
@@ -116,6 +128,6 @@ class Report:
     def status(self):
         if self.errors:
             return "error"
-        if self.graph_breaks or any(f.recompiles for f in self.recompiles):
+        if self.graph_breaks or any(f.limit_hit or (f.recompiles and not f.expected_only) for f in self.recompiles):
             return "issues"
         return "clean" if self.used_compile else "no-compile"

@@ -1,12 +1,9 @@
 """Markdown view of a triage Report: compact facts for an agent, paths to the full artifacts."""
 import os
-import re
 
 from .output import clip, table
+from .views_dynamo import graph_breaks_md, recompiles_md
 
-MAX_BREAKS = 10
-MAX_FUNCS = 8
-MAX_REASONS = 3
 
 
 def _where(loc, base=None):
@@ -77,72 +74,8 @@ def triage_markdown(rep, target_str=None, cwd=None):
             if e.next_command:
                 out.append(f"   Next ({e.skill} skill): `{e.next_command}`")
 
-    if rep.graph_breaks:
-        n_hits = sum(b.count for b in rep.graph_breaks)
-        out.append(f"\n## Graph breaks ({len(rep.graph_breaks)} sites, {n_hits} hits while compiling)")
-        shown = set()
-        for i, b in enumerate(rep.graph_breaks[:MAX_BREAKS], 1):
-            ident = f"{b.gb_id} " if b.gb_id else ""
-            out.append(f"{i}. **{_where(b.location, base)}** — {ident}{b.gb_type} [{b.category}] ×{b.count}, "
-                       f"frames {', '.join(b.frames[:4])}")
-            site_loc = b.site
-            if b.location and site_loc != f"{b.location.file}:{b.location.line}":
-                out.append(f"   (torch broke at {site_loc})")
-            if b.fix.get("frame_skipped"):
-                out.append("   ⚠ the whole function was skipped and runs EAGERLY (graph break in a loop / unrecoverable)")
-            recipe = b.fix.get("recipe_id") or b.gb_id or b.category
-            if recipe in shown:
-                out.append(f"   Fix: as for {recipe} above")
-                continue
-            shown.add(recipe)
-            if b.explanation:
-                out.append(f"   Why: {clip(b.explanation, 220)}")
-            if b.fix.get("fix"):
-                out.append(f"   Fix: {clip(' '.join(b.fix['fix'].split()), 420)}")
-            if b.fix.get("code"):
-                out.append("   ```python\n" + "\n".join("   " + ln for ln in b.fix["code"].rstrip().splitlines()) + "\n   ```")
-            if b.fix.get("escape"):
-                out.append(f"   Escape hatch: {b.fix['escape']}")
-            for a in b.fix.get("also", []):
-                out.append(f"   Also: {a['gb_id']} {a.get('gb_type') or ''} — {clip(' '.join((a.get('fix') or '').split()), 200)}")
-        if len(rep.graph_breaks) > MAX_BREAKS:
-            out.append(f"… {len(rep.graph_breaks) - MAX_BREAKS} more sites in report.json")
-
-    rec = [f for f in rep.recompiles if f.recompiles or f.limit_hit]
-    if rec:
-        out.append(f"\n## Recompilations ({sum(len(f.recompiles) for f in rec)} in {len(rec)} function{'s' * (len(rec) != 1)})")
-        fixes = {}
-        for f in rec[:MAX_FUNCS]:
-            lim = f"; **recompile limit ({f.limit or '?'}) HIT → runs eagerly**" if f.limit_hit else ""
-            kinds = ", ".join(f"{k} ×{n}" for k, n in f.kinds.items())
-            out.append(f"- **{f.function}** ({_where(f.location, base)}): {f.compiles} compiles{lim}; kinds: {kinds or '-'}")
-            if f.wrapper:
-                out.append(f"  - compiled through {f.wrapper}")
-            groups = []   # consecutive recompiles with the same kind, line and guard shape fold into one line
-            for r in f.recompiles:
-                g = r.failures[0] if r.failures else None
-                if g is None:
-                    continue
-                key = (g.kind, g.location.file if g.location else None, g.location.line if g.location else None,
-                       re.sub(r"-?\d+(\.\d+)?", "#", g.guard))
-                if groups and groups[-1][0] == key:
-                    groups[-1][1].append((r, g))
-                else:
-                    groups.append((key, [(r, g)]))
-            for _, items in groups[:MAX_REASONS]:
-                (r0, g0), (r1, g1) = items[0], items[-1]
-                where = f" at {_where(g0.location, base)}" if g0.location else ""
-                if len(items) == 1:
-                    out.append(f"  - {r0.compile_id}: `{clip(g0.guard, 140)}` [{g0.kind}]{where}")
-                else:
-                    out.append(f"  - {len(items)}× {r0.compile_id}…{r1.compile_id}: `{clip(g0.guard, 70)}` … "
-                               f"`{clip(g1.guard, 70)}` [{g0.kind}]{where}")
-            if len(groups) > MAX_REASONS:
-                out.append(f"  - … {len(groups) - MAX_REASONS} more in report.json")
-            for fx in f.fixes:
-                fixes.setdefault(fx["kind"], fx["fix"])
-        out.append("Fixes by kind:")
-        out += [f"- **{k}**: {clip(v, 420)}" for k, v in fixes.items()]
+    out += graph_breaks_md(rep, base)
+    out += recompiles_md(rep, base)
 
     if len({g.function.split(" (")[0] for g in rep.graphs}) > 1 or any(g.failed for g in rep.graphs):
         rows = []

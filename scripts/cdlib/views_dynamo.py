@@ -1,0 +1,133 @@
+"""Markdown sections of a triage Report for graph breaks and recompilations: the chain from the
+user's line through library code, torch's own hints first, and recompile causes grouped."""
+import os
+
+from .output import clip
+
+MAX_BREAKS = 10
+MAX_FUNCS = 8
+MAX_CHAIN = 7
+MAX_HINTS = 5
+
+
+def where(loc, base=None):
+    if loc is None:
+        return ""
+    path = loc.display or loc.file
+    if base and loc.file.startswith(base + os.sep) and not loc.display:
+        path = os.path.relpath(loc.file, base)
+    s = f"{path}:{loc.line}" if loc.line else path
+    if loc.code:
+        s += f" `{clip(loc.code, 90)}`"
+    return s
+
+
+def chain_lines(stack, indent="   "):
+    """The frames from the user's line to where torch stopped, one per line."""
+    if len(stack) < 2:
+        return []
+    shown = stack if len(stack) <= MAX_CHAIN else stack[:2] + [None] + stack[-(MAX_CHAIN - 3):]
+    out = []
+    for f in shown:
+        if f is None:
+            out.append(f"{indent}  … {len(stack) - MAX_CHAIN + 1} more frames (report.json)")
+            continue
+        mark = "you" if f.user else "lib"
+        out.append(f"{indent}  {mark} {f.display or f.file}:{f.line} in {f.function or '?'}"
+                   + (f" `{clip(f.code, 80)}`" if f.code else ""))
+    return out
+
+
+def _code(code, indent="   "):
+    return f"{indent}```python\n" + "\n".join(indent + ln for ln in code.rstrip().splitlines()) + f"\n{indent}```"
+
+
+def graph_breaks_md(rep, base):
+    if not rep.graph_breaks:
+        return []
+    n_hits = sum(b.count for b in rep.graph_breaks)
+    out = [f"\n## Graph breaks ({len(rep.graph_breaks)} sites, {n_hits} hits while compiling)"]
+    shown = set()
+    for i, b in enumerate(rep.graph_breaks[:MAX_BREAKS], 1):
+        ident = f"{b.gb_id} " if b.gb_id else ""
+        out.append(f"{i}. **{where(b.location, base)}** — {ident}{b.gb_type} [{b.category}] ×{b.count}, "
+                   f"frames {', '.join(b.frames[:4])}")
+        site = b.stack[-1] if b.stack else None
+        if b.in_library and site is not None:
+            out.append(f"   In library code ({b.library}), not yours: torch broke at {where(site)}")
+        elif b.location and b.site != f"{b.location.file}:{b.location.line}":
+            out.append(f"   (torch broke at {b.site})")
+        out += chain_lines(b.stack)
+        if b.fix.get("frame_skipped"):
+            out.append("   ⚠ the whole function was skipped and runs EAGERLY (graph break in a loop / unrecoverable)")
+        recipe = b.fix.get("recipe_id") or b.gb_id or b.category
+        key = (recipe, tuple(b.hints), b.library)
+        if key in shown:
+            out.append(f"   Fix: as for {recipe} above")
+            continue
+        shown.add(key)
+        if b.explanation:
+            out.append(f"   Why: {clip(b.explanation, 220)}")
+        hints = [w for w in b.workarounds if w["source"] == "pytorch"] or [{"text": h} for h in b.hints]
+        if hints:
+            out.append("   PyTorch's hints:")
+            out += [f"   - {clip(h['text'], 700)}" for h in hints[:MAX_HINTS]]
+        if b.fix.get("fix"):
+            label = "Fix for this construct" if str(b.fix.get("recipe_id", "")).startswith("construct:") else "Fix"
+            if b.in_library:
+                label += f" (a change to the breaking line, i.e. to {b.library}: for a patch upstream)"
+            out.append(f"   {label}: {clip(' '.join(b.fix['fix'].split()), 480)}")
+        if b.fix.get("url"):
+            out.append(f"   PyTorch's page for {b.gb_id}: {b.fix['url']}")
+        if b.fix.get("code"):
+            out.append(_code(b.fix["code"]))
+        lib = [w for w in b.workarounds if w["source"] != "pytorch"]
+        if lib:
+            out.append(f"   Without editing {b.library}:")
+            for w in lib:
+                out.append(f"   - {clip(w['text'], 400)}")
+                if w.get("code"):
+                    out.append(_code(w["code"], "     "))
+        if b.fix.get("escape") and not b.in_library:
+            out.append(f"   Escape hatch: {b.fix['escape']}")
+        for a in b.fix.get("also", []):
+            out.append(f"   Also: {a['gb_id']} {a.get('gb_type') or ''} — {clip(' '.join((a.get('fix') or '').split()), 200)}")
+    if len(rep.graph_breaks) > MAX_BREAKS:
+        out.append(f"… {len(rep.graph_breaks) - MAX_BREAKS} more sites in report.json")
+    return out
+
+
+def recompiles_md(rep, base):
+    rec = [f for f in rep.recompiles if f.recompiles or f.limit_hit]
+    if not rec:
+        return []
+    n = sum(len(f.recompiles) for f in rec)
+    exp = sum(1 for f in rec if f.expected_only)
+    out = [f"\n## Recompilations ({n} in {len(rec)} function{'s' * (len(rec) != 1)}"
+           + (f"; {exp} function{'s' * (exp != 1)} only expected one-time recompiles" if exp else "") + ")"]
+    for f in rec[:MAX_FUNCS]:
+        lim = f"; **recompile limit ({f.limit or '?'}) HIT → runs eagerly**" if f.limit_hit else ""
+        ok = " — expected, nothing to fix" if f.expected_only else ""
+        out.append(f"- **{f.function}** ({where(f.location, base)}): {f.compiles} compiles{lim}{ok}")
+        if f.wrapper:
+            out.append(f"  - compiled through {f.wrapper}")
+        for c in f.causes:
+            ids = c["compile_ids"]
+            rng = ids[0] if len(ids) == 1 else f"{ids[0]}…{ids[-1]}"
+            at = f" at {where(c['location'], base)}" if c.get("location") else ""
+            tag = f" — expected: {c['why']}" if c["expected"] else ""
+            older = c["count"] - c["primary"]
+            also = f", +{older} against older cache entries" if older else ""
+            out.append(f"  - {c['cause']} ×{c['primary']} ({rng}{also}) [{c['kind']}]: `{clip(c['guard'], 90)}`{at}{tag}")
+            if c.get("library") and c.get("stack"):
+                out += chain_lines(c["stack"], indent="   ")
+            if c.get("hint"):
+                out.append(f"    PyTorch's hint: {clip(c['hint'], 300)}")
+            if not c["expected"]:
+                out.append(f"    Fix: {clip(c['fix'], 420)}")
+        if f.limit_hit:
+            lf = next((x["fix"] for x in f.fixes if x["kind"] == "limit"), "")
+            out.append(f"  - Limit: {clip(lf, 420)}")
+    if len(rec) > MAX_FUNCS:
+        out.append(f"… {len(rec) - MAX_FUNCS} more functions in report.json")
+    return out
