@@ -212,7 +212,7 @@ def label(c):
     if c.get("not_applied"):
         return "not applied"
     if e["fails"]:
-        return "verified (measured): makes the program FAIL"
+        return "measured: makes the program FAIL"
     if e["output"] == "changed":
         return "measured: changes the program's output"
     if c["diagnosis"]:

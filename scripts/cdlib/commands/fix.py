@@ -137,7 +137,9 @@ def _result(run_dir, tstr, base, ctrl, deterministic, found, cands, combo, elaps
     for i, f in enumerate(found):
         if i in fixed_findings:
             continue
+        tried_here = [f"{c['id']} ({fixes.label(c)})" for c in ranked if i in c["findings"] and c.get("effect")]
         code_changes.append({"finding": f["label"], "at": f["where"], "line": f["code"], "pytorch_hints": f["hints"],
+                             "config_fixes_tried": tried_here,
                              "edit": clip(" ".join((f["recipe"] or "").split()), 400), "edit_code": f["recipe_code"],
                              "label": "not tried (needs a code change)"})
     return {"command": "fix", "run_dir": run_dir, "target": tstr,
@@ -205,6 +207,8 @@ def _markdown(r):
         out.append(f"\n## Not tried (needs a code change): {len(r['code_changes'])}")
         for c in r["code_changes"][:8]:
             out.append(f"- {c['at']}" + (f" `{clip(c['line'], 80)}`" if c["line"] else "") + f": {c['finding']}")
+            if c["config_fixes_tried"]:
+                out.append(f"  Config fixes tried, none verified: {'; '.join(c['config_fixes_tried'])}")
             if c["pytorch_hints"]:
                 out.append(f"  PyTorch: {clip(c['pytorch_hints'][0], 240)}")
             if c["edit"]:
