@@ -45,9 +45,10 @@ def test_each_config_fix_is_verified_with_numbers(multi):
         assert x["effect"]["recompiles"] == [3, 2] and x["effect"]["graph_break_sites"] == [4, 4], x
     assert _fix(res, "dynamic_source")["code"] == "torch.compiler.config.dynamic_sources = \"L['x']:0\""
     rc = res["recommended"]
-    assert rc["measured_together"] and rc["effect"]["graph_break_sites"] == [4, 0] and rc["effect"]["recompiles"] == [3, 0]
+    # allow_unspec_int_on_nn_module leaves one recompile of forward (measured alone: 3 -> 2 as well)
+    assert rc["measured_together"] and rc["effect"]["graph_break_sites"] == [4, 0] and rc["effect"]["recompiles"] == [3, 1]
     assert rc["effect"]["output"] == "same" and not rc["effect"]["fails"]
-    assert len(rc["members"]) == 6   # one of the two shape fixes: both fix the same finding
+    assert len(rc["members"]) == 6 and "dynamic_everywhere" not in rc["members"]   # the narrower shape fix
     assert "capture_scalar_outputs = True" in rc["code"] and "allow_unspec_int_on_nn_module = True" in rc["code"]
     assert res["code_changes"] == []
     assert re.search(r"\[\d+/7\] \w+: breaks 4→\d, recompiles 3→\d", p.stderr)   # progress lines
@@ -56,8 +57,8 @@ def test_each_config_fix_is_verified_with_numbers(multi):
     cmp_, _ = run_json("compare", res["baseline"]["run_dir"], rc["trial_dir"], check=0)
     assert cmp_["verdict"] == "better"
     assert len(cmp_["graph_breaks"]["fixed"]) == 4 and not cmp_["graph_breaks"]["still"] and not cmp_["graph_breaks"]["new"]
-    assert cmp_["before"]["recompiles"] == 3 and cmp_["after"]["recompiles"] == 0 and cmp_["output"] == "same"
-    assert {r["function"]: (r["before"], r["after"]) for r in cmp_["recompiles"]} == {"forward": (2, 0), "rows": (1, 0)}
+    assert cmp_["before"]["recompiles"] == 3 and cmp_["after"]["recompiles"] == 1 and cmp_["output"] == "same"
+    assert {r["function"]: (r["before"], r["after"]) for r in cmp_["recompiles"]} == {"forward": (2, 1), "rows": (1, 0)}
 
 
 @pytest.mark.slow
@@ -102,3 +103,15 @@ def test_bad_input_is_one_line(tmp_path):
         p = run_cli(*args, timeout=60)
         assert p.returncode == 2, (args, p.stderr)
         assert len(p.stderr.strip().splitlines()) == 1 and "Traceback" not in p.stderr
+
+
+def test_every_config_in_fixes_yaml_exists_on_this_torch():
+    """The candidates are data; every config they set must be a real setting of the installed torch."""
+    import yaml
+    from conftest import ROOT, resolve_dotted
+    rows = yaml.safe_load(open(os.path.join(ROOT, "knowledge", "fixes.yaml")))["candidates"]
+    keys = {k for r in rows for st in r["steps"] for k in (st.get("config") or {})}
+    assert "torch.compiler.config.dynamic_sources" in keys and len(keys) >= 8
+    for k in keys:
+        mod, _, attr = k.rpartition(".")
+        assert hasattr(resolve_dotted(mod), attr), k

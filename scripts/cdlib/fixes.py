@@ -114,7 +114,7 @@ def candidates(found, rows=None):
     rows = rows if rows is not None else knowledge.load("fixes")["candidates"]
     cands, by_key = [], {}
     for i, f in enumerate(found):
-        for row in rows:
+        for order, row in enumerate(rows):
             params = _matches(row, f)
             if params is None:
                 continue
@@ -125,7 +125,7 @@ def candidates(found, rows=None):
                 continue
             c = {"id": row["id"], "title": _subst(row.get("title", row["id"]), params), "steps": steps,
                  "code": _subst(row.get("code", ""), params).strip(), "diagnosis": bool(row.get("diagnosis")),
-                 "group": _subst(row.get("group") or key, params), "findings": [i]}
+                 "group": _subst(row.get("group") or key, params), "findings": [i], "order": order}
             by_key[key] = c
             cands.append(c)
     return cands
@@ -231,9 +231,10 @@ def is_good(c):
 def rank_key(c):
     e = c.get("effect")
     if not e:
-        return (3, 0, 0)
+        return (3, 0, c.get("order", 0))
     tier = 0 if is_good(c) else (1 if not e["fails"] and not c.get("not_applied") else 2)
-    return (tier, -e["gain"], -e["compile_saved_s"])
+    # equal gains: the narrower fix first (order in fixes.yaml), not the noisy compile-time difference
+    return (tier, -e["gain"], c.get("order", 0))
 
 
 # ---- combining ----------------------------------------------------------------------------
