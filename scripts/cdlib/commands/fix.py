@@ -185,12 +185,13 @@ def _markdown(r):
         for i, x in enumerate(r["fixes"], 1):
             e = x["effect"]
             if not e:
-                rows.append([i, x["id"], x["label"], "", "", "", "", "", ""])
+                rows.append([i, x["id"], x["label"], "", "", "", "", "", "", ""])
                 continue
             rows.append([i, x["id"], x["label"], _fmt_pair(e["graph_break_sites"]), _fmt_pair(e["recompiles"]),
-                         _fmt_pair(e["graphs"]), _fmt_pair(e["compile_time_s"], "{:.2f}"), e["exit"][1],
+                         _fmt_pair(e["graphs"]), _fmt_pair(e["compile_time_s"], "{:.2f}"),
+                         _fmt_pair(e["wall_time_s"], "{:.1f}"), e["exit"][1],
                          e["output"].split(" (")[0]])
-        out.append(table(["#", "fix", "result", "breaks", "recompiles", "graphs", "compile s", "exit", "output"], rows))
+        out.append(table(["#", "fix", "result", "breaks", "recompiles", "graphs", "compile s", "wall s", "exit", "output"], rows))
         for x in r["fixes"]:
             e = x["effect"] or {}
             extra = []
