@@ -147,6 +147,7 @@ def run_trial(argv, trial_dir, steps, timeout, target_str):
     with open(os.path.join(trial_dir, "report.json"), "w", encoding="utf-8") as fh:
         json.dump(d, fh, indent=1, default=str)
     d = compare.load_run(trial_dir)
+    d["_timeout_given"] = timeout
     if steps:
         stderr = proc._read(rep.artifacts.get("stderr"), 200_000)
         bad = [ln for ln in stderr.splitlines() if ln.startswith("[compile-debug startup]")]
@@ -235,6 +236,18 @@ def rank_key(c):
     tier = 0 if is_good(c) else (1 if not e["fails"] and not c.get("not_applied") else 2)
     # equal gains: the narrower fix first (order in fixes.yaml), not the noisy compile-time difference
     return (tier, -e["gain"], c.get("order", 0))
+
+
+def credit_limit_hits(cands, found):
+    """A verified fix of a function's recompiles that also ended its recompile-limit hit fixes that
+    finding too (measured: fewer limit hits in its trial)."""
+    for c in cands:
+        e = c.get("effect")
+        if not is_good(c) or not (e["recompile_limit_hit"][1] or 0) < (e["recompile_limit_hit"][0] or 0):
+            continue
+        funcs = {found[i]["params"].get("function") for i in c["findings"]}
+        c["findings"] += [j for j, f in enumerate(found) if f["kind"] == "limit_hit"
+                          and f["params"].get("function") in funcs and j not in c["findings"]]
 
 
 # ---- combining ----------------------------------------------------------------------------

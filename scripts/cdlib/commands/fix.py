@@ -1,5 +1,6 @@
 """fix: try every fix that needs no code edit, measure it, rank; then the best set together."""
 import os
+import re
 import time
 
 from .. import analyze, compare, fixes, proc, rundir
@@ -88,6 +89,10 @@ def run(args):
     def on_done(name, rep):
         done[0] += 1
         c = tried[int(name)]
+        if rep is not None and rep.get("timed_out") and rep.get("_timeout_given", args.timeout) < args.timeout:
+            c["label"], c["trial_dir"] = "not finished (overall --timeout reached)", rep["run_dir"]
+            proc.progress(f"[{done[0]}/{n}] {c['id']}: cut by the overall --timeout")
+            return
         if rep is None:
             c["label"] = "not tried (overall --timeout reached)"
             proc.progress(f"[{done[0]}/{n}] {c['id']}: not run (time budget)")
@@ -96,16 +101,38 @@ def run(args):
         c["not_applied"] = rep.get("_not_applied")
         c["effect"] = fixes.effect(base, rep, ctrl, deterministic)
         e = c["effect"]
+        if e["gain"] <= 0:
+            c["note"] = _overridden(argv, c["steps"])
         proc.progress(f"[{done[0]}/{n}] {c['id']}: breaks {e['graph_break_sites'][0]}→{e['graph_break_sites'][1]}, "
                       f"recompiles {e['recompiles'][0]}→{e['recompiles'][1]}, {fixes.label(c)}")
 
     tasks = [(str(i), (lambda i, c: lambda t: fixes.run_trial(argv, os.path.join(run_dir, "trials", f"{i + 1:02d}-{c['id']}"),
                                                                 c["steps"], t, tstr))(i, c)) for i, c in enumerate(tried)]
     fixes.run_parallel(jobs, tasks, deadline, on_done)
+    fixes.credit_limit_hits(tried, found)
     combo = _combine(args, argv, tstr, run_dir, base, ctrl, deterministic, tried, deadline)
     result = _result(run_dir, tstr, base, ctrl, deterministic, found, cands, combo, time.monotonic() - t0, jobs)
     emit(args, result, _markdown(result))
     return 0
+
+
+def _overridden(argv, steps):
+    """A config the program's own script assigns after `import torch` overrides the injected value."""
+    script = next((a for a in argv[1:3] if a.endswith(".py") and os.path.isfile(a)), None)
+    if not script:
+        return None
+    try:
+        src = open(script, encoding="utf-8", errors="replace").read()
+    except OSError:
+        return None
+    for st in steps:
+        for k in st.get("config") or {}:
+            attr = k.rsplit(".", 1)[-1]
+            m = re.search(rf"^.*\b{re.escape(attr)}\s*=[^=].*$", src, re.M)
+            if m:
+                return (f"{os.path.basename(script)} sets {attr} itself (`{m.group(0).strip()[:80]}`), which "
+                        f"overrides the injected value; try it by editing that line")
+    return None
 
 
 def _combine(args, argv, tstr, run_dir, base, ctrl, deterministic, tried, deadline):
@@ -132,7 +159,8 @@ def _result(run_dir, tstr, base, ctrl, deterministic, found, cands, combo, elaps
     for c in ranked:
         rows.append({"id": c["id"], "title": c["title"], "label": fixes.label(c), "code": c["code"],
                      "findings": [found[i]["label"] for i in c["findings"]], "effect": c.get("effect"),
-                     "trial_dir": c.get("trial_dir"), "not_applied": c.get("not_applied"), "steps": c["steps"]})
+                     "trial_dir": c.get("trial_dir"), "not_applied": c.get("not_applied"), "steps": c["steps"],
+                     "note": c.get("note")})
     code_changes = []
     for i, f in enumerate(found):
         if i in fixed_findings:
@@ -199,6 +227,8 @@ def _markdown(r):
                 extra.append(f"error: **{e['error']['type']}** `{clip(e['error']['message'], 160)}`")
             if x.get("not_applied"):
                 extra.append(f"not applied: `{clip(x['not_applied'], 160)}`")
+            if x.get("note"):
+                extra.append(x["note"])
             if e.get("output_diff"):
                 d = e["output_diff"]
                 extra.append(f"output line {d['line']}: `{d['before']}` → `{d['after']}`")
