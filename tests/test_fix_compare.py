@@ -67,7 +67,7 @@ def test_compare_on_an_edited_copy(multi, tmp_path):
     res, _ = multi
     src = open(program("fx_multi.py")).read()
     edited = "# edited copy\n# two lines added above\n" + src.replace("s = x.sum().item()", "s = x.sum()") \
-        .replace('print("printed")', 'print("printed")\n    torch._dynamo.graph_break()')
+        .replace("    return x.cos()", "    torch._dynamo.graph_break()\n    return x.cos()")
     (tmp_path / "fx_multi.py").write_text(edited)
     cmp_, p = run_json("compare", res["baseline"]["run_dir"], "--out", tmp_path / "cmp", "--",
                        "python", tmp_path / "fx_multi.py", check=0)

@@ -169,11 +169,14 @@ def compare(before, after):
         output = "same" if out_b == out_a else "changed"
     diff = _first_diff(out_b, out_a) if output == "changed" else None
     rec = _recompile_diff(fb["recompiling_functions"], fa["recompiling_functions"])
+    scripts = [next((os.path.basename(w) for w in (f["target"] or "").split() if w.endswith(".py")), None) for f in (fb, fa)]
+    note = (f"the two runs are of different programs ({scripts[0]} vs {scripts[1]})"
+            if all(scripts) and scripts[0] != scripts[1] else None)
     return {"before": {k: v for k, v in fb.items() if k != "recompiling_functions"},
             "after": {k: v for k, v in fa.items() if k != "recompiling_functions"},
             "graph_breaks": {"fixed": fixed, "still": still, "new": new},
             "recompiles": rec, "output": output, "output_diff": diff,
-            "verdict": verdict(fb, fa, fixed, new, output)}
+            "verdict": verdict(fb, fa, fixed, new, output), "note": note}
 
 
 def _first_diff(a, b):
@@ -250,6 +253,8 @@ def markdown(res, next_cmd=None):
     out = [f"# compare: {res['verdict']}",
            f"before {b['run_dir']} · after {a['run_dir']}", "",
            table(["", "before", "after"], facts_rows(b, a))]
+    if res.get("note"):
+        out.append(f"⚠ {res['note']}")
     for name, f in (("before", b), ("after", a)):
         if f["first_error"]:
             e = f["first_error"]
