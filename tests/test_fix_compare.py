@@ -115,3 +115,16 @@ def test_every_config_in_fixes_yaml_exists_on_this_torch():
     for k in keys:
         mod, _, attr = k.rpartition(".")
         assert hasattr(resolve_dotted(mod), attr), k
+
+
+@pytest.mark.slow
+def test_fix_that_changes_output_is_not_recommended(tmp_path):
+    """gb_loop.py: reorderable print removes the break, but the prints of the helper are lost."""
+    res, _ = run_json("fix", "--out", tmp_path / "run", "--", "python", program("gb_loop.py"), check=0, timeout=900)
+    assert res["deterministic"] is True
+    x = _fix(res, "reorderable_print")
+    assert x["label"] == "measured: changes the program's output"
+    assert x["effect"]["graph_break_sites"] == [1, 0] and x["effect"]["output"] == "changed"
+    assert x["effect"]["output_diff"]["before"] == "value 0"
+    assert res["recommended"] is None and res["findings_with_verified_fix"] == 0
+    assert res["code_changes"][0]["at"].endswith("gb_loop.py:6")   # the print in the helper
