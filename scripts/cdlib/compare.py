@@ -1,0 +1,280 @@
+"""Before/after of two triage runs (report.json of each run dir): graph breaks fixed / still there /
+new, recompiles and their causes, graphs, ops, compile and wall time, exit status, first error and
+whether the program's printed output changed. Reads report dicts defensively (dict.get) so older
+and newer report.json files both work. No torch import."""
+import json
+import os
+import re
+
+from .errors import CliError
+from .output import clip, table
+
+# ---- loading ------------------------------------------------------------------------------
+
+
+def load_run(path):
+    """A triage run dir (or its report.json) -> the report dict, with "_stdout" (the program's output)."""
+    p = os.path.abspath(os.path.expanduser(path))
+    rj = p if p.endswith(".json") else os.path.join(p, "report.json")
+    if not os.path.isfile(rj):
+        raise CliError(f"{path}: no report.json (give the run dir of a triage run)")
+    try:
+        with open(rj, encoding="utf-8") as f:
+            rep = json.load(f)
+    except ValueError as e:
+        raise CliError(f"{rj}: not a JSON report ({e})")
+    if not isinstance(rep, dict) or "graph_breaks" not in rep:
+        raise CliError(f"{rj}: not a triage report (no graph_breaks); compare takes triage run dirs")
+    run_dir = os.path.dirname(rj)
+    out = (rep.get("artifacts") or {}).get("stdout") or os.path.join(run_dir, "target.stdout")
+    if not os.path.isfile(out):
+        out = os.path.join(run_dir, "target.stdout")
+    rep["_stdout"] = _read(out)
+    rep.setdefault("run_dir", run_dir)
+    return rep
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+# ---- normalized facts of one run ----------------------------------------------------------
+
+_TIMING = re.compile(r"(?i)(\d\s*(s|sec|secs|seconds|ms|us|µs|min)\b|\btime\b|elapsed|took|it/s|per ?sec|throughput|fps\b)")
+_ADDR = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
+def normalize_output(text):
+    """The program's stdout without lines that carry timings (they differ run to run) and with
+    object addresses blanked. None stays None (no output captured)."""
+    if text is None:
+        return None
+    return [_ADDR.sub("0x…", ln.rstrip()) for ln in text.splitlines() if not _TIMING.search(ln)]
+
+
+def _ws(s):
+    return " ".join(str(s or "").split())
+
+
+def break_key(b):
+    """Match key of a graph break across runs and edits: registry id (or title), the source line's
+    text and the function - not the line number, which shifts when lines above are edited."""
+    loc = b.get("location") or {}
+    return (b.get("gb_id") or _ws(b.get("gb_type")), _ws(loc.get("code")), loc.get("function") or "")
+
+
+def break_label(b):
+    loc = b.get("location") or {}
+    where = f"{os.path.basename(loc.get('file') or '?')}:{loc.get('line') or '?'}"
+    code = f" `{clip(loc.get('code'), 70)}`" if loc.get("code") else ""
+    return f"{where}{code} — {b.get('gb_id') or ''} {clip(b.get('gb_type'), 70)}".replace("—  ", "— ")
+
+
+def _guard_shape(g):
+    return re.sub(r"-?\d+(\.\d+)?", "#", g or "")
+
+
+def recompile_causes(f):
+    """Distinct causes of one function's recompiles: [(kind, guard pattern, count)]. Uses grouped
+    causes when the report has them, else groups the guard failures itself."""
+    if isinstance(f.get("causes"), list) and f["causes"]:
+        out = []
+        for c in f["causes"]:
+            if isinstance(c, dict):
+                out.append((c.get("kind") or "?", clip(c.get("guard") or c.get("pattern") or c.get("title") or "", 90),
+                            c.get("count") or c.get("recompiles") or 1))
+        if out:
+            return out
+    groups = {}
+    for r in f.get("recompiles") or []:
+        g = (r.get("failures") or [None])[0]
+        if not g:
+            continue
+        k = (g.get("kind") or "?", _guard_shape(g.get("guard")))
+        groups.setdefault(k, [0, g.get("guard")])
+        groups[k][0] += 1
+    return [(k[0], clip(v[1], 90), v[0]) for k, v in groups.items()]
+
+
+def facts(rep):
+    """The comparable facts of one report dict."""
+    st = rep.get("stats") or {}
+    errs = rep.get("errors") or []
+    e0 = errs[0] if errs else None
+    funcs = []
+    for f in rep.get("recompiles") or []:
+        n = len(f.get("recompiles") or [])
+        if n or f.get("limit_hit"):
+            loc = f.get("location") or {}
+            funcs.append({"function": f.get("function"), "code": _ws(loc.get("code")), "recompiles": n,
+                          "compiles": f.get("compiles"), "limit_hit": bool(f.get("limit_hit")),
+                          "causes": [{"kind": k, "guard": g, "count": c} for k, g, c in recompile_causes(f)]})
+    breaks = rep.get("graph_breaks") or []
+    return {
+        "run_dir": rep.get("run_dir"),
+        "target": rep.get("target"),
+        "exit_code": rep.get("exit_code"),
+        "signal": rep.get("signal"),
+        "timed_out": bool(rep.get("timed_out")),
+        "status": rep.get("status"),
+        "verdict": rep.get("verdict"),
+        "graph_break_sites": len(breaks),
+        "graph_break_hits": sum(b.get("count") or 1 for b in breaks),
+        "recompiles": st.get("recompiles", sum(f["recompiles"] for f in funcs)),
+        "recompile_limit_hit": st.get("recompile_limit_hit", sum(1 for f in funcs if f["limit_hit"])),
+        "graphs": st.get("graphs", len(rep.get("graphs") or [])),
+        "ops": st.get("ops"),
+        "compile_time_s": st.get("compile_time_s"),
+        "wall_time_s": st.get("wall_time_s", rep.get("duration_s")),
+        "first_error": ({"type": e0.get("type"), "message": clip((e0.get("message") or "").splitlines()[0]
+                                                                 if e0.get("message") else "", 200),
+                         "category": e0.get("category")} if e0 else None),
+        "recompiling_functions": funcs,
+    }
+
+
+def run_ok(f):
+    return f["exit_code"] == 0 and not f["timed_out"] and not f["signal"]
+
+
+# ---- before / after -----------------------------------------------------------------------
+
+def compare(before, after):
+    """Two report dicts -> one JSON-safe comparison dict."""
+    fb, fa = facts(before), facts(after)
+    bb, ba = list(before.get("graph_breaks") or []), list(after.get("graph_breaks") or [])
+    fixed, still, new = [], [], []
+    remaining = list(ba)
+    for loose in (False, True):   # exact key first; then the same id and line text in another function
+        for b in list(bb):
+            kb = break_key(b)
+            for a in remaining:
+                ka = break_key(a)
+                if ka == kb or (loose and ka[:2] == kb[:2]):
+                    still.append({"before": break_label(b), "after": break_label(a),
+                                  "count": [b.get("count"), a.get("count")]})
+                    remaining.remove(a)
+                    bb.remove(b)
+                    break
+    fixed = [break_label(b) for b in bb]
+    new = [break_label(a) for a in remaining]
+    out_b, out_a = normalize_output(before.get("_stdout")), normalize_output(after.get("_stdout"))
+    if out_b is None or out_a is None:
+        output = "unknown (no captured output)"
+    else:
+        output = "same" if out_b == out_a else "changed"
+    diff = _first_diff(out_b, out_a) if output == "changed" else None
+    rec = _recompile_diff(fb["recompiling_functions"], fa["recompiling_functions"])
+    scripts = [next((os.path.basename(w) for w in (f["target"] or "").split() if w.endswith(".py")), None) for f in (fb, fa)]
+    note = (f"the two runs are of different programs ({scripts[0]} vs {scripts[1]})"
+            if all(scripts) and scripts[0] != scripts[1] else None)
+    return {"before": {k: v for k, v in fb.items() if k != "recompiling_functions"},
+            "after": {k: v for k, v in fa.items() if k != "recompiling_functions"},
+            "graph_breaks": {"fixed": fixed, "still": still, "new": new},
+            "recompiles": rec, "output": output, "output_diff": diff,
+            "verdict": verdict(fb, fa, fixed, new, output), "note": note}
+
+
+def _first_diff(a, b):
+    for i in range(max(len(a), len(b))):
+        x = a[i] if i < len(a) else "<no line>"
+        y = b[i] if i < len(b) else "<no line>"
+        if x != y:
+            return {"line": i + 1, "before": clip(x, 160), "after": clip(y, 160)}
+    return None
+
+
+def _recompile_diff(fb, fa):
+    rows = []
+    key = lambda f: (f["function"], f["code"])  # noqa: E731
+    am = {key(f): f for f in fa}
+    for f in fb:
+        a = am.pop(key(f), None)
+        rows.append({"function": f["function"], "before": f["recompiles"], "after": a["recompiles"] if a else 0,
+                     "limit_hit": [f["limit_hit"], bool(a and a["limit_hit"])],
+                     "causes_before": f["causes"], "causes_after": a["causes"] if a else []})
+    for a in am.values():
+        rows.append({"function": a["function"], "before": 0, "after": a["recompiles"],
+                     "limit_hit": [False, a["limit_hit"]], "causes_before": [], "causes_after": a["causes"]})
+    return rows
+
+
+def verdict(fb, fa, fixed, new, output):
+    """One line: did the change work?"""
+    if run_ok(fb) and not run_ok(fa):
+        return "worse: the program now fails"
+    better = bool(fixed) or (fa["recompiles"] or 0) < (fb["recompiles"] or 0) \
+        or (fa["recompile_limit_hit"] or 0) < (fb["recompile_limit_hit"] or 0) or (not run_ok(fb) and run_ok(fa))
+    worse = bool(new) or (fa["recompiles"] or 0) > (fb["recompiles"] or 0) \
+        or (fa["recompile_limit_hit"] or 0) > (fb["recompile_limit_hit"] or 0)
+    tail = "; output changed" if output == "changed" else ""
+    if better and not worse:
+        return "better" + tail
+    if better and worse:
+        return "mixed: some findings fixed, others new" + tail
+    if worse:
+        return "worse: new graph breaks or recompiles" + tail
+    return "no change in breaks or recompiles" + tail
+
+
+# ---- Markdown -----------------------------------------------------------------------------
+
+def _num(v, fmt="{}"):
+    return "-" if v is None else fmt.format(v)
+
+
+def _exit(f):
+    if f["timed_out"]:
+        return "timed out"
+    if f["signal"]:
+        return f["signal"]
+    return f"exit {f['exit_code']}" if f["exit_code"] is not None else "recorded trace"
+
+
+def facts_rows(fb, fa):
+    """Table rows (name, before, after) for the numbers of two runs."""
+    t = "{:.2f}"
+    return [["exit", _exit(fb), _exit(fa)],
+            ["graph-break sites (hits)", f"{fb['graph_break_sites']} ({fb['graph_break_hits']})",
+             f"{fa['graph_break_sites']} ({fa['graph_break_hits']})"],
+            ["recompiles", _num(fb["recompiles"]) + (" LIMIT HIT" if fb["recompile_limit_hit"] else ""),
+             _num(fa["recompiles"]) + (" LIMIT HIT" if fa["recompile_limit_hit"] else "")],
+            ["graphs / ops", f"{_num(fb['graphs'])} / {_num(fb['ops'])}", f"{_num(fa['graphs'])} / {_num(fa['ops'])}"],
+            ["compile s", _num(fb["compile_time_s"], t), _num(fa["compile_time_s"], t)],
+            ["wall s", _num(fb["wall_time_s"], t), _num(fa["wall_time_s"], t)]]
+
+
+def markdown(res, next_cmd=None):
+    b, a, g = res["before"], res["after"], res["graph_breaks"]
+    out = [f"# compare: {res['verdict']}",
+           f"before {b['run_dir']} · after {a['run_dir']}", "",
+           table(["", "before", "after"], facts_rows(b, a))]
+    if res.get("note"):
+        out.append(f"⚠ {res['note']}")
+    for name, f in (("before", b), ("after", a)):
+        if f["first_error"]:
+            e = f["first_error"]
+            out.append(f"first error {name}: **{e['type']}** `{clip(e['message'], 200)}`")
+    out.append(f"output: {res['output']}" + (f" (line {res['output_diff']['line']}: `{res['output_diff']['before']}` → "
+                                             f"`{res['output_diff']['after']}`)" if res.get("output_diff") else "")
+               + (" — lines with timings ignored" if res["output"] != "unknown (no captured output)" else ""))
+    out.append(f"\n## Graph breaks: {len(g['fixed'])} fixed, {len(g['still'])} still there, {len(g['new'])} new")
+    out += [f"- fixed: {x}" for x in g["fixed"][:10]]
+    out += [f"- still: {x['after']}" for x in g["still"][:10]]
+    out += [f"- NEW: {x}" for x in g["new"][:10]]
+    if res["recompiles"]:
+        out.append("\n## Recompiles")
+        for r in res["recompiles"][:8]:
+            lim = " (limit hit → eager)" if r["limit_hit"][1] else (" (limit no longer hit)" if r["limit_hit"][0] else "")
+            out.append(f"- **{r['function']}**: {r['before']} → {r['after']}{lim}")
+            for tag, cs in (("before", r["causes_before"]), ("after", r["causes_after"])):
+                if cs:
+                    out.append(f"  - {tag}: " + "; ".join(f"{c['kind']} ×{c['count']} `{clip(c['guard'], 70)}`"
+                                                         for c in cs[:3]))
+    if next_cmd:
+        out.append(f"\nNext: `{next_cmd}`")
+    return "\n".join(out)
