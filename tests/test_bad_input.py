@@ -455,7 +455,8 @@ def test_huge_output_file_is_trimmed_keeping_head_and_tail(tmp_path):
 
 
 def test_tlparse_beside_the_interpreter_is_found(tmp_path):
-    """tlparse in sys.executable's bin dir but not on PATH: env and triage find it."""
+    """tlparse in sys.executable's bin dir but not on PATH (a venv used without activating it):
+    triage runs it (its HTML report is in the run dir) and env reports it."""
     from cdlib import proc
     exe = proc.find_tool("tlparse")
     if not exe:
@@ -463,18 +464,24 @@ def test_tlparse_beside_the_interpreter_is_found(tmp_path):
     bindir = tmp_path / "venv" / "bin"
     bindir.mkdir(parents=True)
     os.symlink(sys.executable, bindir / "python3")   # a venv-like bin dir: python + tlparse, not on PATH
-    os.symlink(exe if os.path.basename(os.path.realpath(exe)) == "tlparse" else os.path.realpath(exe),
-               bindir / "tlparse")
+    real = os.path.realpath(exe)
+    if os.path.basename(real) != "tlparse":   # a pyenv shim: the real binary is beside the interpreter
+        real = os.path.join(os.path.dirname(os.path.realpath(sys.executable)), "tlparse")
+    os.symlink(real, bindir / "tlparse")
     env = dict(os.environ, PATH="/usr/bin:/bin")
-    code = ("import sys; sys.path.insert(0, %r); from cdlib import proc; print(proc.find_tool('tlparse'))"
-            % os.path.dirname(CLI))
-    p = subprocess.run([str(bindir / "python3"), "-c", code], capture_output=True, text=True, env=env, timeout=60)
-    assert p.stdout.strip() == str(bindir / "tlparse"), p.stderr
-    run = tmp_path / "run"
-    p = subprocess.run([str(bindir / "python3"), CLI, "triage", "--out", str(run), "--trace", TRACE],
+    py = str(bindir / "python3")
+    p = subprocess.run([py, "-c", "import shutil; print(shutil.which('tlparse'))"], capture_output=True, text=True,
+                       env=env, timeout=60)
+    assert p.stdout.strip() == "None"   # really not on PATH
+    prog = tmp_path / "copy_trace.py"   # a target that "compiles": it leaves a real trace in TORCH_TRACE
+    prog.write_text(PROGS["big_trace.py"])
+    p = subprocess.run([py, CLI, "triage", "--json", "--out", str(tmp_path / "run"), "--", str(prog), TRACE],
                        capture_output=True, text=True, env=env, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
-    # --trace runs no tlparse; the run-time path does (analyze.run_tlparse) through the same finder
-    p = subprocess.run([str(bindir / "python3"), "-c", code.replace("print(", "import shutil; print(shutil.which('tlparse'), ")],
-                       capture_output=True, text=True, env=env, timeout=60)
-    assert p.stdout.split()[0] == "None"   # really not on PATH
+    html = json.loads(p.stdout)["artifacts"].get("tlparse")
+    assert html and os.path.exists(html), p.stderr[-2000:]
+    p = subprocess.run([py, CLI, "env", "--json", "--out", str(tmp_path / "envrun")], capture_output=True, text=True,
+                       env=env, timeout=600)
+    d = json.loads(p.stdout)
+    assert d["info"]["tlparse"] == str(bindir / "tlparse"), d["info"]
+    assert not any("tlparse" in x["problem"] for x in d["problems"])

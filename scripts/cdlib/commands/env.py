@@ -53,12 +53,12 @@ def run(args):
         defaults = json.load(open(res_clean)).get("config", {})
     except (OSError, ValueError):
         defaults = {}
+    info["tlparse"] = proc.find_tool("tlparse")
     problems = _problems(info)
     env_vars = {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)}
     changed = {k: {"value": v, "default": defaults.get(k)} for k, v in info.get("config", {}).items()
                if k in defaults and defaults[k] != v}
     info.pop("config", None)
-    info["tlparse"] = proc.find_tool("tlparse")
     result = {"command": "env", "run_dir": run_dir, "status": "problems" if problems else "ok", "info": info,
               "env_vars": env_vars, "config_changed": changed, "problems": problems}
     emit(args, result, _markdown(result))
