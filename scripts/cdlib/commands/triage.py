@@ -172,7 +172,7 @@ def _check_trace(path):
     files = trace.trace_files(path)
     if not files:
         raise CliError(f"{path}: no TORCH_TRACE file found (looked for *.log files and files whose first line "
-                       "is a trace line like `V1123 00:27:19.270000 123 torch/_dynamo/...py:42] {{...}}`)")
+                       "is a trace line like `V1123 00:27:19.270000 123 torch/_dynamo/...py:42] {...}`)")
     if not any(os.path.getsize(f) for f in files):
         raise CliError(f"{path}: the trace file(s) are empty ({len(files)} file(s)); torch.compile logged nothing")
     if os.path.isfile(path) and not trace.looks_like_trace(path):
