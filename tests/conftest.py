@@ -34,6 +34,8 @@ def _has_cuda():
 
 
 HAS_CUDA = _has_cuda()
+# a python with the oldest supported torch (2.9); tests on it skip without it. CI: $(.ci/torch29)
+TORCH29_PYTHON = os.environ.get("COMPILE_DEBUG_TORCH29_PYTHON")
 
 
 def pytest_collection_modifyitems(config, items):

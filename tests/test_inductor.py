@@ -2,6 +2,7 @@
 chain, matmul + epilogue, sort fallback) is shared by the CPU tests; parser unit tests use canned
 output code (including a Triton one, so Triton parsing is covered without a GPU)."""
 import os
+import subprocess
 
 import pytest
 from conftest import program, resolve_dotted as _resolve, run_cli, run_json
@@ -199,11 +200,12 @@ def test_gpu_triton_kernels_listed(tmp_path):
     assert p2.returncode == 0 and "@triton.jit" in p2.stdout
 
 
-VENV29 = "/tmp/venv29/bin/python"
+from conftest import TORCH29_PYTHON as VENV29  # noqa: E402
+NO29 = "no torch 2.9 env: run with COMPILE_DEBUG_TORCH29_PYTHON=$(.ci/torch29) (builds a cached venv with torch 2.9.1)"
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not os.path.exists(VENV29), reason="needs the torch 2.9 venv at /tmp/venv29")
+@pytest.mark.skipif(not VENV29, reason=NO29)
 def test_torch29_trace(tmp_path):
     """2.9 logs the post-grad graph as the after_post_grad_graph artifact; same facts come out."""
     res, p = run_json("inductor", "--no-debug-dir", "--out", tmp_path / "r", "--", VENV29, program("ind_kernels.py"), timeout=600)
@@ -329,9 +331,12 @@ def test_skill_names_exist_in_installed_torch(skill, torch_source):
     assert seen["config"] >= 5 and seen["logs"] >= 2 and seen["env"] >= 2, seen
 
 
-@pytest.mark.skipif(not os.path.exists(VENV29), reason="needs the torch 2.9 venv at /tmp/venv29")
+@pytest.mark.skipif(not VENV29, reason=NO29)
 def test_old_names_exist_in_29():
-    src = glob.glob("/tmp/venv29/lib/python3*/site-packages/torch/_inductor/*.py")
+    site = subprocess.run([VENV29, "-c", "import os, torch; print(os.path.dirname(torch.__file__))"],
+                          capture_output=True, text=True, timeout=300).stdout.strip()
+    src = glob.glob(os.path.join(site, "_inductor", "*.py"))
+    assert src, site
     text = "".join(open(f, encoding="utf-8", errors="replace").read() for f in src)
     for n in OLD_TORCH_NAMES:
         assert n in text, n

@@ -218,30 +218,25 @@ def test_collective_timeout_while_peer_compiles(tmp_path):
 
 
 def test_ctrl_c_kills_every_rank(tmp_path):
+    """Ctrl-C while both ranks run: the tool and every rank end within seconds, whatever the load.
+    Readiness is a marker (both ranks' status files and rank 1 inside torch.compile: its trace file
+    exists), not a fixed sleep; the exit is bounded (20 s) from the SIGINT, not from the start."""
+    from test_bad_input import interrupt_when, tagged_alive
     out = tmp_path / "run"
-    p = subprocess.Popen([sys.executable, CLI, "triage", "--nproc", "2", "--no-tlparse", "--timeout", "200",
-                          "--out", str(out), "--", program("mr_slow_recompile.py")], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:  # both ranks started (the shim wrote their status)
-            if all(os.path.exists(out / "status" / f"rank_{r}.json") for r in (0, 1)):
-                break
-            time.sleep(0.5)
-        else:
-            raise AssertionError("ranks never started")
-        pids = [json.load(open(out / "status" / f"rank_{r}.json"))["pid"] for r in (0, 1)]
-        time.sleep(2)
-        p.send_signal(signal.SIGINT)
-        _, err = p.communicate(timeout=60)
-    finally:
-        if p.poll() is None:
-            p.kill()
-    assert p.returncode == 130, err[-1500:]
-    time.sleep(0.5)
-    assert _procs_mentioning(str(out)) == []
+    argv = [sys.executable, CLI, "triage", "--nproc", "2", "--no-tlparse", "--timeout", "600",
+            "--out", str(out), "--", program("mr_slow_recompile.py")]
+
+    def ready():
+        return all(os.path.exists(out / "status" / f"rank_{r}.json") for r in (0, 1)) and \
+            any(os.listdir(out / "trace" / "rank_1")) if os.path.isdir(out / "trace" / "rank_1") else False
+    p, took = interrupt_when(argv, ready, ready_timeout=300, exit_within=20)
+    assert p.returncode == 130, p.stderr[-1500:]
+    assert p.stderr.strip().splitlines()[-1].endswith("interrupted"), p.stderr[-500:]
+    pids = [json.load(open(out / "status" / f"rank_{r}.json"))["pid"] for r in (0, 1)]
+    assert tagged_alive(str(out)) == [] and _procs_mentioning(str(out)) == []
     for pid in pids:
         assert not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] == "Z"
+    assert took < 20
 
 
 def test_torchrun_fails_before_ranks(tmp_path):

@@ -267,7 +267,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
 
 def run_tlparse(trace_dir, out_dir, extra=(), timeout=180):
     """tlparse's HTML report for the biggest trace file; None when tlparse is missing or fails."""
-    exe = shutil.which("tlparse")
+    exe = proc.find_tool("tlparse")
     files = tracemod.trace_files(trace_dir)
     if not exe or not files:
         return None

@@ -13,7 +13,8 @@ How a run is laid out (all inside the run dir):
     tlparse/                  tlparse --all-ranks-html over a flat dir of links (tlparse_input/)
 
 torchrun (torch >= 2.x) starts every worker with start_new_session=True, so killing torchrun's
-process group does NOT kill the ranks: we kill each rank's own group from its recorded pid.
+process group does NOT kill the ranks: proc.run finds them by the tag they inherit in their
+environment (on Ctrl-C, timeout, or when torchrun exits); kill_ranks uses each rank's recorded pid.
 No torch import here."""
 import hashlib
 import json
@@ -684,13 +685,18 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         timer.start()
         res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, "torchrun.stdout"),
                        stderr_path=os.path.join(run_dir, "torchrun.stderr"))
-    finally:
+    finally:  # proc.run already ended every process of the run (ranks too: they carry its tag)
         timer.cancel()
         killed = kill_ranks(run_dir, nproc, shim)
+    stray_ranks = [r for r in range(nproc) if (read_status(run_dir, r) or {}).get("pid") in res.strays]
+    killed = sorted(set(killed) | set(stray_ranks))
     left = survivors(run_dir, nproc, shim)
     launcher_out = _read(res.stderr_path) + "\n" + _read(res.stdout_path)
     exit_codes = torchrun_exit_codes(launcher_out)
     logs = rank_logs(run_dir, nproc)
+    for paths in logs.values():  # torchrun wrote them: keep the head and tail of huge ones
+        for path in paths:
+            proc.trim_output(path)
 
     ranks = []
     for r in range(nproc):
@@ -986,7 +992,7 @@ def _drop_shim_frames(rep, shim, stderr):
 
 def run_tlparse_all(run_dir, nproc, timeout=180):
     """tlparse --all-ranks-html over a flat dir of links to every rank's trace."""
-    exe = shutil.which("tlparse")
+    exe = proc.find_tool("tlparse")
     if not exe:
         return None
     flat = os.path.join(run_dir, "tlparse_input")

@@ -1,10 +1,12 @@
 """Run a target command in its own process group with a timeout; never leave it running."""
 import dataclasses
 import os
+import secrets
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 
 from .errors import CliError
@@ -19,6 +21,7 @@ class ProcResult:
     signal: str | None = None        # e.g. "SIGSEGV" when the target died of a signal
     stdout_path: str | None = None
     stderr_path: str | None = None
+    strays: list = dataclasses.field(default_factory=list)   # tagged pids still alive after the leader exited
 
     @property
     def ok(self):
@@ -70,60 +73,200 @@ def resolve_target(target, what="target command"):
     return argv
 
 
+OWNER_VAR = "COMPILE_DEBUG_OWNER"   # set in every target's environment: finds descendants that left the group
+OUTPUT_HEAD = 1 << 20                # a huge stdout/stderr keeps its first 1 MiB ...
+OUTPUT_TAIL = 4 << 20                # ... and its last 4 MiB (the traceback is at the end)
+KEEP_OUTPUT = False                  # triage --keep-output: keep all of it
+
+
+def _state(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def tagged(token):
+    """Live pids whose environment has OWNER_VAR=token: every descendant of one run, also those that
+    started their own session (torchrun's ranks, daemons) or were orphaned. Linux /proc only."""
+    key = f"\0{OWNER_VAR}=".encode()
+    want = token.encode()
+    out = []
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return out
+    me = os.getpid()
+    for d in names:
+        if not d.isdigit() or int(d) == me:
+            continue
+        try:
+            with open(f"/proc/{d}/environ", "rb") as f:
+                env = b"\0" + f.read() + b"\0"
+        except OSError:
+            continue
+        i = env.find(key)
+        if i < 0 or want not in env[i + len(key):env.index(b"\0", i + 1)].split(b":"):
+            continue
+        if _state(d) not in (None, "Z"):
+            out.append(int(d))
+    return out
+
+
+def _signal_all(p, pids, sig):
+    own = os.getpgrp()
+    for pgid in {p.pid} | {_pgid(x) for x in pids}:
+        if pgid and pgid != own:
+            try:
+                os.killpg(pgid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
+    for x in pids:
+        try:
+            os.kill(x, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def _pgid(pid):
+    try:
+        return os.getpgid(pid)
+    except OSError:
+        return None
+
+
+def terminate(p, token=None, grace=3.0):
+    """End the run: SIGTERM p's process group and every process tagged with token (their own groups
+    too), wait up to grace seconds, then SIGKILL what is left. Returns the tagged pids that were
+    still alive besides the leader. Ctrl-C is ignored meanwhile so that a second one cannot leave
+    processes behind."""
+    main = threading.current_thread() is threading.main_thread()
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
+    try:
+        strays = [x for x in (tagged(token) if token else []) if x != p.pid]
+        if p.poll() is not None and not strays and not _group_alive(p.pid):
+            return []
+        _signal_all(p, strays, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            left = [x for x in (tagged(token) if token else []) if x != p.pid]
+            if p.poll() is not None and not left and not _group_alive(p.pid):
+                break
+            time.sleep(0.05)
+        for _ in range(5):  # SIGKILL until nothing is left (a process may fork while we kill)
+            left = [x for x in (tagged(token) if token else []) if x != p.pid]
+            if p.poll() is not None and not left and not _group_alive(p.pid):
+                break
+            _signal_all(p, left, signal.SIGKILL)
+            try:
+                p.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                pass
+            time.sleep(0.05)
+        return strays
+    finally:
+        if main:
+            signal.signal(signal.SIGINT, old)
+
+
+def _group_alive(pgid):
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    # only zombies left in the group (children of a dead leader, not yet reaped) count as gone
+    for d in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        if d.isdigit() and _pgid(int(d)) == pgid and _state(d) not in (None, "Z"):
+            return True
+    return not os.path.isdir("/proc")
+
+
 def kill_group(p, grace=3.0):
     """SIGTERM the whole process group, then SIGKILL what is left."""
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
-            os.killpg(p.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            return
-        try:
-            p.wait(timeout=grace)
-            # children may outlive the leader: make sure the group is gone
-            os.killpg(p.pid, 0)
-        except subprocess.TimeoutExpired:
-            continue
-        except (ProcessLookupError, PermissionError):
-            return
+    terminate(p, None, grace)
+
+
+def trim_output(path, head=None, tail=None):
+    """Keep the head and tail of a huge output file with a note in between (unless KEEP_OUTPUT).
+    Returns the number of bytes dropped."""
+    head = OUTPUT_HEAD if head is None else head
+    tail = OUTPUT_TAIL if tail is None else tail
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        return 0
+    if KEEP_OUTPUT or size <= head + tail + (1 << 20):
+        return 0
+    tmp = path + ".trim"
+    with open(path, "rb") as src, open(tmp, "wb") as dst:
+        first = src.read(head)
+        cut = first.rfind(b"\n")
+        first = first[:cut + 1] if cut > 0 else first
+        src.seek(size - tail)
+        last = src.read()
+        nl = last.find(b"\n")
+        last = last[nl + 1:] if 0 <= nl < len(last) - 1 else last
+        dropped = size - len(first) - len(last)
+        dst.write(first)
+        dst.write(f"\n[compile-debug: {dropped} bytes of output omitted here (kept the first {len(first)} and "
+                  f"the last {len(last)} of {size}); triage --keep-output keeps everything]\n\n".encode())
+        dst.write(last)
+    os.replace(tmp, path)
+    return dropped
 
 
 def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=None, stderr_path=None):
-    """Run argv; stdout/stderr go to files (or are discarded). Kills the process group on
-    timeout and on Ctrl-C (then re-raises KeyboardInterrupt)."""
+    """Run argv; stdout/stderr go to files (or are discarded). Kills the process group, and every
+    process that inherited this run's OWNER_VAR tag, on timeout, on Ctrl-C (then re-raises
+    KeyboardInterrupt) and when the leader exits. Huge output files keep their head and tail."""
     full_env = dict(os.environ if env is None else env)
     for k, v in (env_add or {}).items():
         if v is None:
             full_env.pop(k, None)
         else:
             full_env[k] = str(v)
+    token = f"{os.getpid()}-{secrets.token_hex(6)}"
+    # nested runs (a worker that runs the target) add their token: the outer run finds both
+    full_env[OWNER_VAR] = ":".join(filter(None, [full_env.get(OWNER_VAR), token]))
     out = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
     err = open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL
     t0 = time.monotonic()
+    timed_out = False
+    strays = []
     try:
+        # a Ctrl-C while the child is being started must not leave it running unseen: hold it until p exists
+        pending = []
+        main = threading.current_thread() is threading.main_thread()
+        old = signal.signal(signal.SIGINT, lambda *_: pending.append(1)) if main else None
         try:
             p = subprocess.Popen(argv, env=full_env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
                                  stderr=err, start_new_session=True)
         except OSError as e:
             raise CliError(f"cannot start {argv[0]}: {e.strerror}")
-        timed_out = False
+        finally:
+            if main:
+                signal.signal(signal.SIGINT, old)
         try:
+            if pending:
+                raise KeyboardInterrupt
             p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             timed_out = True
-            kill_group(p)
-        except KeyboardInterrupt:
-            kill_group(p)
+            terminate(p, token)
+        except BaseException:  # Ctrl-C (or anything else): end every process of the run, fast
+            terminate(p, token, grace=1.0)
             raise
         else:
-            # the leader exited; don't leave its children (e.g. compile workers) behind
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
+            # the leader exited; don't leave its children (compile workers, ranks) behind
+            strays = terminate(p, token)
     finally:
         for f in (out, err):
             if hasattr(f, "close"):
                 f.close()
+    for path in (stdout_path, stderr_path):
+        if path:
+            trim_output(path)
     rc = p.returncode
     sig = None
     if rc is not None and rc < 0:
@@ -132,7 +275,28 @@ def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=Non
         except ValueError:
             sig = f"signal {-rc}"
     return ProcResult(argv=list(argv), returncode=rc, duration_s=round(time.monotonic() - t0, 3),
-                      timed_out=timed_out, signal=sig, stdout_path=stdout_path, stderr_path=stderr_path)
+                      timed_out=timed_out, signal=sig, stdout_path=stdout_path, stderr_path=stderr_path,
+                      strays=strays)
+
+
+def find_tool(name):
+    """A console script on PATH, else beside this interpreter (a venv's or pyenv's bin dir that is not
+    on PATH), else in the user scripts dir (pip install --user). None when not found."""
+    exe = shutil.which(name)
+    if exe:
+        return exe
+    import sysconfig
+    dirs = [os.path.dirname(sys.executable), os.path.dirname(os.path.realpath(sys.executable)),
+            sysconfig.get_path("scripts")]
+    try:
+        dirs.append(sysconfig.get_path("scripts", f"{os.name}_user"))
+    except KeyError:
+        pass
+    for d in dirs:
+        cand = os.path.join(d or "", name)
+        if d and os.path.isfile(cand) and os.access(cand, os.X_OK):
+            return cand
+    return None
 
 
 def progress(msg):

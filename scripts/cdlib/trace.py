@@ -8,7 +8,6 @@ Stack frames refer to file names through a string table ({"str": [filename, inde
 No torch import: traces recorded elsewhere (another torch version, a CI artifact) parse here.
 """
 import dataclasses
-import glob
 import json
 import os
 import re
@@ -95,14 +94,40 @@ class Trace:
         return None
 
 
+def looks_like_trace(fname):
+    """True when the file's first non-blank line is a structured-trace line (any file name)."""
+    try:
+        with open(fname, "rb") as f:
+            head = f.read(65536)
+    except OSError:
+        return False
+    for line in head.decode("utf-8", "replace").splitlines():
+        if line.strip():
+            return bool(PREFIX.match(line))
+    return False
+
+
 def trace_files(path):
-    if os.path.isdir(path):
-        return sorted(glob.glob(os.path.join(path, "**", "*.log"), recursive=True))
-    return [path] if os.path.isfile(path) else []
+    """The trace files of a file or dir: every *.log under it (as TORCH_TRACE names them), plus files
+    with other names (tlparse's test inputs are *.txt) whose first line is a trace line."""
+    if not os.path.isdir(path):
+        return [path] if os.path.isfile(path) else []
+    out, seen = [], 0
+    for root, dirs, names in os.walk(path):
+        dirs.sort()
+        for n in names:
+            f = os.path.join(root, n)
+            seen += 1
+            if n.endswith(".log") or (seen <= MAX_SNIFF and os.path.isfile(f) and looks_like_trace(f)):
+                out.append(f)
+    return sorted(out)
+
+
+MAX_SNIFF = 5000   # files of other names looked into per directory tree
 
 
 def parse(path):
-    """Parse a trace file or every *.log under a directory. Malformed lines are skipped."""
+    """Parse a trace file or every trace file under a directory (trace_files). Malformed lines are skipped."""
     events, strings = [], {}
     files = trace_files(path)
     for fname in files:

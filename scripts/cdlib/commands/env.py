@@ -1,7 +1,6 @@
 """env: what torch.compile will run with here, and every problem found, each with its fix."""
 import json
 import os
-import shutil
 import sys
 import threading
 
@@ -54,12 +53,12 @@ def run(args):
         defaults = json.load(open(res_clean)).get("config", {})
     except (OSError, ValueError):
         defaults = {}
+    info["tlparse"] = proc.find_tool("tlparse")
     problems = _problems(info)
     env_vars = {k: v for k, v in sorted(os.environ.items()) if k.startswith(ENV_PREFIXES)}
     changed = {k: {"value": v, "default": defaults.get(k)} for k, v in info.get("config", {}).items()
                if k in defaults and defaults[k] != v}
     info.pop("config", None)
-    info["tlparse"] = shutil.which("tlparse")
     result = {"command": "env", "run_dir": run_dir, "status": "problems" if problems else "ok", "info": info,
               "env_vars": env_vars, "config_changed": changed, "problems": problems}
     emit(args, result, _markdown(result))
@@ -103,7 +102,7 @@ def _problems(info):
     if smoke and not smoke.get("ok"):
         p.append({"problem": f"Inductor smoke test failed: {smoke.get('error')}",
                   "fix": "see the C++ compiler / Python.h lines above; the full trace is in probe.json"})
-    if not shutil.which("tlparse"):
+    if not info.get("tlparse"):
         p.append({"problem": "tlparse is not installed (no HTML report of the structured trace)",
                   "fix": f"{sys.executable} -m pip install tlparse"})
     return p

@@ -8,7 +8,6 @@ import glob
 import json
 import os
 import re
-import shutil
 
 from .. import output, proc, rundir, target
 from ..errors import CliError
@@ -144,7 +143,7 @@ def _export_log_score(path):
 
 def run_tlparse(trace_dirs, run_dir, timeout=120):
     """tlparse --export on draft_export's trace log -> <run_dir>/tlparse/index.html (or None)."""
-    exe = shutil.which("tlparse")
+    exe = proc.find_tool("tlparse")
     logs = [p for d in trace_dirs for p in glob.glob(os.path.join(d, "*.log"))]
     logs.sort(key=_export_log_score, reverse=True)
     if not exe or not logs:

@@ -28,6 +28,9 @@ def add_arguments(p):
     p.add_argument("--from-text", metavar="FILE", help="classify a pasted error/log (FILE or - for stdin); no run")
     p.add_argument("--trace", metavar="DIR_OR_FILE", help="analyze an existing TORCH_TRACE dir/file; no run")
     p.add_argument("--no-tlparse", action="store_true", help="skip tlparse's HTML report")
+    p.add_argument("--keep-output", action="store_true", help="keep all of the program's output in the run dir "
+                   f"(default: of a huge output, the first {proc.OUTPUT_HEAD >> 20} MiB and the last "
+                   f"{proc.OUTPUT_TAIL >> 20} MiB, with a note)")
     p.add_argument("--nproc", type=int, metavar="N", help="run the script under torchrun with N ranks; "
                    "per-rank reports and what differs between ranks (docs/multirank.md); with --trace DIR: "
                    "compare the ranks of a recorded multi-rank trace")
@@ -36,8 +39,9 @@ def add_arguments(p):
 
 
 def run(args):
-    if args.timeout <= 0:
-        raise CliError("--timeout must be positive")
+    if not args.timeout > 0 or args.timeout == float("inf"):
+        raise CliError(f"--timeout must be positive and finite (seconds), not {args.timeout:g}")
+    proc.KEEP_OUTPUT = args.keep_output
     if args.nproc is not None or args.torchrun_args is not None:
         return _multirank(args)
     if args.from_text:
@@ -47,6 +51,7 @@ def run(args):
             raise CliError("--trace analyzes an existing trace; do not also give a target command")
         if not os.path.exists(args.trace):
             raise CliError(f"{args.trace}: no such file or directory")
+        _check_trace(args.trace)
         ranks = trace.parse(args.trace).ranks
         if len(ranks) > 1:  # a multi-rank trace: compare the ranks instead of merging them
             from .. import multirank
@@ -96,12 +101,18 @@ def _from_text(args):
     if args.target:
         raise CliError("--from-text classifies text; do not also give a target command")
     if args.from_text == "-":
-        text = sys.stdin.read()
+        text = _as_text(sys.stdin.buffer.read(), "stdin")
     else:
+        if os.path.isdir(args.from_text):
+            raise CliError(f"{args.from_text}: is a directory; give a text file (or - for stdin)")
         if not os.path.isfile(args.from_text):
             raise CliError(f"{args.from_text}: no such file")
-        with open(args.from_text, encoding="utf-8", errors="replace") as f:
-            text = f.read()
+        try:
+            with open(args.from_text, "rb") as f:
+                data = f.read(TEXT_LIMIT + 1)
+        except OSError as e:
+            raise CliError(f"{args.from_text}: cannot read ({e.strerror})")
+        text = _as_text(data, args.from_text)
     if not text.strip():
         raise CliError("no text to classify (empty input)")
     found = []
@@ -138,6 +149,35 @@ def _from_text(args):
         md.append(f"- graph break at {b['site']}: {b['gb_id'] or ''} {b['gb_type']} — Fix: {' '.join(b['fix'].get('fix', '').split())}")
     emit(args, result, "\n".join(md))
     return 0
+
+
+TEXT_LIMIT = 20 << 20   # --from-text reads at most this much (the end of a longer log is what matters)
+
+
+def _as_text(data, name):
+    """Decode pasted text; refuse binary data (NUL bytes, or mostly undecodable/control bytes)."""
+    if len(data) > TEXT_LIMIT:
+        data = data[-TEXT_LIMIT:]
+    sample = data[:65536]
+    text = sample.decode("utf-8", "replace")
+    ctrl = sum(1 for c in text if ord(c) < 32 and c not in "\t\n\r\f\x1b")
+    bad = text.count("\ufffd")   # a latin-1 log has a few of these; binary data is mostly made of them
+    if b"\0" in sample or (text and (ctrl / len(text) > 0.05 or bad / len(text) > 0.3)):
+        raise CliError(f"{name}: binary data, not text; give the error message or log as text")
+    return data.decode("utf-8", "replace")
+
+
+def _check_trace(path):
+    """A dir/file given to --trace must hold TORCH_TRACE data; say so in one line when it does not."""
+    files = trace.trace_files(path)
+    if not files:
+        raise CliError(f"{path}: no TORCH_TRACE file found (looked for *.log files and files whose first line "
+                       "is a trace line like `V1123 00:27:19.270000 123 torch/_dynamo/...py:42] {...}`)")
+    if not any(os.path.getsize(f) for f in files):
+        raise CliError(f"{path}: the trace file(s) are empty ({len(files)} file(s)); torch.compile logged nothing")
+    if os.path.isfile(path) and not trace.looks_like_trace(path):
+        raise CliError(f"{path}: not a TORCH_TRACE file (its first line is not a trace line); "
+                       "for a pasted error or log use --from-text")
 
 
 def _split_log_breaks(text):
