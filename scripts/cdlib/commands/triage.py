@@ -28,6 +28,10 @@ def add_arguments(p):
     p.add_argument("--from-text", metavar="FILE", help="classify a pasted error/log (FILE or - for stdin); no run")
     p.add_argument("--trace", metavar="DIR_OR_FILE", help="analyze an existing TORCH_TRACE dir/file; no run")
     p.add_argument("--no-tlparse", action="store_true", help="skip tlparse's HTML report")
+    p.add_argument("--no-eager-check", action="store_true",
+                   help="when the compiled run fails, do not re-run it once without torch.compile to tell a "
+                        "bug in your program from a compiler problem (the re-run costs one more run of the "
+                        "program, only after a failure)")
     p.add_argument("--nproc", type=int, metavar="N", help="run the script under torchrun with N ranks; "
                    "per-rank reports and what differs between ranks (docs/multirank.md); with --trace DIR: "
                    "compare the ranks of a recorded multi-rank trace")
@@ -62,7 +66,8 @@ def run(args):
     run_dir = rundir.make(args.out, "triage")
     tstr = analyze.target_string(argv)
     proc.progress(f"running {tstr} (timeout {args.timeout:.0f} s); artifacts in {run_dir}")
-    rep = analyze.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=not args.no_tlparse)
+    rep = analyze.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=not args.no_tlparse,
+                                  eager_check=not args.no_eager_check)
     return _emit(args, rep, tstr)
 
 
