@@ -481,6 +481,10 @@ def _op_name(e):
     return name or (e.inner or {}).get("op")
 
 
+_BUILTIN_BACKENDS = ("inductor", "aot_eager", "aot_eager_decomp_partition", "eager", "cudagraphs", "tvm", "onnxrt",
+                     "openxla", "aot_inductor", "ipex")
+
+
 def _error_steps(rep, target_str, cli):
     """Next steps for the errors, routed by the verdict: only compile-only failures go to
     bisect/minify; a failure that happens without torch.compile too goes to the user's line."""
@@ -501,7 +505,8 @@ def _error_steps(rep, target_str, cli):
                        f"({'it fails the same way without torch.compile' if kind == 'fails_eager_too' else 'torch.compile never ran'}; "
                        "no compiler bisect needed)")
                 if e.side == "custom_op":
-                    why += f"; {e.title.lower()}" + (f" ({op})" if op else "")
+                    why += f"; {e.title.lower()}" + (f" ({op})" if op else "") + \
+                        ": register it, then check the op with torch.library.opcheck(op, args)"
             steps.append({"why": why, "skill": e.skill if e.side != "compiler" else "overview", "command": None})
             continue
         if e.side == "custom_op":
@@ -511,6 +516,12 @@ def _error_steps(rep, target_str, cli):
                    "custom_op_mutates_args": "declare every mutated input in mutates_args"}.get(e.category, e.title)
             steps.append({"why": f"{fix} for {op or 'the custom op'}, then check it with torch.library.opcheck(op, args)",
                           "skill": e.skill, "command": None})
+            continue
+        if inner.get("backend") and inner["backend"] not in _BUILTIN_BACKENDS and e.location \
+                and is_user_file(e.location.file):
+            steps.append({"why": f"your own backend '{inner['backend']}' raised {inner.get('type')} at {at}: {msg}; "
+                                 "fix it there (torch.compile's own backends are not involved)",
+                          "skill": None, "command": None})
             continue
         if e.suggested_fixes:
             steps.append({"why": "apply PyTorch's suggested fix: " + "; ".join(e.suggested_fixes[:3]),

@@ -95,17 +95,19 @@ def signature(exc, location=None):
     etype = inner.get("type") or exc["type"]
     msg = inner.get("message") or exc["message"]
     loc = f"{location.file}:{location.line}" if location is not None and location.line else None
-    return {"type": etype, "message": msg, "norm": _norm(msg), "location": loc}
+    return {"type": etype, "message": msg, "norm": _norm(msg), "location": loc, "fake": bool(inner.get("op"))}
 
 
 def same_failure(a, b):
     """True when two signatures describe the same failure. Types must agree; then the normalized
     first message line (numbers masked), or the user frame when torch words the two differently
     (the fake-tensor and the real kernel raise from different code)."""
-    if not a or not b or a["type"] != b["type"]:
+    if not a or not b:
         return False
-    if a["norm"] and a["norm"] == b["norm"]:
-        return True
+    if a["norm"] and a["norm"] == b["norm"]:  # same words; the type may differ (fake tensors raise RuntimeError
+        return True                           # where the eager kernel raises IndexError)
+    if a["type"] != b["type"]:
+        return bool(a.get("fake") and a["location"] and a["location"] == b["location"])
     if a["norm"] and b["norm"] and (a["norm"] in b["norm"] or b["norm"] in a["norm"]):
         return True
     return bool(a["location"] and a["location"] == b["location"])
