@@ -499,7 +499,7 @@ def _error_steps(rep, target_str, cli):
         op = _op_name(e) if e.side == "custom_op" else None
         if i == 0 and kind in verdict.USER_SIDE:
             if e.category == "syntax_error":
-                why = f"fix the syntax error at {at}: {msg}"
+                why = f"fix the syntax error at {at}: {re.sub(r' [(][^()]*:[0-9]+[)]$', '', msg)}"
             else:
                 why = (f"fix your program at {at or 'the line in the traceback'}: {inner.get('type') or e.type}: {msg} "
                        f"({'it fails the same way without torch.compile' if kind == 'fails_eager_too' else 'torch.compile never ran'}; "
