@@ -71,7 +71,8 @@ def test_recorded_output_classified(path):
         assert "compiler bug" not in (e.title + nxt).lower()
         assert not any(s["command"] and (" bisect " in s["command"] or " minify " in s["command"])
                        for s in rep.next_steps)
-        assert rep.verdict["location"] and d["program"] in rep.verdict["location"]
+        if e.location is not None:  # a bare sys.exit / a signal has no traceback to name a line
+            assert rep.verdict["location"] and d["program"] in rep.verdict["location"]
     if e.side == "custom_op":
         assert "opcheck" in nxt
     if cls == "syntax_error":

@@ -507,7 +507,8 @@ def _error_steps(rep, target_str, cli):
                 if e.side == "custom_op":
                     why += f"; {e.title.lower()}" + (f" ({op})" if op else "") + \
                         ": register it, then check the op with torch.library.opcheck(op, args)"
-            steps.append({"why": why, "skill": e.skill if e.side != "compiler" else "overview", "command": None})
+            steps.append({"why": why, "skill": e.skill if e.side in ("user", "custom_op") else "overview",
+                          "command": None})
             continue
         if e.side == "custom_op":
             fix = {"custom_op_no_fake": "register a fake kernel (register_fake)",
@@ -595,6 +596,13 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
                                  used_compile=rep.used_compile, run_eager_fn=run_eager_fn, eager_res=eager_res,
                                  eager_stderr=eager_stderr, parse_exception=parse_exception,
                                  innermost_user=innermost_user, where=where)
+    ev = rep.verdict.get("eager") or {}
+    if rep.verdict["kind"] == "fails_eager_too" and ev.get("type") and err.category in (
+            "fake_tensor_error", "dynamo_internal_error", "user_error", "backend_compiler_failed"):
+        row = knowledge.classify_error(f"{ev['type']}: {ev.get('message') or ''}")  # eager names it plainly
+        if row.get("side") in ("user", "custom_op") and row["id"] != "user_error":
+            err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row["side"]
+            err.advice, err.next_command = " ".join(row["advice"].split()), None
     if rep.verdict["kind"] in ("compile_only", "not_checked") and err.category in (
             "accuracy_mismatch", "compiled_runtime_error", "user_error"):
         files = list(dict.fromkeys(f.file for f in (exc or {}).get("frames", []) if is_user_file(f.file)))

@@ -115,13 +115,23 @@ def same_failure(a, b):
 
 # ---- the eager re-run ---------------------------------------------------------------------
 
+# the program's own set_stance(...) (e.g. "fail_on_recompile") must not switch compilation back on
+_KEEP_EAGER = """
+_cd_set_stance = torch.compiler.set_stance
+def _cd_keep_eager(*args, **kwargs):
+    return _cd_set_stance("force_eager")
+torch.compiler.set_stance = _cd_keep_eager
+torch._dynamo.set_stance = _cd_keep_eager
+"""
+
+
 def eager_env(run_dir):
-    return proc.startup_env(run_dir, [{"stance": "force_eager"}], name="eager_check")
+    return proc.startup_env(run_dir, [{"stance": "force_eager"}, {"code": _KEEP_EAGER}], name="eager_check")
 
 
 def run_eager(argv, run_dir, *, timeout, env_add=None):
     """Run the program once more, unmodified, with compilation off. -> ProcResult."""
-    env = {"PYTHONUNBUFFERED": "1", "TORCH_TRACE": None}
+    env = {"PYTHONUNBUFFERED": "1", "TORCH_TRACE": None, "PYTHONFAULTHANDLER": "1"}  # a crash names its line
     env.update(env_add or {})
     env.update(eager_env(run_dir))
     pp = (env_add or {}).get("PYTHONPATH")
@@ -129,6 +139,9 @@ def run_eager(argv, run_dir, *, timeout, env_add=None):
         env["PYTHONPATH"] = env["PYTHONPATH"] + os.pathsep + pp
     return proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, "eager_check.stdout"),
                     stderr_path=os.path.join(run_dir, "eager_check.stderr"))
+
+
+_FAULT_FRAME_RE = re.compile(r'^\s*File "([^"]+)", line (\d+) in (\S+)', re.M)
 
 
 def _exc_of(res, stderr, parse_exception):
@@ -179,6 +192,11 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
                            f"(exit 0 in {eager_res.duration_s:.1f} s)"}
     eexc = _exc_of(eager_res, eager_stderr, parse_exception)
     eloc = innermost_user(eexc["frames"]) if eexc and innermost_user else None
+    if eloc is None and eager_res.signal and innermost_user:  # faulthandler: most recent call first
+        from .report import Location
+        frames = [Location(file=m.group(1), line=int(m.group(2)), function=m.group(3))
+                  for m in _FAULT_FRAME_RE.finditer(eager_stderr or "")]
+        eloc = innermost_user(frames[::-1])
     if eloc is None and eexc and eexc.get("message") and innermost_user:
         from .analyze import parse_py_frames
         eloc = innermost_user(parse_py_frames(eexc["message"]))
@@ -187,7 +205,8 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
         csig = {"type": err.type, "message": "", "norm": "", "location": None}
     eager.update({"type": esig["type"] if esig else None, "message": (esig or {}).get("message", "")[:600],
                   "location": (where(eloc) if where and eloc is not None else (esig or {}).get("location"))})
-    if same_failure(csig, esig) or (exc is None and eexc is not None and esig["type"] == err.type):
+    same_end = exc is None and (eager_res.signal or f"exit {eager_res.returncode}") == err.type
+    if same_failure(csig, esig) or same_end or (exc is None and eexc is not None and esig["type"] == err.type):
         at_e = eager["location"] or at
         return {"kind": "fails_eager_too", "location": at_e, "eager": eager,
                 "summary": "fails the same way without torch.compile: a bug in your program"

@@ -119,7 +119,7 @@ def triage_markdown(rep, target_str=None, cwd=None):
                 out += [f"   - `{clip(f, 200)}`" for f in e.suggested_fixes[:6]]
             if e.advice:
                 out.append(f"   Why/what: {clip(e.advice, 400)}")
-            if e.next_command:
+            if e.next_command and not (i == 1 and (rep.verdict or {}).get("kind") in ("fails_eager_too", "before_compile")):
                 out.append(f"   Next ({e.skill} skill): `{e.next_command}`")
 
     if rep.graph_breaks:
