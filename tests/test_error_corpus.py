@@ -8,6 +8,7 @@ import concurrent.futures as cf
 import glob
 import json
 import os
+import re
 import sys
 
 import pytest
@@ -76,7 +77,7 @@ def test_recorded_output_classified(path):
     if e.side == "custom_op":
         assert "opcheck" in nxt
     if cls == "syntax_error":
-        assert f"fix the syntax error at {d['program']}:" in nxt and "triage" not in nxt
+        assert re.search(rf"fix the syntax error at \S*{d['program']}:\d+: ", nxt) and "triage" not in nxt
     json.dumps(rep.to_dict())  # JSON-safe
 
 
@@ -131,3 +132,10 @@ def test_no_eager_check_flag(tmp_path):
     r = _triage("shape_linear.py", tmp_path, "--no-eager-check")
     assert r["verdict"]["kind"] == "not_checked" and r["errors"][0]["category"] == "shape_mismatch"
     assert not os.path.exists(os.path.join(r["run_dir"], "eager_check.stderr"))
+
+
+@pytest.mark.gpu
+def test_live_device_mismatch_on_gpu(tmp_path):
+    r = _triage("device_mismatch.py", tmp_path)
+    assert (r["errors"][0]["category"], r["verdict"]["kind"]) == ("device_mismatch", "fails_eager_too")
+    assert "Expected all tensors to be on the same device" in r["verdict"]["eager"]["message"]

@@ -501,7 +501,7 @@ def _error_steps(rep, target_str, cli):
             if e.category == "syntax_error":
                 why = f"fix the syntax error at {at}: {re.sub(r' [(][^()]*:[0-9]+[)]$', '', msg)}"
             else:
-                why = (f"fix your program at {at or 'the line in the traceback'}: {inner.get('type') or e.type}: {msg} "
+                why = (f"fix your program{' at ' + at if at else ''}: {inner.get('type') or e.type}{': ' + msg if msg else ''} "
                        f"({'it fails the same way without torch.compile' if kind == 'fails_eager_too' else 'torch.compile never ran'}; "
                        "no compiler bisect needed)")
                 if e.side == "custom_op":
@@ -597,12 +597,17 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
                                  eager_stderr=eager_stderr, parse_exception=parse_exception,
                                  innermost_user=innermost_user, where=where)
     ev = rep.verdict.get("eager") or {}
-    if rep.verdict["kind"] == "fails_eager_too" and ev.get("type") and err.category in (
-            "fake_tensor_error", "dynamo_internal_error", "user_error", "backend_compiler_failed"):
-        row = knowledge.classify_error(f"{ev['type']}: {ev.get('message') or ''}")  # eager names it plainly
-        if row.get("side") in ("user", "custom_op") and row["id"] != "user_error":
-            err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row["side"]
+    if rep.verdict["kind"] == "fails_eager_too" and ev.get("type") and (
+            err.side not in ("user", "custom_op") or err.category == "user_error"):
+        # not the compiler's: classify by the eager failure, which names the problem plainly
+        row = knowledge.classify_error(f"{ev['type']}: {ev.get('message') or ''}")
+        if row.get("side", "compiler") != "compiler" and not (row["id"] == "user_error" and err.category != "user_error"
+                                                               and err.side != "compiler"):
+            err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
+            err.side = row.get("side", "user")
             err.advice, err.next_command = " ".join(row["advice"].split()), None
+            if ev.get("frame"):
+                err.location = _loc(ev["frame"]["file"], ev["frame"]["line"], ev["frame"].get("function"))
     if rep.verdict["kind"] in ("compile_only", "not_checked") and err.category in (
             "accuracy_mismatch", "compiled_runtime_error", "user_error"):
         files = list(dict.fromkeys(f.file for f in (exc or {}).get("frames", []) if is_user_file(f.file)))

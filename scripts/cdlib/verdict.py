@@ -204,6 +204,7 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
     if exc is None:  # compiled run died of a signal / bare exit: compare the way it ended
         csig = {"type": err.type, "message": "", "norm": "", "location": None}
     eager.update({"type": esig["type"] if esig else None, "message": (esig or {}).get("message", "")[:600],
+                  "frame": {"file": eloc.file, "line": eloc.line, "function": eloc.function} if eloc else None,
                   "location": (where(eloc) if where and eloc is not None else (esig or {}).get("location"))})
     same_end = exc is None and (eager_res.signal or f"exit {eager_res.returncode}") == err.type
     if same_failure(csig, esig) or same_end or (exc is None and eexc is not None and esig["type"] == err.type):

@@ -54,9 +54,10 @@ def verdict_lines(rep, base=None):
             out.append(f"Eager re-run (compilation off): timed out after {e.get('duration_s', 0):.0f} s")
         elif e.get("type"):
             where = f" at {e['location']}" if e.get("location") else ""
-            out.append(f"Eager re-run (compilation off){where}: {e['type']}: "
-                       f"{clip((e.get('message') or '').splitlines()[0] if e.get('message') else '', 200)}")
-    route = {"fails_eager_too": "Route: fix the program at that line; torch.compile is not the cause (no bisect).",
+            msg = clip((e.get("message") or "").splitlines()[0], 200) if e.get("message") else ""
+            out.append(f"Eager re-run (compilation off){where}: {e['type']}" + (f": {msg}" if msg else " as well"))
+    route = {"fails_eager_too": "Route: fix the program" + (" at that line" if v.get("location") else "")
+                                + "; torch.compile is not the cause (no bisect).",
              "before_compile": "Route: fix the program at that line; torch.compile is not involved.",
              "compile_only": "Route: the error class below decides (graph break under fullgraph → trace-dynamo; "
                              "custom op → its registration; backend/inductor → bisect/minify).",

@@ -1,4 +1,4 @@
-# expect: user_error fails_eager_too
+# expect: user_error before_compile
 import torch
 
 
