@@ -597,12 +597,11 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
                                  eager_stderr=eager_stderr, parse_exception=parse_exception,
                                  innermost_user=innermost_user, where=where)
     ev = rep.verdict.get("eager") or {}
-    if rep.verdict["kind"] == "fails_eager_too" and ev.get("type") and (
+    if rep.verdict["kind"] == "fails_eager_too" and ev.get("type") and not re.match(r"SIG|exit ", ev["type"]) and (
             err.side not in ("user", "custom_op") or err.category == "user_error"):
         # not the compiler's: classify by the eager failure, which names the problem plainly
         row = knowledge.classify_error(f"{ev['type']}: {ev.get('message') or ''}")
-        if row.get("side", "compiler") != "compiler" and not (row["id"] == "user_error" and err.category != "user_error"
-                                                               and err.side != "compiler"):
+        if row.get("side", "compiler") != "compiler" and not (row["id"] == "user_error" and err.side in ("user", "custom_op")):
             err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
             err.side = row.get("side", "user")
             err.advice, err.next_command = " ".join(row["advice"].split()), None

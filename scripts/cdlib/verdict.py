@@ -30,8 +30,7 @@ USER_SIDE = ("fails_eager_too", "before_compile")   # the next step is to fix th
 _FAKE_HEAD = "Dynamo failed to run FX node with fake tensors:"
 _FAKE_GOT_RE = re.compile(r"\): got (\w+)\((['\"])(.*?)(?:\2\)\s*(?:\n|$)|\n\s*Hint:|\n\s*Developer debug|\n\s*\n|$)", re.S)
 _BACKEND_RE = re.compile(r"backend='([^']*)' raised:\s*\n?([A-Za-z_][\w.]*)(?::\s?(.*))?", re.S)
-_FAKE_TENSOR_RE = re.compile(r"FakeTensor\(\.\.\., (?:device='([^']*)', )?size=\(([^)]*)\)(?:, dtype=([\w.]+))?"
-                             r"(?:, requires_grad=\w+)?\)")
+_FAKE_TENSOR_RE = re.compile(r"FakeTensor\(\.\.\.,(?:[^()<>]|\([^()]*\)|<[^<>]*>)*\)")
 
 
 def inner_error(etype, message):
@@ -51,9 +50,12 @@ def inner_error(etype, message):
         imsg = g.group(3).replace("\\n", "\n").replace("\\'", "'").strip() if g else ""
         inputs = []
         for fm in _FAKE_TENSOR_RE.finditer(args):
-            dtype = (fm.group(3) or "torch.float32").replace("torch.", "")
-            inputs.append(f"{dtype}[{fm.group(2).rstrip(',').replace(' ', '')}]" + (
-                f"@{fm.group(1)}" if fm.group(1) and fm.group(1) != "cpu" else ""))
+            body = fm.group(0)
+            size = re.search(r"size=\(([^)]*)\)", body)
+            dtype = re.search(r"dtype=torch\.(\w+)", body)
+            dev = re.search(r"device='([^']*)'", body)
+            inputs.append(f"{dtype.group(1) if dtype else 'float32'}[{(size.group(1) if size else '?').rstrip(',').replace(' ', '')}]"
+                          + (f"@{dev.group(1)}" if dev and dev.group(1) != "cpu" else ""))
         return {"type": g.group(1) if g else "RuntimeError", "message": imsg, "op": _short_op(op), "inputs": inputs}
     m = _BACKEND_RE.search(head)
     if m:
@@ -70,7 +72,7 @@ def inner_error(etype, message):
 
 
 def _short_op(op):
-    m = re.search(r"<(?:built-in (?:method|function) )?(\w+)(?: of [^>]*)?>", op)
+    m = re.search(r"<function (\w+) at 0x", op) or re.search(r"<(?:built-in (?:method|function) )?(\w+)(?: of [^>]*)?>", op)
     if m:
         return m.group(1)
     m = re.search(r"<OpOverload\(op='([^']+)'", op) or re.search(r"CustomOpDef\(([\w:.]+)\)", op)
