@@ -119,7 +119,7 @@ def same_failure(a, b):
 
 # the program's own set_stance(...) (e.g. "fail_on_recompile") must not switch compilation back on
 _KEEP_EAGER = """
-_cd_set_stance = torch.compiler.set_stance
+_cd_set_stance = torch._dynamo.set_stance   # torch.compiler.set_stance calls this one
 def _cd_keep_eager(*args, **kwargs):
     return _cd_set_stance("force_eager")
 torch.compiler.set_stance = _cd_keep_eager
