@@ -605,8 +605,8 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
             err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
             err.side = row.get("side", "user")
             err.advice, err.next_command = " ".join(row["advice"].split()), None
-            if ev.get("frame"):
-                err.location = _loc(ev["frame"]["file"], ev["frame"]["line"], ev["frame"].get("function"))
+    if rep.verdict["kind"] == "fails_eager_too" and ev.get("frame"):  # the line that really fails
+        err.location = _loc(ev["frame"]["file"], ev["frame"]["line"], ev["frame"].get("function"))
     if rep.verdict["kind"] in ("compile_only", "not_checked") and err.category in (
             "accuracy_mismatch", "compiled_runtime_error", "user_error"):
         files = list(dict.fromkeys(f.file for f in (exc or {}).get("frames", []) if is_user_file(f.file)))
