@@ -597,6 +597,12 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
                                  eager_stderr=eager_stderr, parse_exception=parse_exception,
                                  innermost_user=innermost_user, where=where)
     ev = rep.verdict.get("eager") or {}
+    if rep.verdict["kind"] == "different_failure_eager" and ev.get("type") and err.side == "user" \
+            and ev.get("location") and ev["location"] == rep.verdict.get("location") \
+            and knowledge.classify_error(f"{ev['type']}: {ev.get('message') or ''}")["id"] == err.category:
+        # worded differently (fake tensors got further than the real op) but the same class at the same line
+        rep.verdict.update(kind="fails_eager_too", summary="fails without torch.compile too, with the same kind of "
+                           f"error at the same line: a bug in your program at {ev['location']}")
     if rep.verdict["kind"] == "fails_eager_too" and ev.get("type") and not re.match(r"SIG|exit ", ev["type"]) and (
             err.side not in ("user", "custom_op") or err.category == "user_error"):
         # not the compiler's: classify by the eager failure, which names the problem plainly
