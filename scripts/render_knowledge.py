@@ -30,7 +30,8 @@ def triage_table():
         if r.get("signals"):
             pats += (", " if pats else "") + "signal " + "/".join(r["signals"])
         cmd = (r.get("command") or "").replace("{cli}", "compile_debug.py").replace("{target}", "<cmd>")
-        out.append(f"| `{r['id']}` | {r['title']} | {pats} | {r.get('skill')} | `{cmd}` |")
+        cmd = f"`{cmd}`" if cmd else "none: fix the program at the line shown"
+        out.append(f"| `{r['id']}` | {r['title']} | {pats} | {r.get('skill')} | {cmd} |")
     out.append("\n## What to do, per row\n")
     for r in rows:
         out.append(f"- **{r['id']}**: {_one(r.get('advice'))}")

@@ -239,3 +239,20 @@ def test_skill_apis_exist_in_installed_torch():
     src = open(os.path.join(tdir, "_inductor", "codegen", "cpp.py")).read()
     for v in ("compile_error", "runtime_error", "accuracy"):
         assert f'bug == "{v}"' in src
+
+
+@pytest.mark.parametrize("factory", ["auto_dict", "named_tuple"])
+def test_factory_returning_dynamic_shapes_third(factory, tmp_path):
+    """(model, args, dynamic_shapes) with Dim / Dim.AUTO specs: recognised, not passed as kwargs."""
+    r, p = run_json("export", f"{program('export_dyn_factory.py')}:{factory}", "--out", tmp_path, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert r["status"] == "exported" and "multiple values" not in p.stdout + p.stderr
+    batch = r["attempts"]["non_strict"]["graph"]["inputs"][0]["shape"][0]
+    assert not batch.isdigit() and batch in r["attempts"]["non_strict"]["graph"]["range_constraints"]  # dim 0 dynamic
+
+
+def test_factory_with_a_non_dict_third_item_gets_one_line():
+    p = run_cli("export", f"{program('export_dyn_factory.py')}:bad_third", cwd=ROOT, timeout=300)
+    lines = [l for l in p.stderr.strip().splitlines() if not l.startswith("[compile-debug]")]
+    assert p.returncode == 2 and len(lines) == 1 and "Traceback" not in p.stderr
+    assert "(model, args, dynamic_shapes)" in lines[0] and "kwargs_dict" in lines[0]

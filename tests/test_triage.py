@@ -105,6 +105,7 @@ def test_fullgraph_error(triaged):
     assert e["category"] == "graph_break_fullgraph" and e["skill"] == "trace-dynamo"
     assert (os.path.basename(e["location"]["file"]), e["location"]["line"]) == ("err_fullgraph.py", 8)
     assert d["exit_code"] == 1 and d["status"] == "error"
+    assert d["verdict"]["kind"] == "compile_only"  # the eager re-run (force_eager) passes: no fullgraph error there
 
 
 @pytest.mark.slow
@@ -114,6 +115,7 @@ def test_inductor_compile_error_injected(triaged):
     assert e["category"] == "inductor_compile_error" and e["type"] == "InductorError"
     assert "CppCompileError" in e["message"]
     assert "minify -- " in e["next_command"] and e["skill"] == "bisect"
+    assert d["verdict"]["kind"] == "compile_only" and d["verdict"]["eager"]["exit_code"] == 0
 
 
 def test_inductor_runtime_error_injected(triaged):
@@ -121,6 +123,8 @@ def test_inductor_runtime_error_injected(triaged):
     (e,) = d["errors"]
     assert e["category"] == "compiled_runtime_error" and e["type"] == "RuntimeError"
     assert d["stats"]["graphs"] == 1
+    assert d["verdict"]["kind"] == "compile_only"
+    assert os.path.exists(os.path.join(d["run_dir"], "eager_check.stderr"))
 
 
 def test_program_without_torch_compile(triaged):

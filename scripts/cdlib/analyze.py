@@ -5,10 +5,9 @@ builds the report from the trace plus the captured output. analyze() does the se
 existing trace (recorded fixtures, other torch versions). No torch import here."""
 import os
 import re
-import shutil
 import sys
 
-from . import knowledge, proc, trace as tracemod
+from . import knowledge, proc, trace as tracemod, verdict
 from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_info as _function_info,  # noqa: F401
                              parse_graph_break, _graph_breaks, _recompiles, split_reasons as _split_reasons)
 from .analyze_dynamo import next_steps as _dynamo_next_steps
@@ -54,7 +53,11 @@ def parse_exception(text):
                 break
         else:
             return None
-        msg, frames, block = [m.group(2) or ""] + lines[k + 1:k + 20], [], lines[k]
+        msg, block = [m.group(2) or ""] + lines[k + 1:k + 20], lines[k]
+        # a SyntaxError in the main script has no "Traceback" header, only its File "x", line N
+        frames = parse_py_frames("\n".join(lines[max(0, k - 6):k]))
+        if frames:
+            block = "\n".join(lines[max(0, k - 6):k + 1])
     full = m.group(1)
     message = "\n".join(msg).strip()
     return {"full_type": full, "type": full.rsplit(".", 1)[-1], "message": message, "frames": frames, "block": block}
@@ -77,10 +80,27 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
     gb_ids = [f"GB{int(x):04d}" for x in GB_URL_RE.findall(message or "")]
     if loc is not None and loc.code is None and loc.line:
         loc.code = _src_line(loc.file, loc.line)
+    inner = verdict.inner_error(etype, message)
+    if exc and etype in ("SyntaxError", "IndentationError", "TabError") and loc is not None:
+        message = f"{message} ({os.path.basename(loc.file)}:{loc.line})"
     return ErrorInfo(type=etype, message=_first_lines(message, 6, 600), category=row["id"], title=row["title"],
                      skill=row.get("skill"), next_command=knowledge.render_command(row, cli, target_str),
                      advice=" ".join((row.get("advice") or "").split()), location=loc, source=source,
-                     gb_id=gb_ids[0] if gb_ids else None)
+                     gb_id=gb_ids[0] if gb_ids else None, inner=inner, side=row.get("side", "compiler"),
+                     suggested_fixes=suggested_fixes(message))
+
+
+def suggested_fixes(message):
+    """PyTorch's own "Suggested fixes:" lines of a constraint violation, verbatim."""
+    lines, out = (message or "").splitlines(), []
+    for i, ln in enumerate(lines):
+        if ln.strip() == "Suggested fixes:":
+            for m in lines[i + 1:]:
+                if not m.strip() or not m.startswith(" "):
+                    break
+                out.append(m.strip())
+            break
+    return out
 
 
 def _first_lines(text, n, limit):
@@ -142,6 +162,168 @@ def _errors(tr, res, stdout, stderr, target_str, cli):
     return errors
 
 
+_OP_RE = re.compile(r"CustomOpDef\(([\w:.]+)\)|backward through ([\w.]+) but|op: torch\.ops\.([\w.]+)|for <OpOverload\(op='([\w:.]+)'")
+
+
+def _op_name(e):
+    m = _OP_RE.search((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
+    name = next((g for g in m.groups() if g), None) if m else None
+    if name and "::" not in name and name.count(".") >= 1:  # corpus.sq.default -> corpus::sq
+        ns, op = name.split(".")[:2]
+        name = f"{ns}::{op}"
+    return name or (e.inner or {}).get("op")
+
+
+_BUILTIN_BACKENDS = ("inductor", "aot_eager", "aot_eager_decomp_partition", "eager", "cudagraphs", "tvm", "onnxrt",
+                     "openxla", "aot_inductor", "ipex")
+
+
+def _error_steps(rep, target_str, cli):
+    """Next steps for the errors, routed by the verdict: only compile-only failures go to
+    bisect/minify; a failure that happens without torch.compile too goes to the user's line."""
+    v = rep.verdict or {}
+    kind = v.get("kind")
+    steps = []
+    for i, e in enumerate(rep.errors):
+        inner = e.inner or {}
+        msg = _first_lines(inner.get("message") or e.message, 1, 200)
+        at = v.get("location") if i == 0 and v.get("location") else (
+            f"{os.path.basename(e.location.file)}:{e.location.line}" if e.location and e.location.line else None)
+        op = _op_name(e) if e.side == "custom_op" else None
+        if i == 0 and kind in verdict.USER_SIDE:
+            if e.category == "syntax_error":
+                why = f"fix the syntax error at {at}: {re.sub(r' [(][^()]*:[0-9]+[)]$', '', msg)}"
+            else:
+                why = (f"fix your program{' at ' + at if at else ''}: {inner.get('type') or e.type}{': ' + msg if msg else ''} "
+                       f"({'it fails the same way without torch.compile' if kind == 'fails_eager_too' else 'torch.compile never ran'}; "
+                       "no compiler bisect needed)")
+                if e.side == "custom_op":
+                    why += f"; {e.title.lower()}" + (f" ({op})" if op else "") + \
+                        ": register it, then check the op with torch.library.opcheck(op, args)"
+            steps.append({"why": why, "skill": e.skill if e.side in ("user", "custom_op") else "overview",
+                          "command": None})
+            continue
+        if e.side == "custom_op":
+            fix = {"custom_op_no_fake": "register a fake kernel (register_fake)",
+                   "custom_op_no_autograd": "register a backward (register_autograd)",
+                   "custom_op_bad_fake": "make the fake kernel return the real kernel's shape/dtype",
+                   "custom_op_mutates_args": "declare every mutated input in mutates_args"}.get(e.category, e.title)
+            steps.append({"why": f"{fix} for {op or 'the custom op'}, then check it with torch.library.opcheck(op, args)",
+                          "skill": e.skill, "command": None})
+            continue
+        if inner.get("backend") and inner["backend"] not in _BUILTIN_BACKENDS and e.location \
+                and is_user_file(e.location.file):
+            steps.append({"why": f"your own backend '{inner['backend']}' raised {inner.get('type')} at {at}: {msg}; "
+                                 "fix it there (torch.compile's own backends are not involved)",
+                          "skill": None, "command": None})
+            continue
+        if e.suggested_fixes:
+            steps.append({"why": "apply PyTorch's suggested fix: " + "; ".join(e.suggested_fixes[:3]),
+                          "skill": e.skill, "command": e.next_command})
+            continue
+        if i == 0 and kind == "compile_only" and e.side == "user":
+            steps.append({"why": f"{e.type}: looks like a program error but only fails compiled: torch.compile "
+                                 "computes it differently (a meta kernel or decomposition); find the layer",
+                          "skill": "bisect", "command": f"{cli} bisect -- {target_str}" if target_str else None})
+            continue
+        if e.side == "user" and not e.next_command:
+            steps.append({"why": f"{e.type}: {e.title}" + (f" at {at}" if at else "") + f": {msg}",
+                          "skill": e.skill, "command": None})
+            continue
+        steps.append({"why": f"{e.type}: {e.title}", "skill": e.skill, "command": e.next_command})
+    return steps
+
+
+def _custom_op_mutation(files):
+    """(op name, Location, arg) of a custom op declared with mutates_args=() whose body changes an
+    argument in place (x.add_(...), x[...] = ..., x.copy_(...)); None when there is none."""
+    import ast
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            for dec in fn.decorator_list:
+                if not (isinstance(dec, ast.Call) and getattr(dec.func, "attr", getattr(dec.func, "id", "")) == "custom_op"):
+                    continue
+                kw = {k.arg: k.value for k in dec.keywords}
+                ma = kw.get("mutates_args")
+                if not (isinstance(ma, (ast.Tuple, ast.List, ast.Set)) and not ma.elts):
+                    continue
+                params = {a.arg for a in fn.args.args}
+                for node in ast.walk(fn):
+                    tgt = None
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                            and node.func.attr.endswith("_") and not node.func.attr.startswith("_") \
+                            and isinstance(node.func.value, ast.Name) and node.func.value.id in params:
+                        tgt = node.func.value.id
+                    elif isinstance(node, (ast.Assign, ast.AugAssign)):
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in params:
+                                tgt = t.value.id
+                    if tgt:
+                        name = dec.args[0].value if dec.args and isinstance(dec.args[0], ast.Constant) else fn.name
+                        return name, _loc(path, node.lineno, fn.name), tgt
+    return None
+
+
+def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=None, eager_stderr=None):
+    """Decide the verdict of a failed compiled run (an eager re-run through run_eager_fn, or a recorded
+    eager_res/eager_stderr), refine the first error with it and redo the next steps."""
+    if not rep.errors or rep.timed_out or rep.exit_code in (0, None):
+        return rep
+    exc = parse_exception(stderr)
+    err = rep.errors[0]
+    base = os.getcwd()
+
+    def where(loc):
+        p = loc.file
+        p = os.path.relpath(p, base) if p.startswith(base + os.sep) else os.path.basename(p)
+        return f"{p}:{loc.line}" if loc.line else p
+
+    rep.verdict = verdict.decide(err, exc if err.source != "signal" or rep.signal == "SIGABRT" else None,
+                                 used_compile=rep.used_compile, run_eager_fn=run_eager_fn, eager_res=eager_res,
+                                 eager_stderr=eager_stderr, parse_exception=parse_exception,
+                                 innermost_user=innermost_user, where=where)
+    ev = rep.verdict.get("eager") or {}
+    if rep.verdict["kind"] == "different_failure_eager" and ev.get("type") and err.side == "user" \
+            and ev.get("location") and ev["location"] == rep.verdict.get("location") \
+            and knowledge.classify_error(f"{ev['type']}: {ev.get('message') or ''}")["id"] == err.category:
+        # worded differently (fake tensors got further than the real op) but the same class at the same line
+        rep.verdict.update(kind="fails_eager_too", summary="fails without torch.compile too, with the same kind of "
+                           f"error at the same line: a bug in your program at {ev['location']}")
+    if rep.verdict["kind"] == "fails_eager_too" and ev.get("type") and not re.match(r"SIG|exit ", ev["type"]) and (
+            err.side not in ("user", "custom_op") or err.category == "user_error"):
+        # not the compiler's: classify by the eager failure, which names the problem plainly
+        row = knowledge.classify_error(f"{ev['type']}: {ev.get('message') or ''}")
+        if row.get("side", "compiler") != "compiler" and not (row["id"] == "user_error" and err.side in ("user", "custom_op")):
+            err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
+            err.side = row.get("side", "user")
+            err.advice, err.next_command = " ".join(row["advice"].split()), None
+    if rep.verdict["kind"] == "fails_eager_too" and ev.get("frame"):  # the line that really fails
+        err.location = _loc(ev["frame"]["file"], ev["frame"]["line"], ev["frame"].get("function"))
+    if rep.verdict["kind"] in ("compile_only", "not_checked") and err.category in (
+            "accuracy_mismatch", "compiled_runtime_error", "user_error"):
+        files = list(dict.fromkeys(f.file for f in (exc or {}).get("frames", []) if is_user_file(f.file)))
+        if not files and rep.command:
+            files = [a for a in rep.command if a.endswith(".py") and os.path.isfile(a)][:1]
+        hit = _custom_op_mutation(files)
+        if hit:
+            row = knowledge.triage_row("custom_op_mutates_args")
+            err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), "custom_op"
+            err.advice = " ".join(row["advice"].split()) + (f" Here: {hit[0]} changes `{hit[2]}` in place at "
+                                                            f"{where(hit[1])} but declares mutates_args=().")
+            err.next_command = None
+            err.inner = {"type": err.type, "message": err.message.splitlines()[0] if err.message else "",
+                         "op": hit[0]}
+    rep.next_steps = _next_steps(rep, target_str, cli_command())
+    return rep
+
+
 # ---- graphs and stats ---------------------------------------------------------------------
 
 def _graphs(tr):
@@ -194,9 +376,7 @@ def _stats(tr, graphs, breaks, recompiles, res):
 # ---- next steps ---------------------------------------------------------------------------
 
 def _next_steps(rep, target_str, cli):
-    steps = []
-    for e in rep.errors:
-        steps.append({"why": f"{e.type}: {e.title}", "skill": e.skill, "command": e.next_command})
+    steps = _error_steps(rep, target_str, cli)
     steps += _dynamo_next_steps(rep)
     if rep.used_compile and not steps:
         steps.append({"why": "compiles cleanly; check the speedup and kernels", "skill": "trace-inductor",
@@ -244,8 +424,9 @@ def target_string(argv):
     return " ".join(shlex.quote(x) for x in a)
 
 
-def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlparse=True):
-    """Run the target once with TORCH_TRACE into <run_dir>/trace; return the Report."""
+def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlparse=True, eager_check=False):
+    """Run the target once with TORCH_TRACE into <run_dir>/trace; return the Report. When it fails
+    (not on timeout), eager_check re-runs it once with compilation off for the verdict."""
     trace_dir = os.path.join(run_dir, "trace")
     os.makedirs(trace_dir, exist_ok=True)
     env = {"TORCH_TRACE": trace_dir, "PYTHONUNBUFFERED": "1"}
@@ -256,6 +437,13 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
     rep = analyze(trace_dir, command=argv, run_dir=run_dir, res=res, stdout=stdout, stderr=stderr,
                   target_str=target_string(argv))
     rep.artifacts.update({"stdout": res.stdout_path, "stderr": res.stderr_path, "trace_dir": trace_dir})
+    if rep.errors and not res.timed_out and res.returncode not in (0, None):
+        def run_eager():
+            proc.progress("the compiled run failed; running it once more without torch.compile (eager check)")
+            r = verdict.run_eager(argv, run_dir, timeout=timeout, env_add=env_add)
+            rep.artifacts.update({"eager_check_stdout": r.stdout_path, "eager_check_stderr": r.stderr_path})
+            return r, r.read_stderr(limit=2_000_000)
+        apply_verdict(rep, stderr, target_str=target_string(argv), run_eager_fn=run_eager if eager_check else None)
     if os.environ.get("TORCH_TRACE"):
         rep.notes.append("your TORCH_TRACE was overridden for this run (the trace is in the run dir)")
     if tlparse:

@@ -14,9 +14,12 @@ _SCRIPTS_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _PKG_RE = re.compile(r"/(?:site|dist)-packages/(.+)$")
 
 
+_GENERATED_RE = re.compile(r"/[a-z0-9]{2}/c[a-z0-9]{40,}\.py$")
+
+
 def is_user_file(path):
-    if not path or path.startswith("<") or path.startswith("/tmp/torchinductor_"):
-        return False
+    if not path or path.startswith("<") or path.startswith("/tmp/torchinductor_") or _GENERATED_RE.search(path):
+        return False  # Inductor's generated output code (in any TORCHINDUCTOR_CACHE_DIR) is not the user's
     p = path.replace("\\", "/")
     if "/site-packages/" in p or "/dist-packages/" in p or "/torch/" in p and "/lib/python" in p:
         return False

@@ -85,6 +85,9 @@ class ErrorInfo:
     source: str = "stderr"          # "stderr", "trace", "signal", "timeout", "text"
     compile_id: str | None = None
     gb_id: str | None = None       # graph-break registry id when the error is a graph break (fullgraph)
+    inner: dict | None = None      # the real failure inside torch's wrappers: {type, message, op?, inputs?, backend?}
+    side: str = "compiler"         # knowledge/triage.yaml `side`: "user", "custom_op" or "compiler"
+    suggested_fixes: list = field(default_factory=list)   # PyTorch's own "Suggested fixes:" lines, verbatim
 
 
 @dataclass
@@ -118,6 +121,9 @@ class Report:
     next_steps: list = field(default_factory=list)        # [{why, skill, command}]
     artifacts: dict = field(default_factory=dict)         # name -> path
     notes: list = field(default_factory=list)
+    # user bug or compiler bug, decided by an eager re-run (cdlib/verdict.py): {kind, summary, location,
+    # eager: {exit_code, signal, timed_out, duration_s, type, message, location} | None}; None when nothing failed
+    verdict: dict | None = None
 
     def to_dict(self):
         d = dataclasses.asdict(self)

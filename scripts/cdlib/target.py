@@ -46,6 +46,23 @@ def load(spec):
     model, args = out[0], out[1]
     kwargs = out[2] if len(out) > 2 and out[2] is not None else {}
     dyn = out[3] if len(out) > 3 else None
+    if len(out) == 3 and is_dynamic_shapes(kwargs):  # (model, args, dynamic_shapes): Dim specs are not kwargs
+        kwargs, dyn = {}, out[2]
+    if not isinstance(kwargs, dict):
+        raise CliError(f"{name}() returned a {type(kwargs).__name__} as its third item: return (model, args, kwargs_dict) "
+                       f"or (model, args, dynamic_shapes) with Dim/Dim.AUTO specs, or (model, args, kwargs, dynamic_shapes)")
     if not isinstance(args, tuple):
         args = (args,) if not isinstance(args, list) else tuple(args)
     return {"model": model, "args": args, "kwargs": kwargs, "dynamic_shapes": dyn, "module": mod}
+
+
+def is_dynamic_shapes(value):
+    """True when value is a dynamic_shapes spec: any Dim / Dim.AUTO / Dim.STATIC / derived dim at any
+    depth of a dict/tuple/list (ints and None alone say nothing)."""
+    def walk(v):
+        if isinstance(v, dict):
+            return any(walk(x) for x in v.values())
+        if isinstance(v, (list, tuple)):
+            return any(walk(x) for x in v)
+        return type(v).__module__ == "torch.export.dynamic_shapes"
+    return walk(value)

@@ -30,13 +30,48 @@ def headline(rep):
         parts.append(f"{n} recompile{'s' * (n != 1)}" + (" (LIMIT HIT)" if st.get("recompile_limit_hit") else ""))
     if not parts:
         parts.append("clean" if rep.used_compile else "torch.compile never ran")
-    return ", ".join(parts)
+    v = (rep.verdict or {}).get("kind")
+    tag = {"fails_eager_too": "a bug in your program (fails without torch.compile too)",
+           "before_compile": "a bug in your program (before torch.compile ran)",
+           "compile_only": "only fails compiled", "export_failure": "torch.export failed",
+           "different_failure_eager": "fails differently without torch.compile",
+           "not_sure": "not sure whose bug"}.get(v)
+    return ", ".join(parts) + (f": {tag}" if tag else "")
+
+
+def verdict_lines(rep, base=None):
+    """The verdict, first thing after the title: whose bug it is and what decided it."""
+    v = rep.verdict
+    if not v:
+        return []
+    out = [f"**Verdict: {v['summary']}**"]
+    e = v.get("eager") or {}
+    if e and v["kind"] != "compile_only":
+        if e.get("timed_out"):
+            out.append(f"Eager re-run (compilation off): timed out after {e.get('duration_s', 0):.0f} s")
+        elif e.get("type"):
+            where = f" at {e['location']}" if e.get("location") else ""
+            msg = clip((e.get("message") or "").splitlines()[0], 200) if e.get("message") else ""
+            out.append(f"Eager re-run (compilation off){where}: {e['type']}" + (f": {msg}" if msg else " as well"))
+    route = {"fails_eager_too": "Route: fix the program" + (" at that line" if v.get("location") else "")
+                                + "; torch.compile is not the cause (no bisect).",
+             "before_compile": "Route: fix the program at that line; torch.compile is not involved.",
+             "compile_only": "Route: the error class below decides (graph break under fullgraph → trace-dynamo; "
+                             "custom op → its registration; backend/inductor → bisect/minify).",
+             "different_failure_eager": "Route: compare both failures; fix the eager one first if it is in your code.",
+             "not_sure": "Route: the class below; confirm by running the program without torch.compile.",
+             "export_failure": "Route: PyTorch's suggested fixes below, or the export command on a factory.",
+             "not_checked": "Route: the class below (unconfirmed: eager check skipped)."}.get(v["kind"])
+    if route:
+        out.append(route)
+    return out
 
 
 def triage_markdown(rep, target_str=None, cwd=None):
     base = cwd or os.getcwd()
     st = rep.stats
     out = [f"# torch.compile triage: {headline(rep)}"]
+    out += verdict_lines(rep, base)
     run = f"`{clip(target_str, 120)}`" if target_str else "trace"
     if rep.timed_out:
         status = "TIMED OUT"
@@ -67,11 +102,22 @@ def triage_markdown(rep, target_str=None, cwd=None):
             out.append(f"{i}. **{e.type}** — {e.title} `[{e.category}]`" + (f" (compile {e.compile_id})" if e.compile_id else ""))
             if e.location:
                 out.append(f"   at {_where(e.location, base)}")
-            if e.message:
+            inner = e.inner or {}
+            if inner.get("op"):
+                ins = ", ".join(inner.get("inputs") or [])
+                out.append(f"   op `{inner['op']}`" + (f" on ({ins})" if ins else "") + f" raised {inner.get('type')}:")
+                out.append("   > " + clip((inner.get("message") or "").splitlines()[0] if inner.get("message") else "", 300))
+            elif inner.get("message"):
+                out.append(f"   > {inner.get('type')}: " + clip(inner["message"].splitlines()[0], 300)
+                           + (f" (inside backend '{inner['backend']}')" if inner.get("backend") else ""))
+            elif e.message:
                 out.append("   > " + clip(e.message.splitlines()[0], 240))
+            if e.suggested_fixes:
+                out.append("   PyTorch's suggested fixes:")
+                out += [f"   - `{clip(f, 200)}`" for f in e.suggested_fixes[:6]]
             if e.advice:
                 out.append(f"   Why/what: {clip(e.advice, 400)}")
-            if e.next_command:
+            if e.next_command and not (i == 1 and (rep.verdict or {}).get("kind") in ("fails_eager_too", "before_compile")):
                 out.append(f"   Next ({e.skill} skill): `{e.next_command}`")
 
     out += graph_breaks_md(rep, base)
@@ -89,7 +135,8 @@ def triage_markdown(rep, target_str=None, cwd=None):
     out.append("\n## Next")
     for i, s in enumerate(rep.next_steps, 1):
         cmd = f": `{s['command']}`" if s.get("command") else ""
-        out.append(f"{i}. {s['why']} → {s['skill']} skill{cmd}")
+        skill = f" → {s['skill']} skill" if s.get("skill") else ""
+        out.append(f"{i}. {s['why']}{skill}{cmd}")
     for n in rep.notes:
         out.append(f"Note: {n}")
     arts = []

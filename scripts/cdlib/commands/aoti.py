@@ -16,7 +16,7 @@ import sys
 
 from .. import output, proc, rundir
 from ..errors import CliError
-from .export import CLASSES as EXPORT_CLASSES, _short, check_model_spec, load_error, read_result, worker_problem
+from .export import _short, class_info, check_model_spec, load_error, read_result, worker_problem
 
 from ..workers.aoti import classify_run_text  # noqa: E402  (shared rules; no torch import)
 
@@ -179,10 +179,10 @@ def run(args):
         ph = phases.get(failed) or {}
         cls = ph.get("cls") or "crash"
         if failed == "export":
-            title, fix = EXPORT_CLASSES.get(cls, EXPORT_CLASSES["other"])
+            title, fix = class_info(cls)
             fix += "  Details: " + output.cli_command("export", args.model)
         else:
-            title, fix = PHASE_CLASSES.get(cls, (cls, ""))
+            title, fix = PHASE_CLASSES.get(cls) or class_info(cls, default=None)
         result["failure"] = {"phase": failed, "cls": cls, "title": title, "type": ph.get("type"),
                              "message": ph.get("message"), "location": ph.get("location"), "fix": fix,
                              "errors": ph.get("errors") or [], "error_file": ph.get("error_file"),
@@ -197,7 +197,7 @@ def run(args):
             f["message"] = real
             if f["phase"] == "run":
                 f["cls"] = classify_run_text(real)
-                f["title"], f["fix"] = PHASE_CLASSES.get(f["cls"], (f["cls"], ""))
+                f["title"], f["fix"] = PHASE_CLASSES.get(f["cls"]) or class_info(f["cls"], default=None)
                 phases["run"]["cls"] = result["phases"]["run"]["cls"] = f["cls"]
             result["phases"][f["phase"]]["message"] = real
     if args.debug_crash:

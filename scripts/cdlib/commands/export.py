@@ -40,11 +40,12 @@ CLASSES = {
     "missing_fake_kernel": (
         "custom op without a fake kernel",
         "Register a fake (meta) kernel: `@torch.library.register_fake(\"ns::op\")` (or `myop.register_fake`) "
-        "returning an empty tensor of the output's shape/dtype/device, e.g. `return torch.empty_like(x)`."),
+        "returning an empty tensor of the output's shape/dtype/device, e.g. `return torch.empty_like(x)`. "
+        "Verify with `torch.library.opcheck(op, args)`."),
     "mismatched_fake_kernel": (
         "fake kernel does not match the real kernel",
         "The register_fake function returns a different shape/dtype/stride than the real op: make it match "
-        "(draft_export compared them on the real inputs)."),
+        "(draft_export compared them on the real inputs). Verify with `torch.library.opcheck(op, args)`."),
     "unsupported_python": (
         "unsupported Python in strict mode",
         "Strict export (Dynamo) cannot trace this construct. Use non-strict export (`strict=False`, the default "
@@ -62,6 +63,19 @@ CLASSES = {
         "Return tensors, ints/floats/bools/None or pytrees of them (no custom objects)."),
     "other": ("other export error", "Read the message; run with the full message in report.json."),
 }
+
+
+def class_info(cls, default="other"):
+    """(title, fix) of a failure class: export's own, else a knowledge/triage.yaml row (the custom-op
+    classes custom_op_no_autograd / custom_op_mutates_args are shared with triage and aoti)."""
+    if cls in CLASSES:
+        return CLASSES[cls]
+    from .. import knowledge
+    try:
+        row = knowledge.triage_row(cls)
+    except KeyError:
+        return CLASSES[default] if default in CLASSES else (cls, "")
+    return row["title"], " ".join(row.get("advice", "").split())
 
 
 def add_arguments(p):
@@ -171,7 +185,7 @@ def problems_of(res):
     def add(cls, loc, how, item):
         key = (cls, (loc or {}).get("file"), (loc or {}).get("line"))
         if key not in found:
-            title, fix = CLASSES.get(cls, CLASSES["other"])
+            title, fix = class_info(cls)
             found[key] = {"cls": cls, "title": title, "location": loc, "found_by": [], "message": None,
                           "fix": fix, "details": {}}
             order.append(key)

@@ -31,6 +31,10 @@ def add_arguments(p):
     p.add_argument("--keep-output", action="store_true", help="keep all of the program's output in the run dir "
                    f"(default: of a huge output, the first {proc.OUTPUT_HEAD >> 20} MiB and the last "
                    f"{proc.OUTPUT_TAIL >> 20} MiB, with a note)")
+    p.add_argument("--no-eager-check", action="store_true",
+                   help="when the compiled run fails, do not re-run it once without torch.compile to tell a "
+                        "bug in your program from a compiler problem (the re-run costs one more run of the "
+                        "program, only after a failure)")
     p.add_argument("--nproc", type=int, metavar="N", help="run the script under torchrun with N ranks; "
                    "per-rank reports and what differs between ranks (docs/multirank.md); with --trace DIR: "
                    "compare the ranks of a recorded multi-rank trace")
@@ -67,7 +71,8 @@ def run(args):
     run_dir = rundir.make(args.out, "triage")
     tstr = analyze.target_string(argv)
     proc.progress(f"running {tstr} (timeout {args.timeout:.0f} s); artifacts in {run_dir}")
-    rep = analyze.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=not args.no_tlparse)
+    rep = analyze.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=not args.no_tlparse,
+                                  eager_check=not args.no_eager_check)
     return _emit(args, rep, tstr)
 
 

@@ -42,6 +42,9 @@ def _parse_config(items):
 def classify_compile(exc):
     text = f"{type(exc).__name__}: {exc}"
     names = {type(e).__name__ for e in ec._chain(exc)}
+    tc = ec.custom_op_class("\n".join(f"{type(e).__name__}: {e}" for e in ec._chain(exc)))
+    if tc:  # same custom-op classes as triage and export
+        return tc
     if "InvalidCxxCompiler" in text or "InvalidCxxCompiler" in names:
         return "no_cxx_compiler"
     if "CppCompileError" in names or "CppCompileError" in text or "C++ compile error" in text:
@@ -67,6 +70,9 @@ def classify_run(exc):
 
 def classify_run_text(text):
     """Shared with commands/aoti.py (which re-classifies from stderr on older torch)."""
+    tc = ec.custom_op_class(text)
+    if tc:
+        return tc
     if _INPUT_CHECK.search(text):
         return "input_check"
     low = text.lower()

@@ -7,6 +7,7 @@ import os
 import re
 import traceback
 
+from cdlib import analyze, knowledge
 from cdlib.errors import CliError
 
 SCRIPTS_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -182,16 +183,23 @@ def classify_exception(exc, strict):
         out["cls"] = "specialized_dim" if "specialized it to be a constant" in text else "constraint_violation"
         out["details"]["suggested_fixes"] = suggested_fixes(text)
         return out
-    if "no fake impl registered" in text or "does not have a fake" in text.lower() \
-            or "missing a fake kernel" in text or is_cls("UnsupportedOperatorException") \
+    tc = custom_op_class(f"{name}: {text}")
+    if tc:  # the same custom-op classes as triage (knowledge/triage.yaml), with its fix
+        out["details"]["triage_class"] = tc
+        out["details"]["fix"] = " ".join(knowledge.triage_row(tc)["advice"].split())
+    if tc == "custom_op_no_fake" or is_cls("UnsupportedOperatorException") \
             or "Operator does not support running with fake tensors" in text:
         out["cls"] = "missing_fake_kernel"
         m = re.search(r"CustomOpDef\(([\w:.]+)\)", text) or re.search(r"operator: ([\w:.]+)", text) \
             or re.search(r"(\w+::\w+)", text)
         out["details"]["op"] = m.group(1) if m else None
         return out
-    if "fake kernel" in text.lower() and ("mismatch" in text.lower() or "incorrect" in text.lower()):
+    if tc == "custom_op_bad_fake" or "fake kernel" in text.lower() and (
+            "mismatch" in text.lower() or "incorrect" in text.lower()):
         out["cls"] = "mismatched_fake_kernel"
+        return out
+    if tc:  # no autograd formula / undeclared mutation
+        out["cls"] = tc
         return out
     if isinstance(exc, dexc.Unsupported) or is_cls("Unsupported"):
         gb, title = _gb_info(text)
@@ -229,6 +237,13 @@ def classify_exception(exc, strict):
     return out
 
 
+def custom_op_class(text):
+    """The triage row id of a custom-op problem (custom_op_no_fake, custom_op_no_autograd,
+    custom_op_bad_fake, custom_op_mutates_args) or None: one classifier for triage, export, aoti."""
+    row = knowledge.classify_error(text)
+    return row["id"] if row.get("side") == "custom_op" else None
+
+
 def classify_text(text):
     if "no fake impl registered" in text or "missing a fake kernel" in text:
         return "missing_fake_kernel"
@@ -252,18 +267,7 @@ def _chain(exc):
 
 def suggested_fixes(text):
     """The lines under 'Suggested fixes:' of a constraint violation, e.g. ["b = Dim('b', min=5)"]."""
-    lines = str(text).splitlines()
-    out = []
-    for i, l in enumerate(lines):
-        if l.strip() == "Suggested fixes:":
-            for m in lines[i + 1:]:
-                if not m.strip():
-                    break
-                if not m.startswith(" "):
-                    break
-                out.append(m.strip())
-            break
-    return out
+    return analyze.suggested_fixes(str(text))
 
 
 # --------------------------------------------------------------------------------------------

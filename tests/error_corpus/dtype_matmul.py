@@ -1,0 +1,10 @@
+# expect: dtype_mismatch fails_eager_too
+import torch
+
+
+@torch.compile
+def f(x, w):
+    return x @ w
+
+
+print(f(torch.randn(2, 4), torch.randn(4, 3, dtype=torch.float64)))

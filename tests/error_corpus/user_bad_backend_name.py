@@ -1,0 +1,10 @@
+# expect: user_error before_compile
+import torch
+
+
+@torch.compile(backend="indcutor")
+def f(x):
+    return x + 1
+
+
+print(f(torch.randn(2)))
