@@ -223,7 +223,9 @@ def test_library_chains(triaged, name):
             if rf is None:
                 continue
             st = rf.get("stack") or []
-            if not st or not (_frame_names(st[-1], m.group(1).lstrip("./")) and st[-1].get("line") == int(m.group(2))):
+            tail = m.group(1).lstrip("./")    # torch cuts the head off long paths: match the tail
+            if not st or not (any(isinstance(v, str) and v.endswith(tail) for v in st[-1].values())
+                              and st[-1].get("line") == int(m.group(2))):
                 problems.append(f"recompile {r['compile_id']} guard {gf['guard'][:60]!r}: stack does not end at "
                                 f"{m.group(1)}:{m.group(2)} ({[(f.get('file'), f.get('line')) for f in st][-3:]})")
     assert not problems, f"{name}: library chains:\n  " + "\n  ".join(problems)
