@@ -87,9 +87,10 @@ def kill_group(p, grace=3.0):
             return
 
 
-def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=None, stderr_path=None):
+def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=None, stderr_path=None, started=None):
     """Run argv; stdout/stderr go to files (or are discarded). Kills the process group on
-    timeout and on Ctrl-C (then re-raises KeyboardInterrupt)."""
+    timeout and on Ctrl-C (then re-raises KeyboardInterrupt). started(popen) is called once the
+    process exists (to cancel it from another thread with kill_group)."""
     full_env = dict(os.environ if env is None else env)
     for k, v in (env_add or {}).items():
         if v is None:
@@ -105,6 +106,8 @@ def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=Non
                                  stderr=err, start_new_session=True)
         except OSError as e:
             raise CliError(f"cannot start {argv[0]}: {e.strerror}")
+        if started is not None:
+            started(p)
         timed_out = False
         try:
             p.wait(timeout=timeout)
