@@ -97,6 +97,9 @@ def add_arguments(p):
                    help="a run is bad when it raises exception NAME (e.g. AssertionError, torch._dynamo.exc.BackendCompilerFailed)")
     p.add_argument("--timeout", type=float, default=900, metavar="SEC",
                    help="per-run limit; a run that hits it counts as bad (default 900)")
+    p.add_argument("--from", dest="from_dir", metavar="RUN_DIR",
+                   help="a previous triage run dir: take the command and how its failure looks from its "
+                        "report.json instead of giving them again")
     p.add_argument("--jobs", type=int, default=None, metavar="N",
                    help="target runs at a time (default: from the cores, memory and GPUs); 1 = the sequential "
                         "bisector's exact order of runs, without the shortcuts")
@@ -279,6 +282,7 @@ def run(args):
         raise CliError("--timeout must be positive")
     if args.jobs is not None and args.jobs < 1:
         raise CliError("--jobs must be at least 1")
+    from_note = _apply_from(args) if args.from_dir else None
     argv = proc.resolve_target(args.target)
     run_dir = rundir.make(args.out, "bisect")
     python = target_python(argv)
@@ -307,6 +311,9 @@ def run(args):
            "CD_ORIG_PYTHONPATH": orig_pp, "TMPDIR": tmp, "PYTHONUNBUFFERED": "1",
            # never inherit a half-finished manual bisection from the user's shell
            "TORCH_BISECT_BACKEND": None, "TORCH_BISECT_SUBSYSTEM": None, "TORCH_BISECT_MAX": None}
+    args.from_note = from_note
+    if from_note:
+        proc.progress(from_note)
     if engine == "own":
         return _run_own(args, run_dir, argv, info, env, tmp)
     step_opts = ["--log-dir", log_dir, "--timeout", str(args.timeout)]
@@ -362,6 +369,35 @@ def run(args):
     steps = read_steps(log_dir)
     shutil.rmtree(tmp, ignore_errors=True)
     return _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wall, env)
+
+
+def _apply_from(args):
+    """--from RUN_DIR: the target and the bad-run rule from a triage run. Returns a note."""
+    from ..workers import bisect_step
+    if args.target:
+        raise CliError("--from takes the command from the triage run; do not also give one after --")
+    try:
+        t = bisect_step.load_triage_run(args.from_dir)
+    except ValueError as e:
+        raise CliError(f"--from: {e}")
+    args.target = t["argv"]
+    err = t["error"] or {}
+    failed = t["rc"] not in (0, None) or t["signal"] or t["timed_out"]
+    what = (f"killed by {t['signal']}" if t["signal"] else "timed out" if t["timed_out"] else
+            f"exit status {t['rc']}") + (f", {err.get('type')} [{err.get('category')}]" if err else "")
+    if failed or args.bad_if or args.bad_if_exception:
+        return f"from {args.from_dir}: the triage run failed ({what}); a run is bad the same way"
+    etype = err.get("type") or ""
+    if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Failed|Failure)$", etype):
+        args.bad_if_exception = etype
+        return f"from {args.from_dir}: exit 0 but it raised {etype}: a run is bad when it raises {etype}"
+    lines = [ln.strip() for ln in (err.get("message") or "").splitlines()
+             if ln.strip() and not re.match(r"^[VIWEC]\d{4} ", ln)]
+    if lines:
+        args.bad_if = re.escape(lines[-1][:100])
+        return f"from {args.from_dir}: exit 0 but it printed {lines[-1][:100]!r}: a run is bad when its output matches that"
+    raise CliError(f"--from {args.from_dir}: the triage run passed (exit 0, no error): nothing to bisect; "
+                   "say what a failure looks like with --bad-if REGEX")
 
 
 def _run_own(args, run_dir, argv, info, env, tmp):
@@ -440,10 +476,12 @@ def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wa
     first_bad = next((s for s in steps if s["bad"]), None)
     res = {"command": "bisect", "run_dir": run_dir, "target": argv, "torch_version": info.get("version"),
            "engine": engine, "target_runs": len(steps) if target_runs is None else target_runs, "wall_s": wall,
-           "ladder": ladder, **(extra or {}),
+           "ladder": ladder, **(extra or {}), "from_run": getattr(args, "from_dir", None),
+           "from_note": getattr(args, "from_note", None),
            "steps_log": os.path.join(run_dir, "steps", "steps.jsonl"),
            "bisector_output": os.path.join(run_dir, "bisector.stdout")}
-    nxt = output.cli_command("minify", "--", *args.target)
+    nxt = output.cli_command("minify", "--from", args.from_dir) if getattr(args, "from_dir", None) else \
+        output.cli_command("minify", "--", *args.target)
     md = []
     if bisector_error and not parsed:
         res.update(status="error", error=bisector_error)
@@ -493,6 +531,8 @@ def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wa
         rows.append(["debug info", r["debug_info"]])
     if first_bad:
         rows.append(["failure", first_bad["reason"]])
+    if res.get("from_note"):
+        rows.append(["classification", res["from_note"]])
     rows.append(["ladder", ", ".join(f"{l['backend']}={'BAD' if l['bad'] else 'ok'}" for l in ladder)])
     if res.get("jobs"):
         rows.append(["target runs", f"{res['target_runs']} started, {res['runs_on_path']} on the sequential "
