@@ -253,13 +253,16 @@ def describe(key):
 
 
 # ------------------------------------------------------------------ the scheduler
+def _cores():
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
 def default_jobs():
     """k from the cores, the available memory (~2 GiB a run) and GPUs (~2 GiB of GPU memory a run)."""
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:
-        cores = os.cpu_count() or 1
-    k = cores
+    k = _cores()
     try:
         with open("/proc/meminfo") as f:
             avail = next(int(ln.split()[1]) for ln in f if ln.startswith("MemAvailable:")) * 1024
@@ -287,6 +290,9 @@ def _gpu_free_bytes():
 
 def run_search(search, argv, *, run_dir, jobs, timeout, bad_if=None, bad_if_exception=None, base_env):
     """Drive the search. Returns (result or None, error or None, known, records)."""
+    if jobs > 1 and "TORCHINDUCTOR_COMPILE_THREADS" not in os.environ:
+        # k runs share the cores: one compile-worker pool per core, not per run (same generated code)
+        base_env = dict(base_env, TORCHINDUCTOR_COMPILE_THREADS=str(max(1, _cores() // jobs)))
     steps_dir = os.path.join(run_dir, "steps")
     os.makedirs(steps_dir, exist_ok=True)
     known, inflight, records = {}, {}, []   # inflight: key -> {"n", "popen", "t0", "cancelled"}
