@@ -39,9 +39,10 @@ def _counting(cls, backend, subsystem, *a, **k):
         _counts[subsystem] = _counts.get(subsystem, 0) + 1
     return _orig(cls, backend, subsystem, *a, **k)
 _CB.disable_subsystem = classmethod(_counting)
-def _dump():
-    with open(_os.path.join({state!r}, "counts.json"), "w") as f:
-        _js.dump(_counts, f)
+def _dump():   # one file per process that counted (compile workers etc. count nothing)
+    if _counts:
+        with open(_os.path.join({state!r}, "counts.%d.json" % _os.getpid()), "w") as f:
+            _js.dump(_counts, f)
 _ax.register(_dump)
 """
 
@@ -221,11 +222,16 @@ def read_outcome(key, state):
     """What the run left in its state dir: counts (ladder), the upper bound (bounds), debug info."""
     o = {}
     if key[0] == "ladder":
-        try:
-            with open(os.path.join(state, "counts.json")) as f:
-                o["counts"] = json.load(f)
-        except (OSError, ValueError):
-            o["counts"] = None
+        # the counts stand for a find_max_bounds run only when one process compiled (and exited
+        # normally); otherwise None: the sequential bisector's own runs are made
+        files = [f for f in os.listdir(state) if f.startswith("counts.") and f.endswith(".json")]
+        o["counts"] = None
+        if len(files) == 1:
+            try:
+                with open(os.path.join(state, files[0])) as f:
+                    o["counts"] = json.load(f)
+            except (OSError, ValueError):
+                pass
     elif key[0] == "bounds":
         high = None
         for line in _lines(os.path.join(state, "bisect", key[1], f"{key[2]}_bisect_range.txt")):
