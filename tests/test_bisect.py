@@ -250,6 +250,8 @@ def test_bisect_program_that_passes(tmp_path):
 @pytest.mark.gpu
 @pytest.mark.slow
 def test_gpu_bisect_triton_relu_accuracy(tmp_path):
+    """Triton relu miscompile (inject_relu_bug_TESTING_ONLY): the parallel default (several runs
+    share the GPU) gives PyTorch's own sequential `compiler_bisector run` answer."""
     env, untouched = _user_cache(tmp_path)
     data, p = run_json("bisect", "--out", tmp_path / "run", "--", "python3", program("bug_gpu_relu_accuracy.py"),
                        env=env, timeout=1800)
@@ -259,6 +261,12 @@ def test_gpu_bisect_triton_relu_accuracy(tmp_path):
     # torch 2.11's bisector returns debug_info=None for this Triton lowering (seen on an H100);
     # 2.14 on CPU names the op
     assert r["bisect_number"] is not None and (r["debug_info"] is None or "relu" in r["debug_info"])
+    assert data["engine"] == "own" and data["jobs"] > 1
+    ref, p = run_json("bisect", "--out", tmp_path / "ref", "--engine", "cli", "--", "python3",
+                      program("bug_gpu_relu_accuracy.py"), env=env, timeout=3600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert ref["result"] == r
+    assert data["wall_s"] < ref["wall_s"]
     untouched()
 
 
