@@ -213,10 +213,10 @@ def test_bisect_parallel_same_answer_as_sequential(tmp_path):
     default and --jobs 1 (the sequential bisector's exact order of runs) give the same answer."""
     env, untouched = _user_cache(tmp_path)
     seq, p = run_json("bisect", "--out", tmp_path / "seq", "--jobs", "1", "--", "python3",
-                      program("bug_post_grad_pass.py"), env=env, timeout=900)
+                      program("bug_post_grad_pass.py"), env=env, timeout=1800)
     assert p.returncode == 0, p.stderr[-2000:]
     par, p = run_json("bisect", "--out", tmp_path / "par", "--jobs", "2", "--", "python3",
-                      program("bug_post_grad_pass.py"), env=env, timeout=900)
+                      program("bug_post_grad_pass.py"), env=env, timeout=1800)
     assert p.returncode == 0, p.stderr[-2000:]
     r = seq["result"]
     assert (r["backend"], r["subsystem"], r["debug_info"]) == ("inductor", "post_grad_passes",
