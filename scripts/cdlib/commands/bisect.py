@@ -422,20 +422,25 @@ def _run_own(args, run_dir, argv, info, env, tmp):
     extra = {"jobs": jobs, "runs_started": len(records),
              "runs_cancelled": sum(1 for r in records if r.get("cancelled")),
              "runs_on_path": len(steps),
-             "runs_saved": _implied(search, known)}
+             "runs_saved": _implied(search, known, parsed)}
     return _report(args, run_dir, argv, info, "own", steps, parsed, error, wall, env, extra=extra,
                    target_runs=len(records))
 
 
-def _implied(search, known):
+def _implied(search, known, parsed):
     """Runs the sequential bisector would make whose verdict was known without running them."""
     out = []
-    for k, v in known.items():
-        if k[0] == "ladder" and v["bad"] and isinstance(v.get("counts"), dict) and not search.exact:
-            for s in search.subs[k[1]]:
-                if s["kind"] == "bisect" and not v["counts"].get(s["name"]):
-                    out.append(f"disable {k[1]}/{s['name']}: never applied")
+    b = (parsed or {}).get("backend")
+    counts = (known.get(("ladder", b)) or {}).get("counts")
+    if search.exact or not isinstance(counts, dict):
+        return out
+    for s in search.subs.get(b, []):
+        if s["name"] == parsed.get("subsystem"):
+            if s["kind"] == "bisect":
+                out.append(f"find_max_bounds {b}/{s['name']}: counted in the ladder run")
             break
+        if s["kind"] == "bisect" and not counts.get(s["name"]):
+            out.append(f"disable {b}/{s['name']}: never applied")
     return out
 
 
