@@ -1,14 +1,17 @@
 """bisect: backend ladder + PyTorch's compiler bisector on real injected bugs."""
+import dataclasses
+import json
 import os
 import subprocess
 import sys
+import tempfile
 
 import pytest
 
 from conftest import CLI, ROOT, program, run_cli, run_json
 
 from cdlib.commands import bisect as bisect_cmd
-from cdlib.workers import bisect_step
+from cdlib.workers import bisect_search, bisect_step
 
 
 # ---------------------------------------------------------------- fast: inputs, parsing
@@ -63,6 +66,91 @@ def test_signature_and_judge(tmp_path):
     assert "SIGSEGV" in bisect_step.judge(r, "", "")[1]
 
 
+def test_failure_reason_is_never_a_warning():
+    """A bad run without a traceback is explained by the program's last words, not by a warning."""
+    class R:
+        timed_out, signal, returncode = False, None, 1
+    warn = ("/x/torch/backends/cuda/__init__.py:131: UserWarning: TensorFloat32 tensor cores for float32 "
+            "matrix multiplication available but not enabled\n  warnings.warn(\n")
+    assert bisect_step.judge(R(), "step 1\nmatch False\n", warn)[1] == "exit status 1 (match False)"
+    assert bisect_step.judge(R(), "", warn + "MISMATCH: x\n")[1] == "exit status 1 (MISMATCH: x)"
+    tb = "Traceback (most recent call last):\n  File \"x.py\", line 1\nValueError: boom\n"
+    assert bisect_step.judge(R(), "match False\n", warn + tb)[1] == "exit status 1 (ValueError: boom)"
+
+
+def _probe_backends():
+    info = bisect_cmd.probe_torch(sys.executable, tempfile.mkdtemp())
+    assert info["has_env_protocol"] and [b for b, _ in info["backends"]] == bisect_cmd.LADDER
+    return info["backends"]
+
+
+def test_search_matches_pytorch_do_bisect():
+    """Our decision replay (exact and with the shortcuts) gives PyTorch's own do_bisect answer for
+    many simulated programs: the bisector's real code drives its state, an oracle plays the program."""
+    import random
+    from torch._inductor.compiler_bisector import CompilerBisector as CB
+    backends = _probe_backends()
+    rng = random.Random(0)
+    for case in range(60):
+        fb = rng.choice([None] + list(range(len(backends))))       # first failing backend
+        subs = backends[fb][1] if fb is not None else []
+        culprit = rng.choice([None] + [s["name"] for s in subs]) if subs else None
+        counts = {s["name"]: (0 if s["name"] != culprit and rng.random() < 0.3 else rng.randint(1, 40))
+                  for s in subs if s["kind"] == "bisect"}
+        number = rng.randrange(counts[culprit]) if culprit in counts else None
+
+        def bad(backend, sub, max_):
+            if fb is None or bisect_cmd.LADDER.index(backend) < fb:
+                return False
+            if sub is None or sub != culprit:
+                return True
+            if number is None:                            # a config change / binary subsystem
+                return max_ != -1
+            return max_ >= number                         # application #number enabled -> bad
+
+        def fn():   # the program, as PyTorch's bisector runs it
+            b, sub = CB.get_backend(), CB.get_subsystem()
+            if sub is None:
+                return not bad(b, None, None)
+            st = CB.get_run_state(b, sub)
+            if st == "test_disable":
+                return not bad(b, sub, -1)
+            if st == "find_max_bounds":
+                for i in range(counts.get(sub, 0)):
+                    CB.update_bisect_range(b, sub, 0, i)
+                return not bad(b, sub, 10 ** 9)
+            lo, hi = CB.get_bisect_range(b, sub)
+            if hi - lo <= 2:
+                for i in range(lo, hi + 1):
+                    CB.add_call_counter_debug_info(b, sub, i, f"op{i}")
+            return not bad(b, sub, (lo + hi) // 2)
+        ref = CB.do_bisect(fn)
+        ref = None if ref is None else dataclasses.asdict(ref)
+
+        def outcome(key):
+            if key[0] == "ladder":
+                return {"bad": bad(key[1], None, None), "counts": dict(counts) if subs else {}}
+            if key[0] == "disable":
+                return {"bad": bad(key[1], key[2], -1)}
+            if key[0] == "bounds":
+                return {"bad": bad(key[1], key[2], 10 ** 9), "high": counts[key[2]] - 1}
+            lo, hi = key[3], key[4]
+            return {"bad": bad(key[1], key[2], (lo + hi) // 2),
+                    "debug": {str(i): f"op{i}" for i in range(lo, hi + 1)} if hi - lo <= 2 else {}}
+        for exact in (True, False):
+            s = bisect_search.Search(backends, exact=exact)
+            known = {}
+            for _ in range(200):
+                kind, val = s.advance(known)
+                if kind != "probe":
+                    break
+                plan = s.plan(known)
+                assert plan[0] == (val, 1.0)       # the sequential next run always comes first
+                for k, _ in plan[:3]:              # + speculative runs: known verdicts never change the answer
+                    known.setdefault(k, outcome(k))
+            assert (kind, val) == ("done", ref), (case, exact, fb, culprit, counts, number)
+
+
 def test_meaning_covers_every_subsystem():
     """Every backend/subsystem of the installed bisector gets a plain-words meaning."""
     from torch._inductor.compiler_bisector import BACKENDS
@@ -107,9 +195,10 @@ def test_bisect_silent_accuracy_bug_with_bad_if(tmp_path):
     assert r["bisect_number"] is not None and (r["debug_info"] is None or "relu" in r["debug_info"])
     assert [l["backend"] for l in data["ladder"]] == bisect_cmd.LADDER
     assert [l["bad"] for l in data["ladder"]] == [False, False, False, False, True]
-    assert data["engine"] == ("cli" if bisect_cmd.probe_torch(sys.executable, str(tmp_path)).get("has_run_cli") else "api")
+    assert data["engine"] == "own" and data["jobs"] >= 1
     assert data["target_runs"] == len(open(data["steps_log"]).read().splitlines())
-    assert "minify" in p.stderr or True
+    # the ladder's inductor run counted the applications: no find_max_bounds run
+    assert not any(r.get("run_state") == "find_max_bounds" for r in map(json.loads, open(data["steps_log"])))
     untouched()
     assert os.path.isdir(out / "steps")
     # progress lines on stderr: stage, subsystem, range
@@ -119,20 +208,30 @@ def test_bisect_silent_accuracy_bug_with_bad_if(tmp_path):
 
 
 @pytest.mark.slow
-def test_bisect_custom_post_grad_pass_python_api(tmp_path):
-    """A user post-grad pass that corrupts the graph: inductor / post_grad_passes, via the Python API engine."""
+def test_bisect_parallel_same_answer_as_sequential(tmp_path):
+    """A user post-grad pass that corrupts the graph: inductor / post_grad_passes. The parallel
+    default and --jobs 1 (the sequential bisector's exact order of runs) give the same answer."""
     env, untouched = _user_cache(tmp_path)
-    data, p = run_json("bisect", "--out", tmp_path / "run", "--engine", "api", "--", "python3",
-                       program("bug_post_grad_pass.py"), env=env, timeout=900)
+    seq, p = run_json("bisect", "--out", tmp_path / "seq", "--jobs", "1", "--", "python3",
+                      program("bug_post_grad_pass.py"), env=env, timeout=1800)
     assert p.returncode == 0, p.stderr[-2000:]
-    r = data["result"]
-    assert (r["backend"], r["subsystem"]) == ("inductor", "post_grad_passes"), data
-    assert r["debug_info"] == "post_grad_custom_post_pass"
-    assert data["engine"] == "api"
-    assert "your own pass" in data["advice"]
+    par, p = run_json("bisect", "--out", tmp_path / "par", "--jobs", "2", "--", "python3",
+                      program("bug_post_grad_pass.py"), env=env, timeout=1800)
+    assert p.returncode == 0, p.stderr[-2000:]
+    r = seq["result"]
+    assert (r["backend"], r["subsystem"], r["debug_info"]) == ("inductor", "post_grad_passes",
+                                                               "post_grad_custom_post_pass"), seq
+    assert par["result"] == r
+    assert [(l["backend"], l["bad"]) for l in par["ladder"]] == [(l["backend"], l["bad"]) for l in seq["ladder"]]
+    assert "your own pass" in par["advice"]
+    # --jobs 1 makes exactly the sequential bisector's runs (find_max_bounds included), one at a time
+    assert seq["target_runs"] == seq["runs_on_path"] and seq["runs_cancelled"] == 0
+    assert any(r.get("run_state") == "find_max_bounds" for r in map(json.loads, open(seq["steps_log"])))
+    assert par["runs_on_path"] < seq["runs_on_path"]       # the shortcuts removed runs
+    assert "in flight" in p.stderr and "runs left" in p.stderr
     untouched()
-    # the bisector's state stayed in the run dir: nothing left in the system temp dir by us
-    assert not os.path.exists(tmp_path / "run" / "tmp")
+    for d in ("seq", "par"):    # the throwaway cache and temp dirs are gone, the state dirs stay in the run dir
+        assert not os.path.exists(tmp_path / d / "tmp") and not os.path.exists(tmp_path / d / "inductor_cache")
 
 
 @pytest.mark.slow
@@ -142,7 +241,7 @@ def test_bisect_program_that_passes(tmp_path):
                        timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     assert data["status"] == "no-failure" and data["result"] is None
-    assert data["target_runs"] == len(bisect_cmd.LADDER)
+    assert data["runs_on_path"] == len(bisect_cmd.LADDER) and [l["bad"] for l in data["ladder"]] == [False] * 5
     assert "no failure reproduced" in (tmp_path / "run" / "report.md").read_text()
     untouched()
 
@@ -151,6 +250,8 @@ def test_bisect_program_that_passes(tmp_path):
 @pytest.mark.gpu
 @pytest.mark.slow
 def test_gpu_bisect_triton_relu_accuracy(tmp_path):
+    """Triton relu miscompile (inject_relu_bug_TESTING_ONLY): the parallel default (several runs
+    share the GPU) gives PyTorch's own sequential `compiler_bisector run` answer."""
     env, untouched = _user_cache(tmp_path)
     data, p = run_json("bisect", "--out", tmp_path / "run", "--", "python3", program("bug_gpu_relu_accuracy.py"),
                        env=env, timeout=1800)
@@ -160,6 +261,12 @@ def test_gpu_bisect_triton_relu_accuracy(tmp_path):
     # torch 2.11's bisector returns debug_info=None for this Triton lowering (seen on an H100);
     # 2.14 on CPU names the op
     assert r["bisect_number"] is not None and (r["debug_info"] is None or "relu" in r["debug_info"])
+    assert data["engine"] == "own" and data["jobs"] > 1
+    ref, p = run_json("bisect", "--out", tmp_path / "ref", "--engine", "cli", "--", "python3",
+                      program("bug_gpu_relu_accuracy.py"), env=env, timeout=3600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert ref["result"] == r
+    assert data["wall_s"] < ref["wall_s"]
     untouched()
 
 

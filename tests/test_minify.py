@@ -85,6 +85,26 @@ def test_minify_compile_error(tmp_path):
 
 
 @pytest.mark.slow
+def test_minify_from_triage_run(tmp_path):
+    """minify --from a triage run: no triage run of its own, the kind comes from the triage report."""
+    p = run_cli("triage", "--no-tlparse", "--out", tmp_path / "tri", "--", "python3",
+                program("bug_relu_compile_error.py"), timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    out = tmp_path / "run"
+    data, p = run_json("minify", "--out", out, "--from", tmp_path / "tri", timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert data["from_run"] == str(tmp_path / "tri") and data["kind"] == "error"
+    assert data["original_failure"]["category"] and not os.path.exists(out / "triage")   # no run of its own
+    assert data["dumped_by"] == "dump run" and data["verified"] is True, data
+    assert any("relu" in op for op in data["ops_after"])
+    assert "bisect --from" in data["next_command"]
+    p = run_cli("minify", "--out", tmp_path / "x", "--from", tmp_path / "tri", "--", "python3", "y.py", timeout=60)
+    assert p.returncode == 2 and "do not also give one" in p.stderr
+    p = run_cli("minify", "--out", tmp_path / "x", "--from", tmp_path / "run", timeout=60)
+    assert p.returncode == 2 and "not a triage run dir" in p.stderr
+
+
+@pytest.mark.slow
 def test_minify_accuracy_bug(tmp_path):
     out = tmp_path / "run"
     cwd = tmp_path / "cwd"
@@ -94,6 +114,10 @@ def test_minify_accuracy_bug(tmp_path):
     assert p.returncode == 0, p.stderr[-2000:]
     assert data["kind"] == "accuracy" and data["repro_level"] == 4
     assert data["verified"] is True, data
+    # 2 cores or more: the LEVEL=4 dump ran next to the triage run (no second round)
+    from cdlib.workers import bisect_search
+    if bisect_search.default_jobs() >= 2:
+        assert data["dumped_by"] == "dump run (next to the triage run)"
     assert data["nodes_after"] < data["nodes_before"]
     assert any("relu" in op for op in data["ops_after"])
     assert os.listdir(cwd) == []      # level 4 writes repro.py into cwd: we ran it in the run dir

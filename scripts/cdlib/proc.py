@@ -216,10 +216,11 @@ def trim_output(path, head=None, tail=None):
     return dropped
 
 
-def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=None, stderr_path=None):
+def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=None, stderr_path=None, started=None):
     """Run argv; stdout/stderr go to files (or are discarded). Kills the process group, and every
     process that inherited this run's OWNER_VAR tag, on timeout, on Ctrl-C (then re-raises
-    KeyboardInterrupt) and when the leader exits. Huge output files keep their head and tail."""
+    KeyboardInterrupt) and when the leader exits. Huge output files keep their head and tail. started(popen) is called
+    once the process exists (to cancel it from another thread with kill_group)."""
     full_env = dict(os.environ if env is None else env)
     for k, v in (env_add or {}).items():
         if v is None:
@@ -247,6 +248,8 @@ def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=Non
         finally:
             if main:
                 signal.signal(signal.SIGINT, old)
+        if started is not None:
+            started(p)
         try:
             if pending:
                 raise KeyboardInterrupt

@@ -62,6 +62,30 @@ if s and s.origin:
     src = open(p).read() if os.path.exists(p) else ""
     d["bisector"] = bool(src)
     d["has_run_cli"] = 'command == "run"' in src
+    d["has_env_protocol"] = "TORCH_BISECT_MAX" in src and "in_process_cache" in src
+    # BACKENDS (ladder order, subsystems) read from the source: no torch import
+    import ast
+    be = None
+    try:
+        for node in ast.walk(ast.parse(src)):
+            tgt = getattr(node, "target", None) or (node.targets[0] if isinstance(node, ast.Assign) else None)
+            if isinstance(tgt, ast.Name) and tgt.id == "BACKENDS" and isinstance(getattr(node, "value", None), ast.Dict):
+                be = []
+                for k, v in zip(node.value.keys, node.value.values):
+                    subs = []
+                    for c in v.elts:
+                        kind = c.func.id
+                        args = [ast.literal_eval(a) for a in c.args]
+                        if kind == "ConfigChange":
+                            subs.append({"name": f"{args[0]}_{args[1]}", "kind": "binary", "config": {args[1]: args[2]}})
+                        elif kind == "BisectSubsystem":
+                            subs.append({"name": args[0], "kind": "bisect", "config": None})
+                        else:
+                            subs.append({"name": args[0], "kind": "binary", "config": None})
+                    be.append([ast.literal_eval(k), subs])
+    except Exception:
+        be = None
+    d["backends"] = be
 print(json.dumps(d))
 """
 
@@ -73,8 +97,16 @@ def add_arguments(p):
                    help="a run is bad when it raises exception NAME (e.g. AssertionError, torch._dynamo.exc.BackendCompilerFailed)")
     p.add_argument("--timeout", type=float, default=900, metavar="SEC",
                    help="per-run limit; a run that hits it counts as bad (default 900)")
-    p.add_argument("--engine", choices=["auto", "cli", "api"], default="auto",
-                   help="how to drive the bisector: its `run` CLI (torch >= 2.11) or its Python API (default: auto)")
+    p.add_argument("--from", dest="from_dir", metavar="RUN_DIR",
+                   help="a previous triage run dir: take the command and how its failure looks from its "
+                        "report.json instead of giving them again")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="target runs at a time (default: from the cores, memory and GPUs); 1 = the sequential "
+                        "bisector's exact order of runs, without the shortcuts")
+    p.add_argument("--engine", choices=["auto", "own", "cli", "api"], default="auto",
+                   help="own: our driver of the bisector's protocol (parallel; default when the installed "
+                        "torch supports it); cli: PyTorch's `run` CLI (sequential, torch >= 2.11); api: its "
+                        "Python API (sequential, older torch)")
 
 
 def target_python(argv):
@@ -248,6 +280,9 @@ def run(args):
         raise CliError(f"--bad-if-exception {args.bad_if_exception!r}: expected an exception name like AssertionError")
     if args.timeout <= 0:
         raise CliError("--timeout must be positive")
+    if args.jobs is not None and args.jobs < 1:
+        raise CliError("--jobs must be at least 1")
+    from_note = _apply_from(args) if args.from_dir else None
     argv = proc.resolve_target(args.target)
     run_dir = rundir.make(args.out, "bisect")
     python = target_python(argv)
@@ -258,9 +293,12 @@ def run(args):
         raise CliError(f"torch {info.get('version')}: has no torch._inductor.compiler_bisector")
     engine = args.engine
     if engine == "auto":
-        engine = "cli" if info.get("has_run_cli") else "api"
+        engine = "own" if info.get("has_env_protocol") and info.get("backends") else \
+            "cli" if info.get("has_run_cli") else "api"
     if engine == "cli" and not info.get("has_run_cli"):
         raise CliError(f"--engine cli: torch {info.get('version')} has no `compiler_bisector run` (use --engine api)")
+    if engine == "own" and not (info.get("has_env_protocol") and info.get("backends")):
+        raise CliError(f"--engine own: cannot read the bisector of torch {info.get('version')} (use --engine api)")
 
     cache = os.path.join(run_dir, "inductor_cache")     # throwaway: the bisector deletes it
     log_dir = os.path.join(run_dir, "steps")
@@ -273,6 +311,11 @@ def run(args):
            "CD_ORIG_PYTHONPATH": orig_pp, "TMPDIR": tmp, "PYTHONUNBUFFERED": "1",
            # never inherit a half-finished manual bisection from the user's shell
            "TORCH_BISECT_BACKEND": None, "TORCH_BISECT_SUBSYSTEM": None, "TORCH_BISECT_MAX": None}
+    args.from_note = from_note
+    if from_note:
+        proc.progress(from_note)
+    if engine == "own":
+        return _run_own(args, run_dir, argv, info, env, tmp)
     step_opts = ["--log-dir", log_dir, "--timeout", str(args.timeout)]
     if args.bad_if:
         step_opts += ["--bad-if", args.bad_if]
@@ -328,6 +371,79 @@ def run(args):
     return _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wall, env)
 
 
+def _apply_from(args):
+    """--from RUN_DIR: the target and the bad-run rule from a triage run. Returns a note."""
+    from ..workers import bisect_step
+    if args.target:
+        raise CliError("--from takes the command from the triage run; do not also give one after --")
+    try:
+        t = bisect_step.load_triage_run(args.from_dir)
+    except ValueError as e:
+        raise CliError(f"--from: {e}")
+    args.target = t["argv"]
+    err = t["error"] or {}
+    failed = t["rc"] not in (0, None) or t["signal"] or t["timed_out"]
+    what = (f"killed by {t['signal']}" if t["signal"] else "timed out" if t["timed_out"] else
+            f"exit status {t['rc']}") + (f", {err.get('type')} [{err.get('category')}]" if err else "")
+    if failed or args.bad_if or args.bad_if_exception:
+        return f"from {args.from_dir}: the triage run failed ({what}); a run is bad the same way"
+    etype = err.get("type") or ""
+    if re.match(r"^[A-Za-z_][\w.]*(Error|Exception|Failed|Failure)$", etype):
+        args.bad_if_exception = etype
+        return f"from {args.from_dir}: exit 0 but it raised {etype}: a run is bad when it raises {etype}"
+    lines = [ln.strip() for ln in (err.get("message") or "").splitlines()
+             if ln.strip() and not re.match(r"^[VIWEC]\d{4} ", ln)]
+    if lines:
+        args.bad_if = re.escape(lines[-1][:100])
+        return f"from {args.from_dir}: exit 0 but it printed {lines[-1][:100]!r}: a run is bad when its output matches that"
+    raise CliError(f"--from {args.from_dir}: the triage run passed (exit 0, no error): nothing to bisect; "
+                   "say what a failure looks like with --bad-if REGEX")
+
+
+def _run_own(args, run_dir, argv, info, env, tmp):
+    from ..workers import bisect_search
+    jobs = args.jobs or bisect_search.default_jobs()
+    search = bisect_search.Search([(b, subs) for b, subs in info["backends"]], exact=jobs == 1)
+    base = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "CD_ORIG_PYTHONPATH")}
+    ladder = [b for b, _ in info["backends"]]
+    proc.progress(f"bisect: torch {info.get('version')}, compiler bisector protocol driven by us, "
+                  f"{jobs} run(s) at a time{' (exact sequential order)' if jobs == 1 else ''}; run dir {run_dir}")
+    proc.progress("stage 1/2: backend ladder " + " -> ".join(ladder) + " (stops at the first failing backend)")
+    t0 = time.monotonic()
+    parsed, error, known, records = bisect_search.run_search(
+        search, argv, run_dir=run_dir, jobs=jobs, timeout=args.timeout, bad_if=args.bad_if,
+        bad_if_exception=args.bad_if_exception, base_env=base)
+    wall = round(time.monotonic() - t0, 2)
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.rmtree(os.path.join(run_dir, "inductor_cache"), ignore_errors=True)
+    path = search.path(known)
+    by_key = {tuple(r["probe"]): r for r in records if not r.get("cancelled")}
+    steps = [by_key[k] for k in path if k in by_key]     # the sequential bisector's runs, in its order
+    extra = {"jobs": jobs, "runs_started": len(records),
+             "runs_cancelled": sum(1 for r in records if r.get("cancelled")),
+             "runs_on_path": len(steps),
+             "runs_saved": _implied(search, known, parsed)}
+    return _report(args, run_dir, argv, info, "own", steps, parsed, error, wall, env, extra=extra,
+                   target_runs=len(records))
+
+
+def _implied(search, known, parsed):
+    """Runs the sequential bisector would make whose verdict was known without running them."""
+    out = []
+    b = (parsed or {}).get("backend")
+    counts = (known.get(("ladder", b)) or {}).get("counts")
+    if search.exact or not isinstance(counts, dict):
+        return out
+    for s in search.subs.get(b, []):
+        if s["name"] == parsed.get("subsystem"):
+            if s["kind"] == "bisect":
+                out.append(f"find_max_bounds {b}/{s['name']}: counted in the ladder run")
+            break
+        if s["kind"] == "bisect" and not counts.get(s["name"]):
+            out.append(f"disable {b}/{s['name']}: never applied")
+    return out
+
+
 def _bisector_failure(res):
     if res.timed_out:
         return "the bisector ran past its overall time limit"
@@ -358,15 +474,19 @@ def _by_hand(r):
     return f"By hand: `{env} <your command>` reproduces the failing backend (use a fresh TORCHINDUCTOR_CACHE_DIR)."
 
 
-def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wall, env):
+def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wall, env, extra=None,
+            target_runs=None):
     ladder = [{"backend": s["backend"], "bad": s["bad"], "reason": s["reason"], "duration_s": s["duration_s"]}
               for s in steps if not s.get("subsystem")]
     first_bad = next((s for s in steps if s["bad"]), None)
     res = {"command": "bisect", "run_dir": run_dir, "target": argv, "torch_version": info.get("version"),
-           "engine": engine, "target_runs": len(steps), "wall_s": wall, "ladder": ladder,
+           "engine": engine, "target_runs": len(steps) if target_runs is None else target_runs, "wall_s": wall,
+           "ladder": ladder, **(extra or {}), "from_run": getattr(args, "from_dir", None),
+           "from_note": getattr(args, "from_note", None),
            "steps_log": os.path.join(run_dir, "steps", "steps.jsonl"),
            "bisector_output": os.path.join(run_dir, "bisector.stdout")}
-    nxt = output.cli_command("minify", "--", *args.target)
+    nxt = output.cli_command("minify", "--from", args.from_dir) if getattr(args, "from_dir", None) else \
+        output.cli_command("minify", "--", *args.target)
     md = []
     if bisector_error and not parsed:
         res.update(status="error", error=bisector_error)
@@ -416,8 +536,15 @@ def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wa
         rows.append(["debug info", r["debug_info"]])
     if first_bad:
         rows.append(["failure", first_bad["reason"]])
+    if res.get("from_note"):
+        rows.append(["classification", res["from_note"]])
     rows.append(["ladder", ", ".join(f"{l['backend']}={'BAD' if l['bad'] else 'ok'}" for l in ladder)])
-    rows.append(["target runs", f"{res['target_runs']} ({wall:.0f}s)"])
+    if res.get("jobs"):
+        rows.append(["target runs", f"{res['target_runs']} started, {res['runs_on_path']} on the sequential "
+                     f"bisector's path, {res['jobs']} at a time ({wall:.0f}s)"
+                     + (f"; known without a run: {', '.join(res['runs_saved'])}" if res["runs_saved"] else "")])
+    else:
+        rows.append(["target runs", f"{res['target_runs']} ({wall:.0f}s)"])
     md += [output.table(["", ""], rows), "", f"**Meaning:** {res['meaning']}", "", f"**Next:** {res['advice']}",
            "", _by_hand(r), "", f"Artifacts: {run_dir} (steps/ has every run's output)", "",
            "Next command (shrink it to a standalone repro):" if "minify" in nxt else "Next command:", "", f"    {nxt}"]

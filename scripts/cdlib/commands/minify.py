@@ -33,6 +33,7 @@ ERROR_CATS = {"inductor_compile_error", "backend_compiler_failed", "triton_compi
 CRASH_CATS = {"segfault", "cuda_illegal_memory_access"}
 ACC_CATS = {"accuracy_mismatch"}
 BEFORE_AOT_CATS = {"dynamo_internal_error", "graph_break_fullgraph", "data_dependent_guard"}
+NO_GRAPH_CACHE = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
 GENERIC_EXC = {"BackendCompilerFailed", "InductorError", "RuntimeError", "Exception", "AssertionError",
                "TorchRuntimeError", "InternalTorchDynamoError"}
 
@@ -45,6 +46,11 @@ def add_arguments(p):
                    help="where to capture the graph: after AOTAutograd (aot, default) or after Dynamo")
     p.add_argument("--timeout", type=float, default=1800, metavar="SEC",
                    help="limit for each step: the target run, the minifier, the repro check (default 1800)")
+    p.add_argument("--from", dest="from_dir", metavar="RUN_DIR",
+                   help="a previous triage run dir: reuse its command and failure classification (no triage run)")
+    p.add_argument("--jobs", type=int, default=None, metavar="N",
+                   help="target runs at a time (default: from the cores and memory); with 2 or more and --kind "
+                        "auto, the accuracy dump run (LEVEL=4) runs next to the triage run; 1 = one after the other")
     p.add_argument("--isolate", action="store_true",
                    help="run every minifier query in a fresh process (slower; automatic for crashes)")
 
@@ -109,9 +115,9 @@ def same_failure(orig, got, kind):
 
 
 # ------------------------------------------------------------------ steps
-def _run_target(argv, run_dir, tag, env, timeout, cwd=None):
+def _run_target(argv, run_dir, tag, env, timeout, cwd=None, started=None):
     res = proc.run(argv, env_add=env, cwd=cwd, timeout=timeout, stdout_path=os.path.join(run_dir, f"{tag}.stdout"),
-                   stderr_path=os.path.join(run_dir, f"{tag}.stderr"))
+                   stderr_path=os.path.join(run_dir, f"{tag}.stderr"), started=started)
     return res, _failure_of(res)
 
 
@@ -193,6 +199,17 @@ def _read(path, limit=2_000_000):
 def run(args):
     if args.timeout <= 0:
         raise CliError("--timeout must be positive")
+    if args.jobs is not None and args.jobs < 1:
+        raise CliError("--jobs must be at least 1")
+    tri = None
+    if args.from_dir:
+        if args.target:
+            raise CliError("--from takes the command from the triage run; do not also give one after --")
+        try:
+            tri = bisect_step.load_triage_run(args.from_dir)
+        except ValueError as e:
+            raise CliError(f"--from: {e}")
+        args.target = tri["argv"]
     argv = proc.resolve_target(args.target)
     run_dir = rundir.make(args.out, "minify")
     debug = os.path.join(run_dir, "debug")
@@ -202,22 +219,42 @@ def run(args):
     after = "aot" if args.after == "auto" else args.after
     first_level = {"auto": 2, "error": 2, "accuracy": 4, "crash": 3}[args.kind]
     base_env = {"TORCH_COMPILE_DEBUG_DIR": debug, "PYTHONUNBUFFERED": "1"}
+    # a graph served from the FX graph / AOTAutograd cache never reaches the minifier's wrapper
+    # (no accuracy check, no dump): dump runs compile for real
+    base_env.update(NO_GRAPH_CACHE)
     dump_env = dict(base_env, TORCHDYNAMO_REPRO_AFTER=after, TORCHDYNAMO_REPRO_LEVEL=str(first_level))
     # level 4 copies repro.py into the working directory: keep that inside the run dir
     abs_argv = [os.path.abspath(a) if i > 0 and os.path.isfile(a) else a for i, a in enumerate(argv)]
-
-    proc.progress(f"minify 1/4: reproduce with triage (TORCH_TRACE) and the minifier dump on "
-                  f"(REPRO_AFTER={after}, LEVEL={first_level}); run dir {run_dir}")
-    if first_level == 4:
-        tdir = os.path.join(run_dir, "triage")
-        os.makedirs(tdir, exist_ok=True)
-        res, fail = _run_target(abs_argv, tdir, "target", dump_env, args.timeout, cwd=run_dir)
-        fail["category"], stderr_path = None, res.stderr_path
+    spec = None
+    if tri is not None:
+        err = tri["error"] or {}
+        fail = {"rc": tri["rc"], "signal": tri["signal"], "timed_out": tri["timed_out"], "type": err.get("type"),
+                "message": err.get("message"), "names": exc_names(err.get("type"), err.get("message")) if err else [],
+                "duration_s": tri["duration_s"], "category": err.get("category"), "title": err.get("title"),
+                "location": None, "from_run": args.from_dir}
+        stderr_path, first_level = None, None
+        proc.progress(f"minify 1/4: failure taken from the triage run {args.from_dir} (no run); run dir {run_dir}")
     else:
-        fail, stderr_path = _triage(argv, run_dir, dump_env, args.timeout)
+        jobs = args.jobs or _default_jobs()
+        if args.kind == "auto" and jobs >= 2:
+            spec = _Speculative(abs_argv, run_dir, base_env, after, args.timeout)
+        proc.progress(f"minify 1/4: reproduce with triage (TORCH_TRACE) and the minifier dump on "
+                      f"(REPRO_AFTER={after}, LEVEL={first_level}); run dir {run_dir}"
+                      + ("; the LEVEL=4 dump run (for wrong results) runs next to it" if spec else ""))
+        if first_level == 4:
+            tdir = os.path.join(run_dir, "triage")
+            os.makedirs(tdir, exist_ok=True)
+            res, fail = _run_target(abs_argv, tdir, "target", dump_env, args.timeout, cwd=run_dir)
+            fail["category"], stderr_path = None, res.stderr_path
+        else:
+            fail, stderr_path = _triage(argv, run_dir, dump_env, args.timeout)
     failed = fail["rc"] not in (0, None) or fail.get("timed_out") or fail.get("signal")
     kind = args.kind if args.kind != "auto" else (_guess_kind(fail) if failed else None)
+    if spec is not None and kind != "accuracy":
+        spec.cancel()
     result = {"command": "minify", "run_dir": run_dir, "target": argv, "original_failure": fail, "kind": kind}
+    if tri is not None:
+        result["from_run"] = args.from_dir
     if not failed:
         result.update(status="no-failure", verified=False)
         md = ["# minify: no failure reproduced", "",
@@ -234,13 +271,19 @@ def run(args):
     proc.progress(f"failure: {fail.get('type') or fail.get('signal') or ('exit ' + str(fail['rc']))}"
                   + (f" [{fail['category']}]" if fail.get("category") else "") + f" -> kind {kind}")
 
-    launcher = _launcher_from(_read(stderr_path), debug)
+    launcher = _launcher_from(_read(stderr_path), debug) if stderr_path else None
     level, dump_stage = first_level, "triage run"
     need = {"error": 2, "accuracy": 4, "crash": 3}[kind]
-    if launcher is None or level != need:
+    if spec is not None and kind == "accuracy":
+        proc.progress("minify 2/4: the LEVEL=4 dump run started next to the triage run; waiting for it")
+        res, fail2 = spec.wait()
+        launcher, level, dump_stage = _launcher_from(res.read_stderr(), spec.debug), 4, "dump run (next to the triage run)"
+        if fail2.get("names"):
+            fail["accuracy_check"] = f"{fail2.get('type')}: {output.clip(fail2.get('message'), 150)}"
+    elif launcher is None or level != need:
         # one more run with the settings this failure kind needs
         if kind == "error" and args.after == "auto" and (launcher is None):
-            if fail.get("category") in BEFORE_AOT_CATS or fail.get("category") not in ERROR_CATS:
+            if fail.get("category") in BEFORE_AOT_CATS or (fail.get("category") not in ERROR_CATS and tri is None):
                 after = "dynamo"
         level = need
         env = dict(base_env, TORCHDYNAMO_REPRO_AFTER=after, TORCHDYNAMO_REPRO_LEVEL=str(level))
@@ -272,7 +315,7 @@ def run(args):
         result.update(status="not-minified", verified=False, reason=why)
         md = ["# minify: no repro", "", f"- failure: {_fail_text(fail)}", f"- {why}.",
               "", "Next: find the failing layer instead:", "",
-              "    " + output.cli_command("bisect", "--", *args.target)]
+              "    " + _bisect_cmd(args)]
         result["next_command"] = md[-1].strip()
         output.emit(args, result, "\n".join(md))
         return 0
@@ -317,7 +360,7 @@ def run(args):
         md = ["# minify: the minifier produced no repro", "", f"- failure: {_fail_text(fail)}",
               f"- launcher (unminified, {before_stats['nodes'] if before_stats else '?'} nodes): {launcher}",
               f"- minifier log: {mres.stderr_path}", "", "Next: run the launcher yourself, or bisect:", "",
-              "    " + output.cli_command("bisect", "--", *args.target)]
+              "    " + _bisect_cmd(args)]
         result["next_command"] = md[-1].strip()
         output.emit(args, result, "\n".join(md))
         return 0
@@ -349,13 +392,64 @@ def run(args):
         md += ["Run the repro: `python " + repro + "`; the test (fails until the bug is fixed): "
                f"`python -m pytest -q {test_path}`.", "",
                "Next: find which pass/lowering breaks it (or follow the bug-basher skill):", "",
-               "    " + output.cli_command("bisect", "--", *args.target)]
+               "    " + _bisect_cmd(args)]
     else:
         md += ["The repro does not fail like the original: it may have minified to a different bug. "
-               "Try `--isolate`, or bisect instead:", "", "    " + output.cli_command("bisect", "--", *args.target)]
+               "Try `--isolate`, or bisect instead:", "", "    " + _bisect_cmd(args)]
     result["next_command"] = md[-1].strip()
     output.emit(args, result, "\n".join(md))
     return 0
+
+
+def _bisect_cmd(args):
+    if getattr(args, "from_dir", None):
+        return output.cli_command("bisect", "--from", args.from_dir)
+    return output.cli_command("bisect", "--", *args.target)
+
+
+def _default_jobs():
+    from ..workers import bisect_search
+    return bisect_search.default_jobs()
+
+
+class _Speculative:
+    """The LEVEL=4 dump run (needed when the failure turns out to be wrong results), started next
+    to the triage run; cancelled as soon as the triage run shows another kind."""
+
+    def __init__(self, argv, run_dir, base_env, after, timeout):
+        import threading
+        self.debug = os.path.join(run_dir, "debug_accuracy")
+        self.cwd = os.path.join(run_dir, "accuracy_cwd")   # level 4 copies repro.py into the cwd
+        for d in (self.debug, self.cwd):
+            os.makedirs(d, exist_ok=True)
+        env = dict(base_env, TORCH_COMPILE_DEBUG_DIR=self.debug, TORCHDYNAMO_REPRO_AFTER=after,
+                   TORCHDYNAMO_REPRO_LEVEL="4")
+        self.popen, self.out, self.cancelled = None, None, False
+
+        def work():
+            try:
+                self.out = _run_target(argv, run_dir, "dump", env, timeout, cwd=self.cwd, started=self._started)
+            except Exception as e:  # noqa: BLE001
+                self.out = e
+        self.thread = threading.Thread(target=work, daemon=True)
+        self.thread.start()
+
+    def _started(self, p):
+        self.popen = p
+        if self.cancelled:
+            proc.kill_group(p, grace=1.0)
+
+    def cancel(self):
+        self.cancelled = True
+        if self.popen is not None:
+            proc.kill_group(self.popen, grace=1.0)
+        self.thread.join(timeout=15)
+
+    def wait(self):
+        self.thread.join()
+        if isinstance(self.out, Exception):
+            raise self.out
+        return self.out
 
 
 def _fail_text(fail):

@@ -40,6 +40,20 @@ def signature(stderr_text):
     return None, None
 
 
+# "file.py:12: UserWarning: ..." (+ its indented source line), glog lines, "warnings.warn(" lines
+_NOISE = re.compile(r"^\s|^[VIWEC]\d{4} |^\S*:\d+: \w*Warning: |^\w*Warning: |^\[compile-debug")
+
+
+def last_words(out, err):
+    """What a program that exits non-zero without a traceback said last: its last stderr line that
+    is not a warning / log / indented continuation line, else its last stdout line."""
+    for text in (err, out):
+        lines = [ln.rstrip() for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln)]
+        if lines:
+            return lines[-1].strip()
+    return None
+
+
 def short_type(name):
     return name.rsplit(".", 1)[-1] if name else name
 
@@ -66,13 +80,32 @@ def judge(res, out, err, bad_if=None, bad_if_exception=None):
         why = f"exit status {res.returncode}"
         if etype:
             why += f" ({short_type(etype)}: {emsg[:150]})" if emsg else f" ({short_type(etype)})"
-        else:   # no traceback: the program's own last words (not a log line)
-            last = [ln.strip() for ln in err.splitlines()
-                    if ln.strip() and not re.match(r"^[VIWEC]\d{4} |^\s*warnings\.warn", ln)]
+        else:   # no traceback: the program's own last words (never a warning or a log line)
+            last = last_words(out, err)
             if last:
-                why += f" ({last[-1][:150]})"
+                why += f" ({last[:150]})"
         return True, why
     return False, "exit status 0"
+
+
+def load_triage_run(run_dir):
+    """A previous triage run (its report.json) -> {"argv", "rc", "signal", "timed_out", "error"
+    (first error: type, message, category, source), "stdout", "stderr"}. Raises ValueError."""
+    path = os.path.join(run_dir, "report.json")
+    try:
+        with open(path) as f:
+            rep = json.load(f)
+    except OSError:
+        raise ValueError(f"{run_dir}: no report.json (not a run dir?)")
+    except ValueError:
+        raise ValueError(f"{path}: not valid JSON")
+    if not str(rep.get("schema", "")).startswith("compile-debug/triage/") or not isinstance(rep.get("command"), list):
+        raise ValueError(f"{run_dir}: not a triage run dir (report.json of `{rep.get('command')}`)")
+    errs = rep.get("errors") or []
+    arts = rep.get("artifacts") or {}
+    return {"argv": rep["command"], "rc": rep.get("exit_code"), "signal": rep.get("signal"),
+            "timed_out": bool(rep.get("timed_out")), "error": errs[0] if errs else None,
+            "duration_s": rep.get("duration_s"), "stdout": arts.get("stdout"), "stderr": arts.get("stderr")}
 
 
 def _state(cache_dir, backend, subsystem):
