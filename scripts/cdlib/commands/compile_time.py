@@ -99,6 +99,8 @@ def run(args):
             notes.append("save_cache_artifacts wrote nothing at exit (nothing compiled with Inductor, or the "
                          "program ended through os._exit); portable artifacts not measured")
         runs["cold"]["artifacts_saved"] = _json(art + ".json")
+        if "portable" in summaries:
+            notes += _portable_notes(summaries)
     blocks = summaries["cold"]["repeated_blocks"]
     if args.regional and ok:
         if blocks:
@@ -157,6 +159,24 @@ def _status(summary):
     return "ok"
 
 
+def _phase_s(summary, phase):
+    return next((p["seconds"] for p in summary["phases"] if p["phase"] == phase), 0.0)
+
+
+def _portable_notes(summaries):
+    """Say when loaded artifacts skipped Inductor but the kernels were compiled again (C++ kernels on CPU
+    are not in the artifacts; Triton kernels are bundled)."""
+    cold, port = summaries["cold"], summaries["portable"]
+    k_cold, k_port = _phase_s(cold, "kernel_compile"), _phase_s(port, "kernel_compile")
+    warm_k = _phase_s(summaries["warm"], "kernel_compile") if "warm" in summaries else None
+    if k_cold and k_port > 0.5 * k_cold and (warm_k is None or k_port > 2 * warm_k):
+        return [f"portable artifacts: Inductor did not lower/codegen again (cache hits), but kernel compile still "
+                f"took {k_port} s (cold {k_cold} s" + (f", warm {warm_k} s" if warm_k is not None else "") +
+                "): the artifacts carry the generated code, not the compiled C++ kernels (.so), so a new "
+                "machine compiles those again; on GPU the Triton kernels are bundled in the artifacts"]
+    return []
+
+
 def _json(path):
     try:
         with open(path, encoding="utf-8") as f:
@@ -172,10 +192,11 @@ def _cache_files(cache_dir):
         return out
     for sub in sorted(os.listdir(cache_dir)):
         p = os.path.join(cache_dir, sub)
-        if os.path.isdir(p):
+        if os.path.isdir(p) and sub != "locks":
             n = sum(len(fs) for _, _, fs in os.walk(p))
+            name = "kernels" if len(sub) == 2 else sub   # 2-letter hash dirs: generated code, .so files
             if n:
-                out[sub] = n
+                out[name] = out.get(name, 0) + n
     return out
 
 
