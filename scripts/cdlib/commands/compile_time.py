@@ -118,6 +118,9 @@ def run(args):
                              "regional saving not measured")
         else:
             notes.append("no repeated layers seen in the compiled graphs' inputs; regional compilation not measured")
+    for tag, r in runs.items():
+        if r.get("hook_errors"):
+            notes.append(f"{tag} run: our startup hook failed, so that measurement is not valid: {r['hook_errors'][0]}")
     summary = summaries["cold"]
     res = {"command": "compile-time", "run_dir": run_dir, "status": _status(summary), "target": tstr,
            "target_status": "ok" if ok else f"exit {cold['exit_code']}", "torch_version": summary["torch_version"],
