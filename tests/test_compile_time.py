@@ -73,6 +73,7 @@ def test_cold_warm_portable_regional(blocks_all):
     assert top["user_code"] and top["location"].endswith("ct_blocks.py:25")
 
 
+@pytest.mark.slow
 def test_recorded_trace(blocks_all, tmp_path):
     res, out = blocks_all
     trace_dir = os.path.join(out, "cold", "trace")

@@ -129,7 +129,8 @@ def run(args):
     if "warm" in summaries:
         res["cold_vs_warm"] = ct.compare(summaries["cold"], summaries["warm"])
     res["suggestions"] = suggestions(summary, summaries, runs, argv)
-    chart_runs = [(f"{tag}: {r['compile_s']} s", summaries[tag]) for tag, r in runs.items()]
+    from ..views_compile_time import RUN_LABEL
+    chart_runs = [(RUN_LABEL.get(tag, tag), summaries[tag]) for tag in runs]
     _finish(args, res, chart_runs, res["artifacts"]["trace_dir"], argv)
     return 0
 
