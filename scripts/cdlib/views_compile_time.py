@@ -63,6 +63,9 @@ def markdown(res):
     if s.get("restart_time_s"):
         lines.append(f"graph-break restarts: {s['restart_time_s']} s of Dynamo tracing redone")
     lines.append("")
+    if not s["compiled_frames"]:
+        lines += [f"Note: {n}" for n in res.get("notes", [])]
+        return "\n".join(lines)
     lines.append("## Phases")
     lines.append(table(["phase", "s", "share"], [[p["label"], p["seconds"], _pct(p["share"])]
                                                 for p in sorted(s["phases"], key=lambda p: -p["seconds"])]))
@@ -85,6 +88,9 @@ def markdown(res):
         lines.append("## What would help")
         for i, g in enumerate(sug, 1):
             saving = g.get("saving") or "not measured"
+            if not g.get("helps", True):
+                lines.append(f"{i}. (measured, did not help here) {g['title']} — {saving}.")
+                continue
             lines.append(f"{i}. **{g['title']}** — {saving}. {g['fix']}")
             if g.get("command"):
                 lines.append(f"   `{g['command']}`")

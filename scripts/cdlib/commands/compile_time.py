@@ -83,6 +83,10 @@ def run(args):
         notes.append(f"the program exited with {cold['exit_code']}{' (timed out)' if cold['timed_out'] else ''}; "
                      f"numbers cover what compiled before that (stderr: {cold['stderr']})")
     ok = cold["exit_code"] == 0
+    if not summaries["cold"]["compiled_frames"]:
+        ok = False
+        notes.append("nothing was compiled (torch.compile never ran, or TORCH_COMPILE_DISABLE is set); "
+                     "no further runs; `triage` tells why")
     if args.cold_warm and ok:
         proc.progress("warm run: same program, same cache dir")
         runs["warm"], summaries["warm"] = _run(argv, run_dir, "warm", args.timeout, [],
@@ -300,4 +304,6 @@ def suggestions(summary, summaries, runs, argv):
         out.append({"id": "max_autotune", "title": k["max_autotune"]["title"],
                     "fix": " ".join(k["max_autotune"]["fix"].split()), "saving_kind": "measured",
                     "saving": f"measured: {t} s of autotuning in this run (from the trace)", "saving_s": t})
-    return out
+    for g in out:
+        g["helps"] = g["saving_kind"] != "measured" or (g["saving_s"] or 0) > 0
+    return sorted(out, key=lambda g: not g["helps"])
