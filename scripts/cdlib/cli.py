@@ -32,7 +32,7 @@ def _discover():
             mod = _broken(info.name, e)
         mods.append(mod)
     mods.sort(key=lambda m: (getattr(m, "ORDER", 100), m.__name__))
-    return {m.__name__.rsplit(".", 1)[1]: m for m in mods}
+    return {getattr(m, "NAME", m.__name__.rsplit(".", 1)[1]): m for m in mods}  # NAME: e.g. "compile-time"
 
 
 def _broken(name, exc):

@@ -1,0 +1,135 @@
+"""compile-time: per-phase compile time, cold vs warm caches, a cache bypass with PyTorch's reason,
+portable cache artifacts across processes, regional compilation of repeated blocks, recorded traces.
+Real torch.compile (Inductor, C++ backend) on small programs; assertions on relations, not times."""
+import json
+import os
+
+import pytest
+
+from conftest import program, run_cli
+
+
+def ct_summary(trace_dir):
+    from cdlib import compile_time as ct
+    return ct.summarize(trace_dir)
+
+# the whole measurement (cold, warm, portable, regional) runs once for the module: 4 runs of a small model
+BLOCKS = [program("ct_blocks.py"), "4"]
+
+
+@pytest.fixture(scope="module")
+def blocks_all(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ct") / "run"
+    p = run_cli("compile-time", "--all", "--json", "--no-tlparse", "--out", out, "--", "python", *BLOCKS,
+                check=0, timeout=1500)
+    return json.loads(p.stdout), out
+
+
+@pytest.mark.slow
+def test_cold_warm_portable_regional(blocks_all):
+    res, out = blocks_all
+    runs, s = res["runs"], res["summary"]
+    assert set(runs) == {"cold", "warm", "portable", "regional"}
+    assert all(r["exit_code"] == 0 for r in runs.values())
+    # cold: everything missed and was written into the private cache dir inside the run dir
+    assert runs["cold"]["caches"]["fx_graph_cache"]["miss"] >= 1
+    assert runs["cold"]["cache_dir"].startswith(str(out))
+    assert runs["cold"]["cache_files"].get("fxgraph", 0) >= 1
+    # warm: same dir -> hits, less compile time
+    assert runs["warm"]["caches"]["fx_graph_cache"]["hit"] >= 1
+    assert runs["warm"]["caches"]["fx_graph_cache"].get("miss", 0) == 0
+    assert runs["warm"]["compile_s"] < runs["cold"]["compile_s"]
+    assert res["cold_vs_warm"]["compile_saving_s"] > 0
+    # portable: saved at exit of the cold run, loaded into a fresh process with an EMPTY cache dir
+    assert runs["cold"]["artifacts_saved"]["saved"] and runs["cold"]["artifacts_saved"]["bytes"] > 0
+    loaded = runs["portable"]["artifacts_loaded"]
+    assert loaded["loaded"] and sum(loaded["artifacts"].values()) >= 1
+    assert runs["portable"]["cache_dir"] != runs["cold"]["cache_dir"]
+    assert runs["portable"]["caches"]["fx_graph_cache"]["hit"] >= 1
+    assert runs["portable"]["caches"]["aotautograd_cache"]["hit"] >= 1
+    # the loaded entries skip Inductor (no lowering/codegen); on CPU the C++ kernels are compiled again
+    port = json.load(open(os.path.join(runs["portable"]["trace_dir"], "..", "..", "report.json")))
+    phases = {tag: {p["phase"] for p in ct_summary(runs[tag]["trace_dir"])["phases"]} for tag in ("cold", "portable")}
+    assert {"lowering", "codegen"} <= phases["cold"] and not {"lowering", "codegen"} & phases["portable"]
+    assert port["runs"]["portable"]["compile_s"] == runs["portable"]["compile_s"]
+    # regional: the repeated block was found in the whole-model graph and compiled once per layer class
+    assert s["repeated_blocks"][0]["container"] == "layers" and s["repeated_blocks"][0]["count"] == 4
+    applied = runs["regional"]["applied"]
+    assert applied and applied[0]["container"] == "layers" and applied[0]["layer_class"] == "Block"
+    whole_ops = max(f["ops"] or 0 for f in s["frames"])
+    reg = json.load(open(os.path.join(out, "report.json")))["runs"]["regional"]
+    assert reg["frames"] >= 1
+    sug = {g["id"]: g for g in res["suggestions"]}
+    for k in ("warm_cache", "portable", "regional"):
+        assert sug[k]["saving_kind"] == "measured" and sug[k]["saving"].startswith("measured:")
+    assert sug["regional"]["saving_s"] == pytest.approx(runs["cold"]["compile_s"] - runs["regional"]["compile_s"], abs=0.01)
+    assert whole_ops > 0
+    # phases partition the compile time, and the picture is there
+    assert sum(p["seconds"] for p in s["phases"]) == pytest.approx(s["compile_time_s"], rel=0.05)
+    assert {"dynamo", "aot", "kernel_compile"} <= {p["phase"] for p in s["phases"]}
+    svg = open(res["artifacts"]["chart"]).read()
+    assert svg.startswith("<svg") and "C++/Triton kernel compile" in svg
+    top = s["frames"][0]
+    assert top["user_code"] and top["location"].endswith("ct_blocks.py:25")
+
+
+@pytest.mark.slow
+def test_recorded_trace(blocks_all, tmp_path):
+    res, out = blocks_all
+    trace_dir = os.path.join(out, "cold", "trace")
+    p = run_cli("compile-time", "--trace", trace_dir, "--out", tmp_path / "r", "--no-tlparse", check=0)
+    assert "# Compile time:" in p.stdout and "## Phases" in p.stdout and "ct_blocks.py:25" in p.stdout
+    rec = json.load(open(tmp_path / "r" / "report.json"))
+    assert rec["summary"]["compile_time_s"] == res["summary"]["compile_time_s"]
+    assert rec["summary"]["repeated_blocks"] == res["summary"]["repeated_blocks"]
+    assert rec["runs"] == {}
+
+
+@pytest.mark.slow
+def test_cache_bypass_reason_and_fix(tmp_path):
+    p = run_cli("compile-time", "--json", "--no-tlparse", "--out", tmp_path / "r", "--", "python",
+                program("ct_bypass.py"), check=0, timeout=900)
+    res = json.loads(p.stdout)
+    fx = res["summary"]["caches"]["fx_graph_cache"]
+    assert fx["bypass"] >= 1 and fx["hit"] == 0
+    r = fx["reasons"][0]
+    assert r["reason"] == "Unsupported post grad custom pass" and r["fix"]["id"] == "custom_pass"
+    assert res["status"] == "issues"
+    assert any(g["id"] == "bypass:custom_pass" and g["saving_kind"] == "expected" for g in res["suggestions"])
+    md = open(tmp_path / "r" / "report.md").read()
+    assert 'PyTorch says "Unsupported post grad custom pass"' in md and "CustomGraphPass" in md
+
+
+def test_bad_input_one_line_errors(tmp_path):
+    p = run_cli("compile-time", "--trace", tmp_path, "--", "python", "x.py", check=2)
+    assert "do not also give a target" in p.stderr and "Traceback" not in p.stderr
+    p = run_cli("compile-time", "--trace", tmp_path, check=2)
+    assert "no TORCH_TRACE" in p.stderr
+    p = run_cli("compile-time", "--all", "--trace", tmp_path, check=2)
+    assert "do not combine with --trace" in p.stderr
+
+
+def test_phase_of_and_bypass_table():
+    from cdlib import compile_time as ct
+    assert ct.phase_of("Scheduler.__init__") == "scheduling" and ct.phase_of("Scheduler.codegen") == "codegen"
+    assert ct.phase_of("mm_template_autotuning") == "autotune" and ct.phase_of("pass.post_grad_passes.x") == "passes"
+    assert ct.phase_of("something_new") is None
+    # every row's pattern matches a reason string PyTorch raises (copied from torch 2.14.1 source)
+    for reason, rid in [("Unsupported joint custom pass", "custom_pass"), ("Failed to pickle cache key", "pickle_key"),
+                        ("Skipping graph with frozen constants", "frozen"), ("FX graph cache is not enabled", "fx_cache_off"),
+                        ("Can't cache HigherOrderOperator: foo", "higher_order_op")]:
+        assert ct.bypass_fix(reason)["id"] == rid
+    assert ct.bypass_fix("a reason nobody knows")["id"] is None
+
+
+@pytest.mark.gpu
+def test_gpu_triton_compile_and_autotune_phases(tmp_path):
+    p = run_cli("compile-time", "--json", "--no-tlparse", "--out", tmp_path / "r", "--", "python",
+                program("ct_gpu_autotune.py"), check=0, timeout=1500)
+    res = json.loads(p.stdout)
+    s = res["summary"]
+    phases = {x["phase"] for x in s["phases"]}
+    assert "kernel_compile" in phases and "autotune" in phases
+    assert s["autotune"]["max_autotune"] and s["autotune"]["compile_time_autotune_s"] > 0
+    assert s["triton_compile_time_s"] > 0
+    assert any(g["id"] == "max_autotune" for g in res["suggestions"])
