@@ -120,3 +120,14 @@ def test_recompile_facts_hold_on_installed_torch():
     assert got["trace_numpy"] is True
     gb105 = " ".join(knowledge.load("graph_breaks")["recipes"]["GB0105"]["fix"].split())
     assert gb105.startswith("torch._dynamo.config.trace_numpy was set to False") and "the default is True" in gb105
+
+
+def test_syntax_error_in_generated_code_is_not_the_users():
+    """Seen on the H100 (torch 2.11): an injected Triton failure surfaces as Inductor failing to import
+    its own generated module with a nested SyntaxError. That is compiler-side, never `syntax_error`."""
+    from cdlib import knowledge
+    sig = ("InductorError: RuntimeError: Failed to import /tmp/cache/hp/chpzx6rvbpqfs7zusv7d45k5jm752vn2a3g7yjqm6ff26fug2mkn.py\n"
+           "SyntaxError: invalid syntax (chpzx6rvbpqfs7zusv7d45k5jm752vn2a3g7yjqm6ff26fug2mkn.py, line 26)")
+    assert knowledge.classify_error(sig)["id"] == "inductor_compile_error"
+    assert knowledge.classify_error("SyntaxError: invalid syntax")["id"] == "syntax_error"
+    assert knowledge.classify_error("InductorError: ModuleNotFoundError: No module named 'x'")["id"] != "import_error"
