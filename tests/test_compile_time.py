@@ -130,6 +130,7 @@ def test_gpu_triton_compile_and_autotune_phases(tmp_path):
     s = res["summary"]
     phases = {x["phase"] for x in s["phases"]}
     assert "kernel_compile" in phases and "autotune" in phases
-    assert s["autotune"]["max_autotune"] and s["autotune"]["compile_time_autotune_s"] > 0
+    autotune_s = next(x["seconds"] for x in s["phases"] if x["phase"] == "autotune")
+    assert s["autotune"]["max_autotune"] and (s["autotune"]["compile_time_autotune_s"] or autotune_s) > 0
     assert s["triton_compile_time_s"] > 0
     assert any(g["id"] == "max_autotune" for g in res["suggestions"])

@@ -318,7 +318,10 @@ def summarize(tr, wall_s=None, top=5):
         "frames": rows,
         "top_frames": [r["compile_id"] for r in rows[:top]],
         "caches": _caches(tr),
-        "autotune": {"max_autotune": bool(_config_flag(tr, "inductor_config", "max_autotune")),
+        # mode="max-autotune" patches the config per compile, which the recorded global inductor_config
+        # does not show (seen on torch 2.11, H100): time spent autotuning is the evidence then
+        "autotune": {"max_autotune": bool(_config_flag(tr, "inductor_config", "max_autotune"))
+                     or bool(totals.get("autotune")) or autotune_compile_us > 0,
                      "max_autotune_gemm": bool(_config_flag(tr, "inductor_config", "max_autotune_gemm")),
                      "compile_time_autotune_s": _r(autotune_compile_us / 1e6),
                      "runtime_triton_autotune_s": _r(autotune_runtime_us / 1e6)},
