@@ -320,6 +320,17 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
             err.next_command = None
             err.inner = {"type": err.type, "message": err.message.splitlines()[0] if err.message else "",
                          "op": hit[0]}
+    if rep.verdict["kind"] == "compile_only" and err.category == "user_error":
+        # raised by the program's own code, but only when compiled: the compiled code computed something
+        # differently. Never call it "not from torch.compile" (seen with an output check that failed).
+        if err.type == "AssertionError":
+            row = knowledge.triage_row("accuracy_mismatch")
+            err.category, err.skill, err.side = row["id"], row.get("skill"), row.get("side", "compiler")
+        err.title = ("Raised by your code, but only when compiled: the compiled code computes something "
+                     "differently from eager")
+        acc = knowledge.triage_row("accuracy_mismatch")
+        err.advice = " ".join(acc["advice"].split())
+        err.next_command = knowledge.render_command(acc, cli_command(), target_str)
     rep.next_steps = _next_steps(rep, target_str, cli_command())
     return rep
 
