@@ -21,7 +21,7 @@ def test_triton_compile_error_injected(tmp_path):
                        program("gpu_triton_compile_error.py"), timeout=600)
     (e,) = data["errors"]
     assert e["category"] in ("inductor_compile_error", "triton_compile_error"), e
-    assert e["skill"] == "bisect" and "minify" in e["next_command"]
+    assert e["skill"] == "bisect" and "minify --from" in e["next_command"]
 
 
 def test_illegal_memory_access_classified(tmp_path):

@@ -114,7 +114,8 @@ def test_inductor_compile_error_injected(triaged):
     (e,) = d["errors"]
     assert e["category"] == "inductor_compile_error" and e["type"] == "InductorError"
     assert "CppCompileError" in e["message"]
-    assert "minify -- " in e["next_command"] and e["skill"] == "bisect"
+    # the next step reuses this triage run (its command and classification) instead of running it again
+    assert e["next_command"].endswith(f"minify --from {d['run_dir']}") and e["skill"] == "bisect"
     assert d["verdict"]["kind"] == "compile_only" and d["verdict"]["eager"]["exit_code"] == 0
 
 

@@ -271,6 +271,23 @@ def _custom_op_mutation(files):
     return None
 
 
+_RERUN_RE = re.compile(r"^(.*? (?:bisect|minify))(?: --bad-if-exception \S+)? -- .+$")
+
+
+def _reuse_this_run(rep, run_dir):
+    """bisect/minify next commands read this triage run (--from RUN_DIR: its command, classification
+    and bad-if signature) instead of running the program again to classify it."""
+    import shlex
+
+    def sub(cmd):
+        m = _RERUN_RE.match(cmd or "")
+        return f"{m.group(1)} --from {shlex.quote(run_dir)}" if m else cmd
+    for e in rep.errors:
+        e.next_command = sub(e.next_command)
+    for st in rep.next_steps:
+        st["command"] = sub(st.get("command"))
+
+
 def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=None, eager_stderr=None):
     """Decide the verdict of a failed compiled run (an eager re-run through run_eager_fn, or a recorded
     eager_res/eager_stderr), refine the first error with it and redo the next steps."""
@@ -455,6 +472,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             rep.artifacts.update({"eager_check_stdout": r.stdout_path, "eager_check_stderr": r.stderr_path})
             return r, r.read_stderr(limit=2_000_000)
         apply_verdict(rep, stderr, target_str=target_string(argv), run_eager_fn=run_eager if eager_check else None)
+    _reuse_this_run(rep, run_dir)
     if os.environ.get("TORCH_TRACE"):
         rep.notes.append("your TORCH_TRACE was overridden for this run (the trace is in the run dir)")
     if tlparse:
