@@ -4,7 +4,7 @@ Model target: eager vs torch.compile modes, each in its own worker process (warm
 compile time apart, peak memory), then attribution from the default mode's trace: graph breaks,
 frames skipped to eager, recompiles, cudagraph skips, fallback kernels -> top fixes ranked by
 expected gain. Script target: one traced run; compile time, recompiles and breaks as a share of
-wall time (optionally against an eager run with TORCH_COMPILE_DISABLE=1)."""
+wall time (optionally against an eager run: torch.compiler.set_stance("force_eager") injected at start-up)."""
 import json
 import os
 import shlex
@@ -24,7 +24,7 @@ Then attribute: graph breaks (and the share of step time spent outside compiled 
 skipped to eager, recompiles, cudagraph skips and fallback kernels, with fixes ranked by expected gain.
 
 Script target (after --): run once traced; compile time, recompiles and graph breaks as a share of
-wall time; --eager also runs it with TORCH_COMPILE_DISABLE=1 to compare wall time."""
+wall time; --eager also runs it eagerly (force_eager stance injected at start-up) to compare wall time."""
 EPILOG = """examples:
   compile_debug.py perf model.py:make_model
   compile_debug.py perf model.py:make_model --train --modes eager,default
@@ -46,7 +46,7 @@ def add_arguments(p):
     p.add_argument("--round-ms", type=float, default=100.0, metavar="MS", help="target duration of one timed round (default 100)")
     p.add_argument("--threads", type=int, default=0, metavar="N",
                    help="torch.set_num_threads(N) in every worker (default: torch's own choice)")
-    p.add_argument("--eager", action="store_true", help="script target: also run it with TORCH_COMPILE_DISABLE=1")
+    p.add_argument("--eager", action="store_true", help="script target: also run it eagerly (force_eager stance; works with fullgraph=True)")
     p.add_argument("--timeout", type=float, default=900, metavar="SEC", help="limit per worker / target run (default 900)")
 
 
@@ -401,8 +401,10 @@ def _run_script(args):
     rep = analyze.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=False)
     eager = None
     if args.eager:
-        proc.progress("running it again with TORCH_COMPILE_DISABLE=1")
-        er = proc.run(argv, env_add={"TORCH_COMPILE_DISABLE": "1", "PYTHONUNBUFFERED": "1"}, timeout=args.timeout,
+        proc.progress("running it again eagerly (force_eager stance)")
+        # not TORCH_COMPILE_DISABLE=1: on torch 2.14 it makes fullgraph=True functions raise
+        er = proc.run(argv, env_add={**proc.startup_env(run_dir, [{"stance": "force_eager"}], name="eager_run"),
+                                     "PYTHONUNBUFFERED": "1"}, timeout=args.timeout,
                       stdout_path=os.path.join(run_dir, "eager.stdout"), stderr_path=os.path.join(run_dir, "eager.stderr"))
         eager = {"wall_s": er.duration_s, "exit": er.returncode, "timed_out": er.timed_out}
     st = rep.stats or {}
@@ -445,7 +447,7 @@ def _script_md(r):
         L.append("- fallback kernels: " + ", ".join(sorted({f['op'] for f in r['fallbacks']}))[:200])
     if r["eager"]:
         e = r["eager"]
-        L.append(f"- eager run (TORCH_COMPILE_DISABLE=1): {e['wall_s']:.2f} s (exit {e['exit']}) vs compiled {wall:.2f} s")
+        L.append(f"- eager run (force_eager): {e['wall_s']:.2f} s (exit {e['exit']}) vs compiled {wall:.2f} s")
     if r["errors"]:
         L.append("- errors: " + "; ".join(r["errors"][:3]))
     L.append("\nWall time includes process start and imports. For per-call timings and mode comparison, wrap the "
