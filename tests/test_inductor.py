@@ -236,11 +236,8 @@ def _skill_texts(skill):
 def _frontmatter(text):
     m = re.match(r"^---\n(.*?)\n---\n", text, re.S)
     assert m, "no frontmatter"
-    out = {}
-    for line in m.group(1).splitlines():
-        k, _, v = line.partition(":")
-        out[k.strip()] = v.strip()
-    return out
+    import yaml
+    return yaml.safe_load(m.group(1))
 
 
 @pytest.mark.parametrize("skill", SKILLS)
