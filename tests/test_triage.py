@@ -29,9 +29,9 @@ def sites(data):
 
 
 @pytest.mark.parametrize("name,line,gb_id,category", [
-    ("gb_print.py", 8, "GB0059", "print/logging or unsupported builtin"),
+    ("gb_print.py", 8, "GB0059", "printed/logged tensor value"),
     ("gb_data_dependent_if.py", 8, "GB0170", "data-dependent branch"),
-    ("gb_nonzero.py", 7, "GB0036", "dynamic-shape operator"),
+    ("gb_nonzero.py", 7, "GB0036", "dynamic-shape operator (boolean mask / nonzero)"),
     ("gb_explicit.py", 8, "GB0025", "explicit graph break"),
     ("gb_unsupported_call.py", 9, "GB0007", "call to a skipped function"),
 ])
