@@ -278,9 +278,15 @@ def suggestions(summary, summaries, runs, argv):
     blocks = summary["repeated_blocks"]
     if blocks:
         b = blocks[0]
-        fix = " ".join(k["regional"]["fix"].split()).replace("<container>", b["container"])
-        title = f"{k['regional']['title']}: `{b['container']}` has {b['count']} layers in one graph"
-        if "regional" in runs and runs["regional"].get("applied"):
+        whole = b["container"].startswith("(")          # numbered children of the model itself (a Sequential)
+        fix = " ".join(k["regional"]["fix"].split()).replace(
+            "model.<container>", "model" if whole else f"model.{b['container']}")
+        title = f"{k['regional']['title']}: `{'the model' if whole else b['container']}` has {b['count']} " \
+                f"numbered layers in one graph"
+        measured = "regional" in runs and runs["regional"].get("applied")
+        if not measured:  # the trace names numbered children, not their classes: only --regional checks them
+            fix = "If these layers are the same block (the trace cannot tell their classes; --regional checks): " + fix
+        if measured:
             out.append({"id": "regional", "title": title, "fix": fix, "saving_kind": "measured",
                         "saving": _saving(runs["cold"]["compile_s"], runs["regional"]["compile_s"], "cold compile"),
                         "saving_s": round(runs["cold"]["compile_s"] - runs["regional"]["compile_s"], 3)})
