@@ -37,7 +37,7 @@ def test_triage_graph_break_live(tmp_path):
     d, p = cli29("triage", "--no-tlparse", "--out", tmp_path / "r", "--", program("gb_print.py"))
     assert p.returncode == 0, p.stderr[-2000:]
     b = sites(d)[("gb_print.py", 8)]
-    assert b["category"] == "print/logging or unsupported builtin" and b["location"]["code"]
+    assert b["category"] == "printed/logged tensor value" and b["location"]["code"]
     assert d["status"] == "issues" and not d["errors"]
 
 
