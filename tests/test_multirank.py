@@ -165,14 +165,20 @@ def test_rank_killed_by_signal_is_root_cause(tmp_path):
 
 
 def test_hang_reported_and_no_rank_survives(tmp_path):
-    out = tmp_path / "run"
     prog = program("mr_hang.py")
-    t0 = time.monotonic()
-    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "45", "--out", out, "--", prog,
-                      timeout=200)
-    took = time.monotonic() - t0
+    # 45 s is plenty on an idle machine; on a loaded one a rank may still be importing torch or compiling
+    # when the timeout fires (it never reached the hang). Only then run once more with a longer timeout.
+    for limit in (45, 150):
+        out = tmp_path / f"run{limit}"
+        t0 = time.monotonic()
+        res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", str(limit), "--out", out, "--",
+                          prog, timeout=limit + 155)
+        took = time.monotonic() - t0
+        per = (res.get("hang") or {}).get("per_rank", {})
+        if not any(r.get("last_event") is None or r.get("open_compiles") for r in per.values()):
+            break
     assert p.returncode == 0, p.stderr[-2000:]
-    assert took < 120, took
+    assert took < limit + 75, took
     assert res["status"] == "timeout" and res["timed_out"]
     assert res["surviving_ranks"] == []
     assert _procs_mentioning(str(out)) == [], "a rank or torchrun survived the timeout"
