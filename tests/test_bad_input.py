@@ -145,7 +145,10 @@ def interrupt_when(argv, ready, *, env=None, cwd=None, ready_timeout=300, exit_w
     """Start argv, wait (bounded) until ready() is true, send SIGINT (as Ctrl-C does: our tool is the
     foreground process; its children run in their own sessions), then require exit within
     exit_within seconds. Returns (CompletedProcess-like, seconds from SIGINT to exit)."""
-    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+    # as from a terminal: SIGINT at its default even when this test runs in a background job (a
+    # non-interactive shell starts `cmd &` with SIGINT ignored, and children inherit that)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + ready_timeout
         while not ready():
