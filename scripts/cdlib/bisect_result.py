@@ -1,0 +1,149 @@
+"""What a compiler-bisector result means: the backend ladder and its layers, parsing PyTorch's
+"Bisection complete" line and the per-run steps log, and the plain-words meaning and advice that
+`bisect` shows. No torch import here."""
+import ast
+import json
+import os
+import re
+
+LADDER = ["eager", "aot_eager", "aot_eager_decomp_partition", "aot_eager_decomp_partition_crossref",
+          "inductor"]
+
+LAYER = {
+    "eager": "Dynamo (graph capture, backend='eager': no AOTAutograd, no Inductor)",
+    "aot_eager": "AOTAutograd (tracing / functionalization, no decompositions, no Inductor)",
+    "aot_eager_decomp_partition": "AOTAutograd decompositions / partitioner (no Inductor)",
+    "aot_eager_decomp_partition_crossref": "fake-tensor / meta kernels (CrossRefFakeMode)",
+    "inductor": "Inductor (graph passes, lowering, codegen)",
+}
+
+
+def parse_result(text):
+    """'Bisection complete: BisectionResult(backend=..., ...)' -> dict, or None (no issue), or
+    'missing' when the line is absent."""
+    m = None
+    for m in re.finditer(r"Bisection complete: (.*)", text):
+        pass
+    if m is None:
+        return "missing"
+    body = m.group(1).strip()
+    if body.startswith("no issue"):
+        return None
+    try:
+        call = ast.parse(body, mode="eval").body
+        out = {"backend": None, "subsystem": None, "bisect_number": None, "debug_info": None}
+        names = list(out)
+        for i, a in enumerate(call.args):
+            out[names[i]] = ast.literal_eval(a)
+        for kw in call.keywords:
+            out[kw.arg] = ast.literal_eval(kw.value)
+        return out
+    except (SyntaxError, ValueError):
+        mb = re.search(r"backend='([^']*)'", body)
+        return {"backend": mb.group(1) if mb else None, "subsystem": None, "bisect_number": None,
+                "debug_info": None, "raw": body}
+
+
+def read_steps(log_dir):
+    path = os.path.join(log_dir, "steps.jsonl")
+    steps = []
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                try:
+                    steps.append(json.loads(line))
+                except ValueError:
+                    pass
+    return steps
+
+
+def step_line(s):
+    verdict = "BAD" if s["bad"] else "good"
+    if not s.get("subsystem"):
+        stage = f"ladder: backend={s.get('backend') or '(yours)'}"
+    else:
+        stage = f"subsystem: {s['backend']} / {s['subsystem']}"
+        if s.get("max") == "-1" or s.get("run_state") == "test_disable":
+            stage += " (disabled)"
+        elif s.get("run_state") == "find_max_bounds":
+            stage += f" (counting applications: {s['range'][1]})" if s.get("range") else " (counting)"
+        elif s.get("run_state") == "bisect" and s.get("range"):
+            lo, hi = s["range"]
+            stage += f" (range [{lo}, {hi}], mid {(lo + hi) // 2})"
+    return f"run {s['step'] + 1}: {stage} -> {verdict} ({s['reason']}; {s['duration_s']:.1f}s)"
+
+
+def meaning(result, first_bad):
+    """Plain-words explanation and advice for a BisectionResult dict."""
+    b, sub, num, dbg = result["backend"], result.get("subsystem"), result.get("bisect_number"), result.get("debug_info")
+    what, advice = "", ""
+    if b == "eager":
+        what = ("It fails even with backend='eager', where torch.compile only captures graphs with Dynamo "
+                "and runs them as plain PyTorch: the bug is in Dynamo's tracing (or in the program itself).")
+        advice = "Look at graph breaks / guards with triage; minify with TORCHDYNAMO_REPRO_AFTER=dynamo."
+    elif b == "aot_eager":
+        what = ("Dynamo alone is fine, but it fails once AOTAutograd traces the graph (functionalization, "
+                "autograd) without decompositions or Inductor.")
+        advice = "Workaround: backend='eager' for the affected function. File it as an AOTAutograd bug with the minified repro."
+    elif b == "aot_eager_decomp_partition":
+        if sub == "decomposition":
+            what = (f"A decomposition breaks it: the {num}-th decomposition applied"
+                    + (f", of {dbg}," if dbg else "") + " (AOTAutograd's decomposition table, no Inductor yet).")
+            advice = "Workaround: backend='aot_eager' for that function, or remove the op from the decomposition table; report the decomposition."
+        elif sub and "cse" in sub:
+            what = "AOTAutograd's common-subexpression elimination breaks it (disabling cse fixes it)."
+            advice = "Workaround: torch._functorch.config.cse = False."
+        else:
+            what = ("It fails with decompositions + the min-cut partitioner, but no single decomposition "
+                    "was found: likely the partitioner (recomputation / saved tensors).")
+            advice = "Workaround: backend='aot_eager' for that function; minify to get the graph."
+    elif b == "aot_eager_decomp_partition_crossref":
+        what = ("It fails only when fake-tensor (meta) results are cross-checked against real ones: an "
+                "operator's fake/meta kernel disagrees with its real kernel (shape, stride or dtype).")
+        advice = "Fix or register the op's fake kernel (torch.library.register_fake); report it."
+    elif b == "inductor":
+        if sub in ("pre_grad_passes", "joint_graph_passes", "post_grad_passes"):
+            what = (f"An Inductor graph pass breaks it: {sub}, application #{num}"
+                    + (f", the pass `{dbg}`" if dbg else "") + ". Without that pass the program is correct.")
+            if dbg and "custom" in dbg:
+                advice = f"`{dbg}` is your own pass (torch._inductor.config.{dbg}): fix it or unset it."
+            else:
+                advice = ("Workaround: disable the pass (torch._inductor.config.pattern_matcher=False disables the "
+                          "pattern-matcher passes); report it with the minified repro.")
+        elif sub == "inductor_fallback_random":
+            what = ("Setting torch._inductor.config.fallback_random=True fixes it: compiled random numbers differ "
+                    "from eager's (Inductor's RNG is not bitwise eager's). Usually expected, not a bug.")
+            advice = "Compare with fallback_random=True, or use a tolerance-based check instead of bitwise equality."
+        elif sub == "inductor_emulate_precision_casts":
+            what = ("Setting torch._inductor.config.emulate_precision_casts=True fixes it: Inductor keeps fp16/bf16 "
+                    "intermediates in fp32 where eager rounds them, so results differ by rounding.")
+            advice = "Usually expected numerics; loosen the tolerance or set emulate_precision_casts=True."
+        elif sub == "inductor_layout_optimization":
+            what = "Setting torch._inductor.config.layout_optimization=False fixes it: a layout (channels-last) choice is wrong."
+            advice = "Workaround: torch._inductor.config.layout_optimization = False."
+        elif sub == "inductor_comprehensive_padding":
+            what = "Setting torch._inductor.config.comprehensive_padding=False fixes it: padded strides break it."
+            advice = "Workaround: torch._inductor.config.comprehensive_padding = False."
+        elif sub == "cudagraphs":
+            what = "Disabling CUDA graphs fixes it: a tensor is reused/overwritten across replays, or a captured op is not graph-safe."
+            advice = "Workaround: mode='default' / 'max-autotune-no-cudagraphs', or torch._inductor.config.triton.cudagraphs=False; clone outputs you keep across steps."
+        elif sub == "lowerings":
+            what = (f"Inductor's lowering of one op is wrong: lowering #{num}"
+                    + (f", FX node `{dbg}`" if dbg else "") + ". Falling back to the ATen kernel for it fixes the program.")
+            advice = "The op's Inductor lowering/codegen is the bug: minify to a repro and report it; workaround: backend='aot_eager' for that function."
+        else:
+            what = ("It fails with Inductor, but disabling no single bisectable subsystem fixes it: the bug is in "
+                    "the scheduler / fusion / code generation or the generated kernel itself.")
+            advice = "Minify to a repro; inspect the generated code (TORCH_LOGS=output_code)."
+    return what, advice
+
+
+def by_hand(r):
+    env = f"TORCH_BISECT_BACKEND={r['backend']}"
+    if r.get("subsystem") in ("decomposition", "pre_grad_passes", "joint_graph_passes", "post_grad_passes",
+                              "lowerings", "cudagraphs") and r.get("bisect_number") is not None:
+        n = int(r["bisect_number"])
+        env += f" TORCH_BISECT_SUBSYSTEM={r['subsystem']} TORCH_BISECT_MAX={n}"
+        return (f"By hand: `{env} <your command>` fails; TORCH_BISECT_MAX={n - 1} passes "
+                f"(the first {n} applications are kept, later ones disabled; use a fresh TORCHINDUCTOR_CACHE_DIR).")
+    return f"By hand: `{env} <your command>` reproduces the failing backend (use a fresh TORCHINDUCTOR_CACHE_DIR)."
