@@ -64,6 +64,7 @@ def test_break_inside_loop(triaged):
     ("rc_attr.py", "module_attribute", "forward", "self.use_relu"),
     ("rc_grad.py", "grad_mode", "step", "grad_mode"),
     ("rc_dtype.py", "dtype", "f", "dtype mismatch"),
+    ("rc_reqgrad.py", "requires_grad", "forward", "requires_grad mismatch"),
 ])
 def test_recompile_classified(triaged, name, kind, function, guard_part):
     d = triaged(name)
@@ -76,8 +77,9 @@ def test_recompile_classified(triaged, name, kind, function, guard_part):
     (c,) = f["causes"]
     assert c["kind"] == kind and c["fix"]
     # one new shape / number / grad-mode switch is a recompile torch expects (automatic dynamic, one graph
-    # per mode): marked expected and kept out of "Next"; a flag or dtype change is a cause to fix
-    expected = kind in ("shape", "python_float", "grad_mode")
+    # per mode, one with and one without requires_grad): marked expected and kept out of "Next"; a flag or
+    # dtype change is a cause to fix
+    expected = kind in ("shape", "python_float", "grad_mode", "requires_grad")
     assert c["expected"] is expected and f["expected_only"] is expected
     assert any(x["kind"] == kind for x in f["fixes"]) is not expected
     assert any("recompile" in s["why"] for s in d["next_steps"]) is not expected

@@ -365,7 +365,7 @@ _FLOAT_RE = re.compile(r"== -?(\d+\.\d*(e-?\d+)?|inf|nan)\s*$")
 
 def _expected(kind, guard, primary, limit_hit):
     """Why a cause is a one-time recompile torch expects (verified on 2.14: automatic dynamic turns a
-    size / int / float dynamic after its first change; one grad-mode switch), else None."""
+    size / int / float dynamic after its first change; one grad-mode or requires_grad switch), else None."""
     if limit_hit:
         return None
     if primary == 0:
@@ -378,6 +378,9 @@ def _expected(kind, guard, primary, limit_hit):
         return "automatic dynamic: after its first change torch recompiles the number as a dynamic input (once)"
     if kind == "grad_mode":
         return "one switch between grad and no_grad / inference mode: one graph per mode"
+    if kind == "requires_grad":
+        return ("one switch between an input with and one without requires_grad: one graph each (e.g. a layer "
+                "compiled on its own gets the raw input first, then activations that require grad)")
     return None
 
 
