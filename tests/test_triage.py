@@ -83,6 +83,9 @@ def test_recompile_classified(triaged, name, kind, function, guard_part):
     assert c["expected"] is expected and f["expected_only"] is expected
     assert any(x["kind"] == kind for x in f["fixes"]) is not expected
     assert any("recompile" in s["why"] for s in d["next_steps"]) is not expected
+    if not expected:   # the next command measures the no-code-edit fixes on this very run
+        (st,) = [s for s in d["next_steps"] if "recompile" in s["why"]]
+        assert st["fixable"] and st["command"].endswith(f"fix --from {d['run_dir']}")
     assert d["stats"]["recompiles"] == 1
 
 

@@ -284,8 +284,14 @@ def _reuse_this_run(rep, run_dir):
         return f"{m.group(1)} --from {shlex.quote(run_dir)}" if m else cmd
     for e in rep.errors:
         e.next_command = sub(e.next_command)
+    fix_given = False
     for st in rep.next_steps:
         st["command"] = sub(st.get("command"))
+        # graph breaks / recompiles: `fix --from` re-runs the program with each no-code-edit fix and
+        # measures it (one run covers every finding, so the command goes on the first such step)
+        if st.get("fixable") and not st["command"] and not fix_given and run_dir:
+            st["command"] = cli_command("fix", "--from", run_dir)
+            fix_given = True
 
 
 def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=None, eager_stderr=None):

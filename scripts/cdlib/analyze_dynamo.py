@@ -463,11 +463,11 @@ def next_steps(rep):
             where += f" (inside {b.library}: {b.stack[-1].display}:{b.stack[-1].line})"
         steps.append({"why": f"fix graph break at {where} ({b.gb_id or b.category}); "
                              + ("workarounds above (no library edit)" if b.in_library else "recipe above"),
-                      "skill": "trace-dynamo", "command": None})
+                      "skill": "trace-dynamo", "command": None, "fixable": True})
     bad = [f for f in rep.recompiles if f.limit_hit or (f.recompiles and not f.expected_only)]
     if bad:
         causes = [c["cause"] for f in bad for c in f.causes if not c["expected"]]
         what = f" ({', '.join(dict.fromkeys(causes))})" if causes else ""
         steps.append({"why": f"stop the recompiles{what[:200]} (fix per cause above)", "skill": "trace-dynamo",
-                      "command": None})
+                      "command": None, "fixable": True})
     return steps
