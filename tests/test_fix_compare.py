@@ -1,5 +1,6 @@
 """fix and compare on real programs: every config fix is verified by a real re-run of the
 unmodified program, and compare matches graph breaks across an edit that shifts lines."""
+import json
 import os
 import re
 import shutil
@@ -128,3 +129,25 @@ def test_fix_that_changes_output_is_not_recommended(tmp_path):
     assert x["effect"]["output_diff"]["before"] == "value 0"
     assert res["recommended"] is None and res["findings_with_verified_fix"] == 0
     assert res["code_changes"][0]["at"].endswith("gb_loop.py:6")   # the print in the helper
+
+
+def test_fix_that_only_moves_the_break_and_expected_recompiles(tmp_path):
+    """capture_scalar_outputs on `.item()` + `if`: the .item() break goes, the `if` breaks instead;
+    reported as moved (no gain), the edit is the next step. A one-time requires_grad recompile is not
+    a finding."""
+    res, p = run_json("fix", "--out", tmp_path / "run", "--", "python", program("fx_item_branch.py"), check=0,
+                      timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    x = _fix(res, "capture_scalar_outputs")
+    assert x["label"] == "measured: moves the break (no gain)"
+    moved = x["effect"]["breaks_moved"]
+    assert "scale = x.abs().mean().item()" in moved["fixed"][0] and "if scale > 10" in moved["new"][0]
+    assert res["recommended"] is None and res["status"] == "no-verified-fix"
+    base = json.load(open(os.path.join(res["baseline"]["run_dir"], "report.json")))
+    (rc,) = base["recompiles"]      # Block.forward: raw input first, then an activation that requires grad
+    assert rc["function"] == "forward" and rc["expected_only"] and rc["causes"][0]["kind"] == "requires_grad"
+    assert not any("requires_grad" in c["finding"] for c in res["code_changes"])
+    assert [c["at"].rsplit(":", 1)[1] for c in res["code_changes"]] == ["26"]
+    md = (tmp_path / "run" / "report.md").read_text()
+    assert "but breaks at fx_item_branch.py:27 `if scale > 10:`" in md
+    assert "Next: no config fix was verified; make the code edit above" in md

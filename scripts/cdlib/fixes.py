@@ -48,10 +48,13 @@ def findings(rep):
                     "hints": list(b.get("hints") or [])[:2], "recipe": fx.get("fix"), "recipe_code": fx.get("code")})
     for f in rep.get("recompiles") or []:
         loc = f.get("location") or {}
+        # one-time recompiles torch expects (triage marks them) are not findings to fix
+        expected = {c.get("kind") for c in f.get("causes") or [] if c.get("expected")} - \
+            {c.get("kind") for c in f.get("causes") or [] if not c.get("expected")}
         by_kind = {}
         for r in f.get("recompiles") or []:
             g = (r.get("failures") or [None])[0]
-            if g:
+            if g and (g.get("kind") or "other") not in expected:
                 by_kind.setdefault(g.get("kind") or "other", g)
         fixes = {x.get("kind"): x.get("fix") for x in f.get("fixes") or []}
         for kind, g in by_kind.items():
@@ -201,6 +204,9 @@ def effect(base, trial, ctrl, deterministic):
     e["gain"] = round(10 * d("recompile_limit_hit") + 3 * d("graph_break_sites") + 2 * d("recompiles")
                       + d("graphs"), 3)
     e["compile_saved_s"] = round((e["compile_time_s"][0] or 0) - (e["compile_time_s"][1] or 0), 3)
+    gb = compare.compare(base, trial)["graph_breaks"]
+    if gb["fixed"] and gb["new"]:   # e.g. capture_scalar_outputs: the .item() is traced, the `if` on it breaks
+        e["breaks_moved"] = {"fixed": gb["fixed"][:3], "new": gb["new"][:3]}
     e["fails"] = fails or bool(e["error"])
     return e
 
@@ -220,6 +226,8 @@ def label(c):
         return "diagnosis (measured; not a fix)"
     if e["gain"] > 0:
         return "verified (measured)"
+    if e.get("breaks_moved"):
+        return "measured: moves the break (no gain)"
     return "measured: no gain"
 
 

@@ -229,6 +229,9 @@ def _markdown(r):
                 extra.append(f"not applied: `{clip(x['not_applied'], 160)}`")
             if x.get("note"):
                 extra.append(x["note"])
+            if e.get("breaks_moved"):
+                m = e["breaks_moved"]
+                extra.append(f"removes {clip('; '.join(m['fixed']), 120)} but breaks at {clip('; '.join(m['new']), 160)}")
             if e.get("output_diff"):
                 d = e["output_diff"]
                 extra.append(f"output line {d['line']}: `{d['before']}` → `{d['after']}`")
@@ -237,14 +240,21 @@ def _markdown(r):
     if r["code_changes"]:
         out.append(f"\n## Not tried (needs a code change): {len(r['code_changes'])}")
         for c in r["code_changes"][:8]:
-            out.append(f"- {c['at']}" + (f" `{clip(c['line'], 80)}`" if c["line"] else "") + f": {c['finding']}")
+            out.append(f"- {c['finding']}" if c["finding"].startswith(os.path.basename(c["at"].split(":")[0]) + ":")
+                       else f"- {c['at']}" + (f" `{clip(c['line'], 80)}`" if c["line"] else "") + f": {c['finding']}")
             if c["config_fixes_tried"]:
                 out.append(f"  Config fixes tried, none verified: {'; '.join(c['config_fixes_tried'])}")
             if c["pytorch_hints"]:
                 out.append(f"  PyTorch: {clip(c['pytorch_hints'][0], 240)}")
             if c["edit"]:
                 out.append(f"  Edit: {c['edit']}")
-    out.append(f"\nNext: apply the recommended line, then `{cli_command('compare', b['run_dir'], '--', *_target_words(r))}`")
+    cmp_cmd = cli_command('compare', b['run_dir'], '--', *_target_words(r))
+    if rc:
+        out.append(f"\nNext: apply the recommended line, then `{cmp_cmd}`")
+    elif r["code_changes"]:
+        out.append(f"\nNext: no config fix was verified; make the code edit above, then `{cmp_cmd}`")
+    else:
+        out.append("\nNext: nothing to fix here (no graph break or recompile that needs one)")
     return "\n".join(out)
 
 
