@@ -151,3 +151,13 @@ def test_fix_that_only_moves_the_break_and_expected_recompiles(tmp_path):
     md = (tmp_path / "run" / "report.md").read_text()
     assert "but breaks at fx_item_branch.py:27 `if scale > 10:`" in md
     assert "Next: no config fix was verified; make the code edit above" in md
+
+
+def test_compare_says_why_output_can_change_without_a_fix(tmp_path):
+    """Two plain runs of an unseeded program: output 'changed' although nothing was edited; the view
+    says that unseeded random inputs do that (an agent misread it as a regression)."""
+    for tag in ("a", "b"):
+        _, p = run_json("triage", "--no-tlparse", "--out", tmp_path / tag, "--", program("unseeded.py"))
+        assert p.returncode == 0, p.stderr[-2000:]
+    p = run_cli("compare", tmp_path / "a", tmp_path / "b")
+    assert "output: changed" in p.stdout and "random inputs without a seed" in p.stdout

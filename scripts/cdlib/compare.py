@@ -262,6 +262,10 @@ def markdown(res, next_cmd=None):
     out.append(f"output: {res['output']}" + (f" (line {res['output_diff']['line']}: `{res['output_diff']['before']}` → "
                                              f"`{res['output_diff']['after']}`)" if res.get("output_diff") else "")
                + (" — lines with timings ignored" if res["output"] != "unknown (no captured output)" else ""))
+    if res["output"] == "changed":
+        out.append("  (a program that draws random inputs without a seed prints different numbers on any two runs: "
+                   "seed it (torch.manual_seed) or compare eager vs compiled inside one run"
+                   + ("; the before run failed, so its output is partial)" if not run_ok(b) else ")"))
     out.append(f"\n## Graph breaks: {len(g['fixed'])} fixed, {len(g['still'])} still there, {len(g['new'])} new")
     out += [f"- fixed: {x}" for x in g["fixed"][:10]]
     out += [f"- still: {x['after']}" for x in g["still"][:10]]
