@@ -129,8 +129,13 @@ def meaning(result, first_bad):
             advice = "Workaround: mode='default' / 'max-autotune-no-cudagraphs', or torch._inductor.config.triton.cudagraphs=False; clone outputs you keep across steps."
         elif sub == "lowerings":
             what = (f"Inductor's lowering of one op is wrong: lowering #{num}"
-                    + (f", FX node `{dbg}`" if dbg else "") + ". Falling back to the ATen kernel for it fixes the program.")
-            advice = "The op's Inductor lowering/codegen is the bug: minify to a repro and report it; workaround: backend='aot_eager' for that function."
+                    + (f", FX node `{dbg}`" if dbg else "") + ". The bisector fell back to the ATen kernel for that "
+                    "op and the program passed (a test switch: there is no public per-op setting).")
+            advice = ("The op's Inductor lowering/codegen is the bug. Workarounds, narrowest first (check each with "
+                      "`compare`): write that op in an equivalent form that lowers differently (e.g. relu as "
+                      "clamp_min(x, 0)); keep only the function that holds it out of Inductor "
+                      "(torch.compiler.disable on it, or backend='aot_eager' for that function). Then minify to a "
+                      "repro and report it.")
         else:
             what = ("It fails with Inductor, but disabling no single bisectable subsystem fixes it: the bug is in "
                     "the scheduler / fusion / code generation or the generated kernel itself.")

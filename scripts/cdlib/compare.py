@@ -85,8 +85,11 @@ def recompile_causes(f):
         out = []
         for c in f["causes"]:
             if isinstance(c, dict):
-                out.append((c.get("kind") or "?", clip(c.get("guard") or c.get("pattern") or c.get("title") or "", 90),
-                            c.get("count") or c.get("recompiles") or 1))
+                # the recompiles this cause started (as triage counts them: `×N`), not every entry it failed against
+                n = c.get("primary") if c.get("primary") is not None else (c.get("count") or c.get("recompiles") or 1)
+                if n or not c.get("expected"):
+                    out.append((c.get("kind") or "?" if not c.get("expected") else f"{c.get('kind') or '?'}, expected",
+                                clip(c.get("guard") or c.get("pattern") or c.get("title") or "", 90), n))
         if out:
             return out
     groups = {}
@@ -135,6 +138,14 @@ def facts(rep):
                          "category": e0.get("category")} if e0 else None),
         "recompiling_functions": funcs,
     }
+
+
+def unexpected_recompiles(rep):
+    """Recompiles that triage did not mark as one-time recompiles torch expects (None: unknown)."""
+    funcs = rep.get("recompiles") or []
+    if any(not isinstance(f.get("causes"), list) for f in funcs if f.get("recompiles")):
+        return None
+    return sum(c.get("primary") or 0 for f in funcs for c in f.get("causes") or [] if not c.get("expected"))
 
 
 def run_ok(f):

@@ -188,6 +188,7 @@ def effect(base, trial, ctrl, deterministic):
     fc = compare.facts(ctrl) if ctrl else fb
     e = {k: [fb[k], ft[k]] for k in ("graph_break_sites", "graph_break_hits", "recompiles", "recompile_limit_hit",
                                      "graphs", "ops")}
+    e["unexpected_recompiles"] = [compare.unexpected_recompiles(base), compare.unexpected_recompiles(trial)]
     e["compile_time_s"] = [fc["compile_time_s"], ft["compile_time_s"]]
     e["wall_time_s"] = [fc["wall_time_s"], ft["wall_time_s"]]
     e["exit"] = [compare._exit(fb), compare._exit(ft)]

@@ -50,8 +50,10 @@ def run(args):
                        "(compare BEFORE -- python prog.py)")
     res = compare.compare(before, after)
     result = {"command": "compare", "run_dir": run_dir, "status": res["verdict"].split(":")[0], **res}
+    left = compare.unexpected_recompiles(after)
     nxt = cli_command("fix", "--from", after["run_dir"]) if (res["graph_breaks"]["still"] or res["graph_breaks"]["new"]
-                                                             or res["after"]["recompiles"]) else None
+                                                             or (left if left is not None
+                                                                 else res["after"]["recompiles"])) else None
     emit(args, result, compare.markdown(res, nxt))
     return 0
 

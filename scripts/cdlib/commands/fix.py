@@ -177,8 +177,9 @@ def _result(run_dir, tstr, base, ctrl, deterministic, found, cands, combo, elaps
             "deterministic": deterministic, "findings": len(found), "findings_with_verified_fix": len(fixed_findings),
             "fixes": rows, "recommended": combo, "code_changes": code_changes,
             "elapsed_s": round(elapsed, 1), "jobs": jobs,
-            "notes": ["each run used its own Inductor/Triton cache dir in its subdir (all cold alike); "
-                      "times are compared with the control run, which ran under the same load"]}
+            "notes": ["compile s / wall s are cold-cache times (each run has its own empty Inductor/Triton "
+                      "cache dir), measured with the control run under the same parallel load: compare them within "
+                      "this table, not with triage's (warm-cache) times"]}
 
 
 def _fmt_pair(p, fmt="{}"):
@@ -202,7 +203,11 @@ def _markdown(r):
         how = "measured together" if rc["measured_together"] else "not run together (see --no-combine / timeout)"
         out.append(f"\n## Recommended ({', '.join(rc['members'])}; {how})")
         out.append(f"Add after `import torch`:\n```python\n{rc['code']}\n```")
-        out.append(f"Effect: breaks {_fmt_pair(e['graph_break_sites'])}, recompiles {_fmt_pair(e['recompiles'])}, "
+        left = e["recompiles"][1] or 0
+        expected_left = " (all expected one-time recompiles)" if left and (e.get("unexpected_recompiles") or
+                                                                          [None, None])[1] == 0 else ""
+        out.append(f"Effect: breaks {_fmt_pair(e['graph_break_sites'])}, recompiles {_fmt_pair(e['recompiles'])}"
+                   f"{expected_left}, "
                    f"graphs {_fmt_pair(e['graphs'])}, compile s {_fmt_pair(e['compile_time_s'], '{:.2f}')}, "
                    f"{e['exit'][1]}, output {e['output']}" + (" ⚠ FAILS" if e["fails"] else ""))
         if rc.get("trial_dir"):
@@ -249,6 +254,7 @@ def _markdown(r):
             if c["edit"]:
                 out.append(f"  Edit: {c['edit']}")
     cmp_cmd = cli_command('compare', b['run_dir'], '--', *_target_words(r))
+    out.append(f"\nNote: {r['notes'][0]}" if r.get("notes") else "")
     if rc:
         out.append(f"\nNext: apply the recommended line, then `{cmp_cmd}`")
     elif r["code_changes"]:
