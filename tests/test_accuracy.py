@@ -52,3 +52,32 @@ def test_script_finds_failing_graph(tmp_path):
     assert data["rmse"] and data["rmse"][0]["rmse_compiled_vs_fp64"] > data["rmse"][0]["rmse_eager_vs_fp64"]
     assert data["graph_verdict"] == "FAIL"
     assert os.listdir(cwd) == []
+
+
+def test_script_precision_not_a_bug(tmp_path):
+    """A bf16 program whose own allclose is tighter than bf16's precision: no graph is less
+    accurate than eager, so triage (its accuracy-check run) and accuracy both say rounding, not a
+    miscompile, and send nobody to bisect."""
+    prog = program("acc_bf16_tolerance.py")
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
+    assert tri["verdict"]["kind"] == "compile_only"
+    assert tri["verdict"]["accuracy"]["precision"] and tri["verdict"]["accuracy"]["failing_graph"] is None
+    assert tri["errors"][0]["category"] == "accuracy_tolerance" and tri["errors"][0]["side"] == "user"
+    assert tri["next_steps"][0]["command"] is None and "not a compiler bug" in tri["next_steps"][0]["why"]
+    data, p = run_json("accuracy", "--out", tmp_path / "r", "--", "python3", prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert data["status"] == "precision" and data["failing_graph"] is None
+    assert "AssertionError" in data["error"] and "Not a compiler bug" in data["meaning"]
+    md = run_cli("accuracy", "--out", tmp_path / "m", "--", "python3", prog, timeout=600).stdout
+    assert "no compiled graph is less accurate than eager" in md and "bfloat16 eps 7.8e-3" in md
+
+
+def test_triage_measures_a_miscompile(tmp_path):
+    """The injected relu miscompile behind an assert: triage's accuracy-check run names the graph
+    that is further from fp64 than eager and sends to bisect (reusing the run)."""
+    prog = program("bug_relu_accuracy_assert.py")
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
+    acc = tri["verdict"]["accuracy"]
+    assert acc["failing_graph"] and acc["rmse"]["rmse_compiled_vs_fp64"] > 10 * acc["rmse"]["rmse_eager_vs_fp64"]
+    assert tri["errors"][0]["category"] == "accuracy_mismatch" and "Miscompile" in tri["errors"][0]["title"]
+    assert tri["next_steps"][0]["command"].endswith(f"bisect --from {tmp_path / 't'}")

@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-from . import knowledge, proc, trace as tracemod, verdict
+from . import accuracy_check, knowledge, proc, trace as tracemod, verdict
 from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_info as _function_info,  # noqa: F401
                              parse_graph_break, _graph_breaks, _recompiles, split_reasons as _split_reasons)
 from .analyze_dynamo import next_steps as _dynamo_next_steps
@@ -221,6 +221,11 @@ def _error_steps(rep, target_str, cli):
             steps.append({"why": "apply PyTorch's suggested fix: " + "; ".join(e.suggested_fixes[:3]),
                           "skill": e.skill, "command": e.next_command})
             continue
+        if e.category == "accuracy_tolerance":
+            steps.append({"why": f"loosen the output check{' at ' + at if at else ''} to the dtype's precision, or compare "
+                                 "against fp64: compiled is as accurate as eager (measured); not a compiler bug",
+                          "skill": None, "command": None})
+            continue
         if i == 0 and kind == "compile_only" and e.side == "user":
             steps.append({"why": f"{e.type}: looks like a program error but only fails compiled: torch.compile "
                                  "computes it differently (a meta kernel or decomposition); find the layer",
@@ -290,8 +295,16 @@ def _reuse_this_run(rep, run_dir):
         # graph breaks / recompiles: `fix --from` re-runs the program with each no-code-edit fix and
         # measures it (one run covers every finding, so the command goes on the first such step)
         if st.get("fixable") and not st["command"] and not fix_given and run_dir:
+            if st.get("code_edit") and rep.command:
+                # an edit of the user's own line is the usual fix: say how to check it in one call
+                st["why"] += (f"; after the edit: `{cli_command('compare', run_dir, '--', *_display_argv(rep.command))}`"
+                              "; config-only fixes, measured:")
             st["command"] = cli_command("fix", "--from", run_dir)
             fix_given = True
+
+
+def _display_argv(argv):
+    return ["python" if i == 0 and a == sys.executable else a for i, a in enumerate(argv)]
 
 
 def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=None, eager_stderr=None):
@@ -349,7 +362,9 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
         if err.type == "AssertionError":
             row = knowledge.triage_row("accuracy_mismatch")
             err.category, err.skill, err.side = row["id"], row.get("skill"), row.get("side", "compiler")
-        err.title = ("Raised by your code, but only when compiled: the compiled code computes something "
+        err.title = ("Your check failed only when compiled: the compiled results differ from eager's (a "
+                     "miscompile, or rounding that a tight tolerance catches: measure)" if err.type == "AssertionError"
+                     else "Raised by your code, but only when compiled: the compiled code computes something "
                      "differently from eager")
         acc = knowledge.triage_row("accuracy_mismatch")
         err.advice = " ".join(acc["advice"].split())
@@ -478,6 +493,15 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             rep.artifacts.update({"eager_check_stdout": r.stdout_path, "eager_check_stderr": r.stderr_path})
             return r, r.read_stderr(limit=2_000_000)
         apply_verdict(rep, stderr, target_str=target_string(argv), run_eager_fn=run_eager if eager_check else None)
+        if eager_check and rep.verdict.get("kind") == "compile_only" and rep.errors[0].category == "accuracy_mismatch":
+            # the program's own output check fails only compiled: a miscompile or rounding? one run decides
+            proc.progress("only the compiled run fails its output check; one more run under torch's accuracy "
+                          "check (every graph vs eager and fp64): miscompile or rounding?")
+            adir = os.path.join(run_dir, "accuracy_check")
+            chk = accuracy_check.run(argv, adir, timeout=timeout, env_add=env_add)
+            accuracy_check.apply(rep, chk, adir, (cli_command(), target_string(argv)))
+            rep.artifacts["accuracy_check"] = adir
+            rep.next_steps = _next_steps(rep, target_string(argv), cli_command())
     _reuse_this_run(rep, run_dir)
     if os.environ.get("TORCH_TRACE"):
         rep.notes.append("your TORCH_TRACE was overridden for this run (the trace is in the run dir)")

@@ -53,6 +53,15 @@ def verdict_lines(rep, base=None):
             where = f" at {e['location']}" if e.get("location") else ""
             msg = clip((e.get("message") or "").splitlines()[0], 200) if e.get("message") else ""
             out.append(f"Eager re-run (compilation off){where}: {e['type']}" + (f": {msg}" if msg else " as well"))
+    acc = v.get("accuracy")
+    if acc:
+        r = acc.get("rmse")
+        out.append("Accuracy check (one more run, every compiled graph vs eager and fp64): " + (
+            f"graph `{acc['failing_graph']}` is further from fp64 than eager"
+            + (f" (RMSE {r['rmse_compiled_vs_fp64']:.3g} vs {r['rmse_eager_vs_fp64']:.3g})" if r else "")
+            + " → a miscompile" if acc.get("failing_graph") else
+            "none is further from fp64 than eager → rounding that your check's tolerance catches, not a miscompile"
+            if acc.get("precision") else "inconclusive (" + (acc.get("error") or "no graph failed") + ")"))
     route = {"fails_eager_too": "Route: fix the program" + (" at that line" if v.get("location") else "")
                                 + "; torch.compile is not the cause (no bisect).",
              "before_compile": "Route: fix the program at that line; torch.compile is not involved.",
@@ -116,7 +125,7 @@ def triage_markdown(rep, target_str=None, cwd=None):
                 out.append("   PyTorch's suggested fixes:")
                 out += [f"   - `{clip(f, 200)}`" for f in e.suggested_fixes[:6]]
             if e.advice:
-                out.append(f"   Why/what: {clip(e.advice, 400)}")
+                out.append(f"   Why/what: {clip(e.advice, 700 if e.category == 'accuracy_tolerance' else 400)}")
             if e.next_command and not (i == 1 and (rep.verdict or {}).get("kind") in ("fails_eager_too", "before_compile")):
                 out.append(f"   Next ({e.skill} skill): `{e.next_command}`")
 

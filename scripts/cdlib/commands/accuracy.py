@@ -8,9 +8,8 @@
   same way as a model target."""
 import json
 import os
-import re
 
-from .. import output, proc, rundir, target
+from .. import accuracy_check, output, proc, rundir, target
 from ..errors import CliError
 
 HELP = "measure compiled-vs-eager error against an fp64 reference; find the failing graph"
@@ -146,52 +145,45 @@ def _run_script(args):
     argv = proc.resolve_target(args.target)
     run_dir = rundir.make(args.out, "accuracy")
     debug = os.path.join(run_dir, "debug")
-    os.makedirs(debug, exist_ok=True)
-    abs_argv = [os.path.abspath(a) if i > 0 and os.path.isfile(a) else a for i, a in enumerate(argv)]
-    env = {"TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": "4", "TORCH_COMPILE_DEBUG_DIR": debug,
-           "PYTHONUNBUFFERED": "1"}
     proc.progress("accuracy 1/2: run under the minifier's accuracy check (TORCHDYNAMO_REPRO_LEVEL=4: every "
                   f"compiled graph vs eager and fp64); cwd {run_dir}")
-    # level 4 copies repro.py into the working directory: the run dir
-    res = proc.run(abs_argv, env_add=env, cwd=run_dir, timeout=args.timeout,
-                   stdout_path=os.path.join(run_dir, "target.stdout"), stderr_path=os.path.join(run_dir, "target.stderr"))
-    err = res.read_stderr(limit=4_000_000)
-    graph = re.findall(r"Accuracy failed for the AOT Autograd graph (\S+)", err)
-    rmse = re.findall(r"RMSE \(res-fp64\): ([\d.e+-]+|nan|inf), \(ref-fp64\): ([\d.e+-]+|nan|inf) and shape=(\S+?)\. "
-                      r"res\.dtype: (\S+), multiplier: ([\d.]+), tol: ([\d.e-]+)", err)
-    ck = re.findall(r"Writing checkpoint with (\d+) nodes to (\S+\.py)", err)
+    chk = accuracy_check.run(argv, run_dir, timeout=args.timeout)
+    res = chk["res"]
     result = {"command": "accuracy", "run_dir": run_dir, "target": argv, "exit_code": res.returncode,
               "signal": res.signal, "stderr": res.stderr_path}
     nxt_bisect = output.cli_command("bisect", "--", *args.target)
-    if not graph:
-        failed = res.returncode not in (0, None) or res.timed_out
-        from ..workers import bisect_step
-        et, em = bisect_step.signature(err)
-        result.update(status="pass" if not failed else "error", failing_graph=None,
-                      error=(f"{bisect_step.short_type(et)}: {em}" if et else None) if failed else None)
+    if not chk["failing_graph"]:
+        failed = chk["failed"]
+        result.update(status="pass" if not failed else "error", failing_graph=None, error=chk["error"])
         if not failed:
             md = ["# accuracy: every compiled graph passed Inductor's accuracy check", "",
                   "No AOT graph's compiled output was further from fp64 than eager's (torch._dynamo.utils.same, "
                   "tol 1e-3). If results still look wrong, the difference comes from outside the compiled graphs "
                   "(graph breaks, random numbers, data order) or only shows after many steps.", "",
                   "Next: look at the whole run:", "", "    " + output.cli_command("triage", "--", *args.target)]
+        elif chk["precision"]:
+            # the program's own comparison failed although no graph is less accurate than eager
+            result.update(status="precision", meaning=accuracy_check.precision_meaning())
+            md = ["# accuracy: no compiled graph is less accurate than eager; the program's own check failed", "",
+                  "- every compiled graph was checked on its first inputs against eager and an fp64 reference "
+                  "(TORCHDYNAMO_REPRO_LEVEL=4, torch._dynamo.utils.same): none was further from fp64 than eager",
+                  f"- then the program failed: {chk['error']}", "",
+                  f"**Meaning:** {accuracy_check.precision_meaning()}", "",
+                  "Next, only if the mismatch is far beyond the dtype's precision: find the layer", "",
+                  "    " + output.cli_command("bisect", "--bad-if-exception", chk["error_type"], "--", *args.target)]
         else:
             md = ["# accuracy: the program failed before any graph failed the accuracy check", "",
-                  f"- {result['error'] or 'exit ' + str(res.returncode)}", "", "Next:", "",
+                  f"- {chk['error'] or 'exit ' + str(res.returncode)}", "", "Next:", "",
                   "    " + output.cli_command("triage", "--", *args.target)]
         result["next_command"] = md[-1].strip()
         output.emit(args, result, "\n".join(md))
         return 0
-    checkpoint = ck[0][1] if ck else None
-    result.update(status="fail", failing_graph=graph[0], graph_nodes=int(ck[0][0]) if ck else None,
-                  checkpoint=checkpoint,
-                  rmse=[{"rmse_compiled_vs_fp64": float(a), "rmse_eager_vs_fp64": float(b), "shape": c, "dtype": d,
-                         "multiplier": float(m), "tol": float(t)} for a, b, c, d, m, t in rmse])
-    md = [f"# accuracy: graph `{graph[0]}` fails the accuracy check", ""]
+    checkpoint, rmse = chk["checkpoint"], chk["rmse"]
+    result.update(status="fail", failing_graph=chk["failing_graph"], graph_nodes=chk["graph_nodes"],
+                  checkpoint=checkpoint, rmse=rmse)
+    md = [f"# accuracy: graph `{chk['failing_graph']}` fails the accuracy check", ""]
     if rmse:
-        a, b = float(rmse[0][0]), float(rmse[0][1])
-        md.append(f"- RMSE vs fp64: compiled {a:.3g}, eager {b:.3g}"
-                  + (f" ({a / b:.3g}x; limit {float(rmse[0][4]):g}x)" if b else "") + f", output shape {rmse[0][2]}")
+        md.append("- " + accuracy_check.rmse_line(rmse[0]))
     if checkpoint:
         proc.progress("accuracy 2/2: measure the failing graph per output (+ fallback_random / emulate_precision_casts)")
         data = _worker(run_dir, ["--graph", checkpoint, "--tol", str(args.tol)], args.timeout, "accuracy_graph",
