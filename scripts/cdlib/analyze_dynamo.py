@@ -463,7 +463,7 @@ def next_steps(rep):
             where += f" (inside {b.library}: {b.stack[-1].display}:{b.stack[-1].line})"
         steps.append({"why": f"fix graph break at {where} ({b.gb_id or b.category}); "
                              + ("workarounds above (no library edit)" if b.in_library else "recipe above"),
-                      "skill": "trace-dynamo", "command": None, "fixable": True})
+                      "skill": "trace-dynamo", "command": None, "fixable": True, "code_edit": not b.in_library})
     bad = [f for f in rep.recompiles if f.limit_hit or (f.recompiles and not f.expected_only)]
     if bad:
         causes = [c["cause"] for f in bad for c in f.causes if not c["expected"]]

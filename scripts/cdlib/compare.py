@@ -266,6 +266,10 @@ def markdown(res, next_cmd=None):
            table(["", "before", "after"], facts_rows(b, a))]
     if res.get("note"):
         out.append(f"⚠ {res['note']}")
+    cs, ws = a["compile_time_s"], a["wall_time_s"]
+    if cs and ws and b["wall_time_s"] and ws >= b["wall_time_s"] and cs > 0.3 * ws:
+        out.append(f"wall s of this run is mostly compiling ({cs:.1f} of {ws:.1f} s): it does not show the speed of "
+                   "the compiled steps; time steps after warm-up for that (trace-inductor skill: perf)")
     for name, f in (("before", b), ("after", a)):
         if f["first_error"]:
             e = f["first_error"]

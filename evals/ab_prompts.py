@@ -1,0 +1,96 @@
+"""Write the two prompts of the agent A/B for each case in evals/agent_cases/ (docs/agent-eval.md).
+
+    python3 evals/ab_prompts.py OUT_DIR [CASE ...]
+
+For each case: OUT_DIR/<case>-plugin/ and OUT_DIR/<case>-bare/ get fresh copies of the case's
+program files, and OUT_DIR/prompt-<case>-<arm>.txt the helper's whole prompt. The plugin arm gets
+what Claude Code gives an agent when the user types `/compile-debug <message>`: the command's text
+with $ARGUMENTS filled in, plus the skill listing (name: description). The bare arm gets the user's
+message only. Both report the same fields, so the judge compares like with like.
+"""
+import pathlib
+import re
+import shutil
+import sys
+
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CASES = ROOT / "evals" / "agent_cases"
+
+COMMON = """\
+Work only in {work} (a copy of the user's project; edit files there freely). Do not start helper
+agents. Treat it as a real user's request: find the root cause, fix it, and verify the fix by running
+it before you answer. Run `date +%s` as your very first and very last command.
+
+End with exactly this report:
+ROOT CAUSE: <one or two sentences>
+FIX: <what you changed, file:line>
+VERIFIED: <yes/no, and what the run showed>
+TOOL CALLS: <number of tool calls you made, the two date calls included>
+START/END: <the two date +%s values>
+MISLEADING: <anything in a tool's output or a document you read that pointed you the wrong way or
+cost you a step; 'none' if nothing>
+"""
+
+BARE = """\
+You are a coding agent helping a PyTorch user. Python 3 with torch 2.14.1 (CPU) is installed.
+Do not read or run anything under /work (another project lives there) and do not look at
+/tmp/ab other than your own folder.
+
+The user says: "{message}"
+
+""" + COMMON
+
+PLUGIN = """\
+You are a coding agent in Claude Code helping a PyTorch user. The user has the torch-compile plugin
+installed; its root is /work/main (CLAUDE_PLUGIN_ROOT=/work/main: write that path out in commands).
+Its skills (load one by reading /work/main/skills/<name>/SKILL.md; its references/ as it says):
+{skills}
+Do not read /work/main/evals, /work/main/tests, /work/main/docs or anything else under /tmp/ab.
+
+The user typed the plugin's slash command, which Claude Code expanded to:
+----
+{command}
+----
+
+""" + COMMON
+
+
+def skill_listing():
+    lines = []
+    for skill in sorted((ROOT / "skills").glob("*/SKILL.md")):
+        meta = yaml.safe_load(skill.read_text().split("---")[1])
+        lines.append(f"- {meta['name']}: {meta['description']}")
+    return "\n".join(lines)
+
+
+def command_text(arguments):
+    body = (ROOT / "commands" / "compile-debug.md").read_text().split("---", 2)[2].strip()
+    body = body.replace("$ARGUMENTS", arguments)
+    return re.sub(r'"?\$\{CLAUDE_PLUGIN_ROOT\}', lambda m: m.group(0)[:-len("${CLAUDE_PLUGIN_ROOT}")]
+                  + str(ROOT), body)
+
+
+def main(argv):
+    if not argv:
+        sys.exit("usage: python3 evals/ab_prompts.py OUT_DIR [CASE ...]")
+    out = pathlib.Path(argv[0])
+    names = argv[1:] or sorted(p.name for p in CASES.iterdir() if (p / "case.yaml").exists())
+    for name in names:
+        case = yaml.safe_load((CASES / name / "case.yaml").read_text())
+        for arm in ("plugin", "bare"):
+            work = out / f"{name}-{arm}"
+            shutil.rmtree(work, ignore_errors=True)
+            shutil.copytree(CASES / name, work, ignore=shutil.ignore_patterns("case.yaml"))
+            if arm == "bare":
+                text = BARE.format(message=case["user_message"], work=work)
+            else:
+                text = PLUGIN.format(skills=skill_listing(), work=work,
+                                     command=command_text(case.get("arguments", case["user_message"])))
+            (out / f"prompt-{name}-{arm}.txt").write_text(text)
+            print(out / f"prompt-{name}-{arm}.txt")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
