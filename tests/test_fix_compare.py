@@ -164,3 +164,13 @@ def test_compare_says_why_output_can_change_without_a_fix(tmp_path):
         assert p.returncode == 0, p.stderr[-2000:]
     p = run_cli("compare", tmp_path / "a", tmp_path / "b")
     assert "output: changed" in p.stdout and "random inputs without a seed" in p.stdout
+
+
+def test_compare_output_of_a_fixed_crash_is_not_called_changed():
+    """The before run crashed (partial output), the after run completes: that is not an output change."""
+    from cdlib import compare as cmp
+    base = {"exit_code": 1, "timed_out": False, "signal": None, "graph_breaks": [], "recompiles": [], "stats": {},
+            "command": ["python", "app.py"], "run_dir": "/r1", "_stdout": ""}
+    after = dict(base, exit_code=0, run_dir="/r2", _stdout="torch.Size([4, 10])\n")
+    res = cmp.compare(base, after)
+    assert res["output"] == "now complete (the before run failed)" and res["verdict"] == "better"

@@ -178,7 +178,9 @@ def compare(before, after):
         output = "unknown (no captured output)"
     else:
         output = "same" if out_b == out_a else "changed"
-    diff = _first_diff(out_b, out_a) if output == "changed" else None
+        if output == "changed" and not run_ok(fb) and run_ok(fa):
+            output = "now complete (the before run failed)"
+    diff = _first_diff(out_b, out_a) if output != "same" and not output.startswith("unknown") else None
     rec = _recompile_diff(fb["recompiling_functions"], fa["recompiling_functions"])
     scripts = [next((os.path.basename(w) for w in (f["target"] or "").split() if w.endswith(".py")), None) for f in (fb, fa)]
     note = (f"the two runs are of different programs ({scripts[0]} vs {scripts[1]})"
@@ -279,8 +281,7 @@ def markdown(res, next_cmd=None):
                + (" — lines with timings ignored" if res["output"] != "unknown (no captured output)" else ""))
     if res["output"] == "changed":
         out.append("  (a program that draws random inputs without a seed prints different numbers on any two runs: "
-                   "seed it (torch.manual_seed) or compare eager vs compiled inside one run"
-                   + ("; the before run failed, so its output is partial)" if not run_ok(b) else ")"))
+                   "seed it (torch.manual_seed) or compare eager vs compiled inside one run)")
     out.append(f"\n## Graph breaks: {len(g['fixed'])} fixed, {len(g['still'])} still there, {len(g['new'])} new")
     out += [f"- fixed: {x}" for x in g["fixed"][:10]]
     out += [f"- still: {x['after']}" for x in g["still"][:10]]
