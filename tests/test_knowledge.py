@@ -84,6 +84,19 @@ for i in range(6):                           # a float attribute that changes ev
     c(torch.ones(2))
 out["float_attr_graphs"] = cnt.frame_count
 torch._dynamo.reset()
+class D(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.p = 0.1
+    def forward(self, x):
+        return torch.nn.functional.dropout(x, p=self.p, training=True)
+m, cnt = D(), CompileCounter()
+c = torch.compile(m, backend=cnt)
+for i in range(4):                           # a float attribute passed as an op's float argument
+    m.p = 0.1 * (i + 1)
+    c(torch.ones(2))
+out["float_op_arg_graphs"] = cnt.frame_count
+torch._dynamo.reset()
 m, cnt = M(), CompileCounter()
 c = torch.compile(m, backend=cnt)
 for i in range(12):                          # an int attribute that changes every call: hits the limit
@@ -109,7 +122,10 @@ def test_recompile_facts_hold_on_installed_torch():
     assert "Each distinct int is specialized" not in kinds["python_int"]
     # floats (also nn.Module float attributes): dynamic after the first change
     assert got["specialize_float"] is False and got["float_attr_graphs"] == 2
-    assert "Float attributes become dynamic after their first change" in kinds["module_attribute"]
+    assert "Float attributes used in arithmetic become dynamic after their first change" in kinds["module_attribute"]
+    # ... but a float passed as an op's float argument (dropout's p) recompiles for every value
+    assert got["float_op_arg_graphs"] == 4
+    assert "dropout's p" in kinds["module_attribute"] and "recompiles for every value" in kinds["module_attribute"]
     # int attributes of nn.Modules stay static; the limit counts cached graphs: 1 compile + 7 recompiles
     assert got["allow_unspec_int_on_nn_module"] is False
     assert got["recompile_limit"] == 8 and got["graphs_at_limit"] == got["recompile_limit"]
