@@ -71,6 +71,10 @@ def verdict_lines(rep, base=None):
              "not_sure": "Route: the class below; confirm by running the program without torch.compile.",
              "export_failure": "Route: PyTorch's suggested fixes below, or the export command on a factory.",
              "not_checked": "Route: the class below (unconfirmed: eager check skipped)."}.get(v["kind"])
+    if acc and acc.get("precision"):
+        route = "Route: loosen the program's output check (its tolerance); no compiler bisect."
+    elif acc and acc.get("failing_graph"):
+        route = "Route: a miscompile: bisect the layer and pass (command below), then minify."
     if route:
         out.append(route)
     return out
