@@ -156,3 +156,21 @@ def test_portable_note_when_kernels_compile_again():
     assert _portable_notes({"cold": summ(236.0), "warm": summ(4.7), "portable": summ(6.0)}) == []
     assert _portable_notes({"cold": summ(236.0), "portable": summ(200.0)})      # no warm run: still said
     assert _portable_notes({"cold": summ(0.0), "portable": summ(0.0)}) == []    # nothing compiled: quiet
+
+
+def test_single_runs_on_a_busy_machine_are_not_conclusive():
+    """A regional run that came out slower while the load was far above the cores is shown as not
+    conclusive (an A/B agent measured the opposite by repeating), never as 'did not help'."""
+    from cdlib.commands import compile_time as cmd
+    summary = {"caches": {}, "frames": [], "repeated_blocks": [{"container": "blocks", "count": 12}],
+               "recompiles": 0, "autotune": {"max_autotune": False, "max_autotune_gemm": False,
+                                             "compile_time_autotune_s": 0}}
+    cores = os.cpu_count() or 1
+    runs = {"cold": {"compile_s": 29.5, "load": 5.0 * cores},
+            "regional": {"compile_s": 42.4, "applied": [{"container": "blocks"}], "load": 5.0 * cores}}
+    (g,) = [x for x in cmd.suggestions(summary, {}, runs, ["python", "serve.py"]) if x["id"] == "regional"]
+    assert g["inconclusive"] and g["helps"] and "not conclusive" in g["saving"]
+    for r in runs.values():
+        r["load"] = 0.1
+    (g,) = [x for x in cmd.suggestions(summary, {}, runs, ["python", "serve.py"]) if x["id"] == "regional"]
+    assert not g["helps"] and "inconclusive" not in g and "no saving here" in g["saving"]

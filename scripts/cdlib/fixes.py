@@ -43,7 +43,8 @@ def findings(rep):
         if lib:
             params.update(module=lib[0], func=lib[1])
         fx = b.get("fix") or {}
-        out.append({"kind": "graph_break", "label": compare.break_label(b), "text": text, "library": bool(lib),
+        out.append({"kind": "graph_break", "label": compare.break_label(b), "key": list(compare.break_key(b)),
+                    "text": text, "library": bool(lib),
                     "where": _where(loc), "code": loc.get("code"), "params": params,
                     "hints": list(b.get("hints") or [])[:2], "recipe": fx.get("fix"), "recipe_code": fx.get("code")})
     for f in rep.get("recompiles") or []:
@@ -59,7 +60,7 @@ def findings(rep):
         fixes = {x.get("kind"): x.get("fix") for x in f.get("fixes") or []}
         for kind, g in by_kind.items():
             gl = g.get("location") or loc
-            out.append({"kind": "recompile", "guard_kind": kind, "label": f"recompiles of {f.get('function')} "
+            out.append({"kind": "recompile", "guard_kind": kind, "count": _cause_count(f, kind), "label": f"recompiles of {f.get('function')} "
                         f"[{kind}] `{clip(g.get('guard'), 80)}`", "text": g.get("guard") or "",
                         "where": _where(gl), "code": gl.get("code"), "params": {"function": f.get("function") or "?"},
                         "hints": [g["hint"]] if g.get("hint") else [], "recipe": fixes.get(kind), "recipe_code": None})
@@ -70,6 +71,11 @@ def findings(rep):
                         "hints": [], "recipe": fixes.get("limit") or knowledge.load("recompiles").get("limit_fix"),
                         "recipe_code": None})
     return out
+
+
+def _cause_count(func, kind):
+    """Recompiles of one function caused by one guard kind, torch's expected one-time ones left out."""
+    return sum(c.get("count") or 1 for c in func.get("causes") or [] if c.get("kind") == kind and not c.get("expected"))
 
 
 def _where(loc):
@@ -212,6 +218,30 @@ def effect(base, trial, ctrl, deterministic):
     return e
 
 
+def still_there(f, rep):
+    """Is finding f (of the baseline) still in report dict rep?"""
+    fn = f["params"].get("function")
+    if f["kind"] == "graph_break":
+        return any(list(compare.break_key(b))[:2] == f["key"][:2] for b in rep.get("graph_breaks") or [])
+    for r in rep.get("recompiles") or []:
+        if r.get("function") != fn:
+            continue
+        if f["kind"] == "limit_hit" and r.get("limit_hit"):
+            return True
+        # fixed: no such recompile left, or only one where there were several (the value's first
+        # change: with e.g. allow_unspec_int_on_nn_module, automatic dynamic then takes over)
+        n = _cause_count(r, f["guard_kind"]) if f["kind"] == "recompile" else 0
+        if n and not (n == 1 and (f.get("count") or 0) > 1):
+            return True
+    return False
+
+
+def resolved(c):
+    """The candidate's own findings that its trial no longer has (empty: it helped elsewhere, if at all)."""
+    gone = set((c.get("effect") or {}).get("gone") or [])
+    return [i for i in c["findings"] if i in gone]
+
+
 def label(c):
     """The label shown for a tried candidate."""
     e = c.get("effect")
@@ -225,6 +255,8 @@ def label(c):
         return "measured: changes the program's output"
     if c["diagnosis"]:
         return "diagnosis (measured; not a fix)"
+    if e["gain"] > 0 and not resolved(c):
+        return "measured: fewer graphs/recompiles, but its finding is still there (not a fix)"
     if e["gain"] > 0:
         return "verified (measured)"
     if e.get("breaks_moved"):
@@ -235,7 +267,7 @@ def label(c):
 def is_good(c):
     e = c.get("effect")
     return bool(e) and not c.get("not_applied") and not e["fails"] and e["output"] != "changed" \
-        and not c["diagnosis"] and e["gain"] > 0
+        and not c["diagnosis"] and e["gain"] > 0 and bool(resolved(c))
 
 
 def rank_key(c):
@@ -267,7 +299,7 @@ def combine(cands):
     chosen, config, codes, steps_code = [], {}, [], []
     groups, covered = set(), set()
     for c in sorted((c for c in cands if is_good(c)), key=rank_key):
-        if c["group"] in groups or set(c["findings"]) <= covered:
+        if c["group"] in groups or set(resolved(c)) <= covered:
             continue  # an alternative to a chosen fix, or nothing left for it to fix
         merged = dict(config)
         ok = True
@@ -285,7 +317,7 @@ def combine(cands):
             continue
         config = merged
         groups.add(c["group"])
-        covered.update(c["findings"])
+        covered.update(resolved(c))
         chosen.append(c)
         steps_code += [st["code"] for st in c["steps"] if st.get("code")]
         for ln in c["code"].split("; "):

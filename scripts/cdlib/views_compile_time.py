@@ -88,6 +88,9 @@ def markdown(res):
         lines.append("## What would help")
         for i, g in enumerate(sug, 1):
             saving = g.get("saving") or "not measured"
+            if g.get("inconclusive"):
+                lines.append(f"{i}. (not conclusive on this busy machine) {g['title']} — {saving}. {g['fix']}")
+                continue
             if not g.get("helps", True):
                 lines.append(f"{i}. (measured, did not help here) {g['title']} — {saving}.")
                 continue

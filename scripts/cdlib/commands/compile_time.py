@@ -219,8 +219,10 @@ def _run(argv, run_dir, tag, timeout, steps, cache_dir=None):
     if steps:
         env.update(proc.startup_env(d, steps, name="startup"))
     before = _cache_files(cache)
+    load0 = _load()
     res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(d, "stdout"),
                    stderr_path=os.path.join(d, "stderr"))
+    load = max(load0, _load())
     summary = ct.summarize(trace_dir, wall_s=res.duration_s)
     after = _cache_files(cache)
     new = {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
@@ -230,11 +232,26 @@ def _run(argv, run_dir, tag, timeout, steps, cache_dir=None):
            "compile_s": summary["compile_time_s"], "frames": summary["compiled_frames"], "cache_dir": cache,
            "cache_files": new, "caches": {c: {k: v for k, v in x.items() if k in ("hit", "miss", "bypass")}
                                           for c, x in summary["caches"].items()},
-           "stderr": res.stderr_path, "trace_dir": trace_dir}
+           "stderr": res.stderr_path, "trace_dir": trace_dir, "load": load}
     if hook_err:
         run["hook_errors"] = hook_err[:3]
     proc.progress(f"{tag}: wall {res.duration_s} s, compile {summary['compile_time_s']} s")
     return run, summary
+
+
+def _load():
+    """1-minute load average (0 where the OS has none): a busy machine makes single-run timings noisy."""
+    try:
+        return round(os.getloadavg()[0], 1)
+    except (AttributeError, OSError):
+        return 0.0
+
+
+def busy(runs):
+    """(load, cores) when the machine was busier than its cores during the runs, else None."""
+    cores = os.cpu_count() or 1
+    load = max([r.get("load") or 0 for r in (runs or {}).values()] or [0])
+    return (load, cores) if load > 1.5 * cores else None
 
 
 def _saving(a, b, what):
@@ -310,6 +327,13 @@ def suggestions(summary, summaries, runs, argv):
         out.append({"id": "max_autotune", "title": k["max_autotune"]["title"],
                     "fix": " ".join(k["max_autotune"]["fix"].split()), "saving_kind": "measured",
                     "saving": f"measured: {t} s of autotuning in this run (from the trace)", "saving_s": t})
+    noisy = busy(runs)
     for g in out:
         g["helps"] = g["saving_kind"] != "measured" or (g["saving_s"] or 0) > 0
+        if noisy and g["id"] in ("warm_cache", "portable", "regional"):
+            # one run each on an overloaded machine: a difference of this size may be noise
+            g["saving"] += (f"; one run each while the machine was busy (load {noisy[0]} on {noisy[1]} cores): "
+                            "not conclusive, repeat on an idle machine before deciding")
+            if not g["helps"]:
+                g["helps"], g["inconclusive"] = True, True
     return sorted(out, key=lambda g: not g["helps"])

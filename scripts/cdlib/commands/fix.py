@@ -101,6 +101,7 @@ def run(args):
         c["not_applied"] = rep.get("_not_applied")
         c["effect"] = fixes.effect(base, rep, ctrl, deterministic)
         e = c["effect"]
+        e["gone"] = [i for i, f in enumerate(found) if not fixes.still_there(f, rep)]
         if e["gain"] <= 0:
             c["note"] = _overridden(argv, c["steps"])
         proc.progress(f"[{done[0]}/{n}] {c['id']}: breaks {e['graph_break_sites'][0]}→{e['graph_break_sites'][1]}, "
@@ -154,7 +155,7 @@ def _combine(args, argv, tstr, run_dir, base, ctrl, deterministic, tried, deadli
 
 def _result(run_dir, tstr, base, ctrl, deterministic, found, cands, combo, elapsed, jobs):
     ranked = sorted(cands, key=fixes.rank_key)
-    fixed_findings = {i for c in ranked if fixes.is_good(c) for i in c["findings"]}
+    fixed_findings = {i for c in ranked if fixes.is_good(c) for i in fixes.resolved(c)}
     rows = []
     for c in ranked:
         rows.append({"id": c["id"], "title": c["title"], "label": fixes.label(c), "code": c["code"],
