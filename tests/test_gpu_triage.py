@@ -29,3 +29,14 @@ def test_illegal_memory_access_classified(tmp_path):
                        program("gpu_illegal_memory_access.py"), timeout=600)
     assert data["exit_code"] != 0
     assert data["errors"][0]["category"] == "cuda_illegal_memory_access", data["errors"]
+
+
+def test_triton_miscompile_measured_by_the_accuracy_check(tmp_path):
+    """The Triton relu accuracy bug: the program's own comparison fails only compiled; triage's
+    accuracy-check run names the graph further from fp64 than eager and sends to bisect."""
+    data, p = run_json("triage", "--no-tlparse", "--out", str(tmp_path / "r"), "--",
+                       program("bug_gpu_relu_accuracy.py"), timeout=600)
+    assert data["verdict"]["kind"] == "compile_only"
+    acc = data["verdict"]["accuracy"]
+    assert acc["failing_graph"] and not acc["precision"], acc
+    assert data["next_steps"][0]["command"].endswith(f"bisect --from {tmp_path / 'r'}")
