@@ -142,7 +142,7 @@ def test_fix_that_only_moves_the_break_and_expected_recompiles(tmp_path):
                       timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]
     x = _fix(res, "capture_scalar_outputs")
-    assert x["label"] == "measured: moves the break (no gain)"
+    assert x["label"].startswith("measured: moves the break")
     moved = x["effect"]["breaks_moved"]
     assert "scale = x.abs().mean().item()" in moved["fixed"][0] and "if scale > 10" in moved["new"][0]
     assert res["recommended"] is None and res["status"] == "no-verified-fix"

@@ -258,3 +258,22 @@ def test_library_chains(triaged, name):
                 problems.append(f"recompile {r['compile_id']} guard {gf['guard'][:60]!r}: stack does not end at "
                                 f"{m.group(1)}:{m.group(2)} ({[(f.get('file'), f.get('line')) for f in st][-3:]})")
     assert not problems, f"{name}: library chains:\n  " + "\n  ".join(problems)
+
+
+def test_fix_verifies_the_logging_workaround_on_gpt2(tmp_path):
+    """`fix` on the GPT-2 training program: transformers' logger.warning_once inside the compiled
+    forward breaks the graph; ignoring that logger method (a method transformers adds to
+    logging.Logger when imported: the trial applies it at the first compile) removes the break
+    with the same output, and the recommendation says where the line goes."""
+    ground_truth("gpt2_train")      # skips on other torch/transformers versions
+    data, p = run_json("fix", "--out", str(tmp_path / "fix"), "--", "python", os.path.join(HF, "gpt2_train.py"),
+                       timeout=1500)
+    assert p.returncode == 0, p.stderr[-2000:]
+    x = next(f for f in data["fixes"] if f["id"] == "ignore_logging_function")
+    assert x["label"] == "verified (measured)", x
+    assert x["effect"]["graph_break_sites"] == [1, 0] and x["effect"]["output"] == "same"
+    assert x["effect"]["recompiles"][1] < x["effect"]["recompiles"][0]
+    rc = data["recommended"]
+    assert "ignore_logging_functions.add(logging.Logger.warning_once)" in rc["code"]
+    assert "after your imports" in rc["note"]
+    assert data["findings_with_verified_fix"] == data["findings"] == 1

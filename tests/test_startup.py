@@ -56,3 +56,31 @@ def test_bad_setting_is_one_line_and_program_goes_on(tmp_path):
     assert p.returncode == 0
     assert "[compile-debug startup]" in p.stderr and "no_such_setting" in p.stderr
     assert "Traceback" not in p.stderr
+
+
+LATE_METHOD = """import logging, torch
+logging.Logger.say_once = logging.Logger.warning      # what transformers does with warning_once
+log = logging.getLogger("lib")
+@torch.compile(backend="eager")
+def f(x):
+    log.say_once("inside")
+    return x + 1
+f(torch.ones(2))
+print("ignored", logging.Logger.say_once in torch._dynamo.config.ignore_logging_functions)
+"""
+
+
+def test_a_name_the_program_creates_later_is_applied_at_the_first_compile(tmp_path):
+    p = _run(tmp_path, LATE_METHOD, [{"config": {"torch._dynamo.config.ignore_logging_functions":
+                                                 ["logging.Logger.say_once"]}}])
+    assert p.returncode == 0, p.stderr
+    assert "ignored True" in p.stdout and "[compile-debug startup]" not in p.stderr
+    assert "say_once" in (tmp_path / "startup.applied.deferred").read_text()
+
+
+def test_a_name_never_created_is_reported_once_at_exit(tmp_path):
+    p = _run(tmp_path, ITEM, [{"config": {"torch._dynamo.config.ignore_logging_functions":
+                                          ["logging.Logger.never_there"]}}])
+    assert p.returncode == 0
+    (line,) = [ln for ln in p.stderr.splitlines() if ln.startswith("[compile-debug startup]")]
+    assert "never_there" in line and "not applied" in line

@@ -160,6 +160,7 @@ def run_trial(argv, trial_dir, steps, timeout, target_str):
     if steps:
         stderr = proc._read(rep.artifacts.get("stderr"), 200_000)
         bad = [ln for ln in stderr.splitlines() if ln.startswith("[compile-debug startup]")]
+        d["_deferred"] = os.path.exists(os.path.join(trial_dir, "startup.applied.deferred"))
         d["_not_applied"] = bad[0] if bad else (None if os.path.exists(os.path.join(trial_dir, "startup.applied"))
                                                 else "the program never imported torch")
     return d
@@ -255,19 +256,18 @@ def label(c):
         return "measured: changes the program's output"
     if c["diagnosis"]:
         return "diagnosis (measured; not a fix)"
+    sites = e["graph_break_sites"]
+    if e.get("breaks_moved") and (sites[1] or 0) >= (sites[0] or 0):
+        return "measured: moves the break (as many break sites as before)"
     if e["gain"] > 0 and not resolved(c):
         return "measured: fewer graphs/recompiles, but its finding is still there (not a fix)"
     if e["gain"] > 0:
         return "verified (measured)"
-    if e.get("breaks_moved"):
-        return "measured: moves the break (no gain)"
     return "measured: no gain"
 
 
 def is_good(c):
-    e = c.get("effect")
-    return bool(e) and not c.get("not_applied") and not e["fails"] and e["output"] != "changed" \
-        and not c["diagnosis"] and e["gain"] > 0 and bool(resolved(c))
+    return label(c) == "verified (measured)"
 
 
 def rank_key(c):

@@ -99,11 +99,14 @@ def run(args):
             return
         c["trial_dir"] = rep["run_dir"]
         c["not_applied"] = rep.get("_not_applied")
+        if rep.get("_deferred"):
+            c["note"] = ("it names something a library adds when the program imports it: put the line after "
+                         "your imports, not right after `import torch` (the trial applied it at the first compile)")
         c["effect"] = fixes.effect(base, rep, ctrl, deterministic)
         e = c["effect"]
         e["gone"] = [i for i, f in enumerate(found) if not fixes.still_there(f, rep)]
         if e["gain"] <= 0:
-            c["note"] = _overridden(argv, c["steps"])
+            c["note"] = _overridden(argv, c["steps"]) or c.get("note")
         proc.progress(f"[{done[0]}/{n}] {c['id']}: breaks {e['graph_break_sites'][0]}→{e['graph_break_sites'][1]}, "
                       f"recompiles {e['recompiles'][0]}→{e['recompiles'][1]}, {fixes.label(c)}")
 
@@ -141,6 +144,7 @@ def _combine(args, argv, tstr, run_dir, base, ctrl, deterministic, tried, deadli
     if not members:
         return None
     combo = {"members": [c["id"] for c in members], "steps": steps, "code": code, "effect": members[0]["effect"],
+             "note": next((c["note"] for c in members if c.get("note")), None),
              "trial_dir": members[0].get("trial_dir"), "measured_together": len(members) == 1}
     if len(members) > 1 and not args.no_combine:
         proc.progress(f"trying the {len(members)} best compatible fixes together")
@@ -203,7 +207,8 @@ def _markdown(r):
         e = rc["effect"]
         how = "measured together" if rc["measured_together"] else "not run together (see --no-combine / timeout)"
         out.append(f"\n## Recommended ({', '.join(rc['members'])}; {how})")
-        out.append(f"Add after `import torch`:\n```python\n{rc['code']}\n```")
+        where = "Add after your imports (see the note)" if rc.get("note") else "Add after `import torch`"
+        out.append(f"{where}:\n```python\n{rc['code']}\n```" + (f"\nNote: {rc['note']}" if rc.get("note") else ""))
         left = e["recompiles"][1] or 0
         expected_left = " (all expected one-time recompiles)" if left and (e.get("unexpected_recompiles") or
                                                                           [None, None])[1] == 0 else ""

@@ -7,8 +7,11 @@ one exists further down sys.path, then waits for `import torch` to finish and ap
   {"config": {"torch._dynamo.config.NAME": V}}   setattr on the config module (dotted, any module)
   {"code": "python statements"}                  exec'd with torch imported (e.g. mark_dynamic wrappers)
 Nothing is imported before the program imports torch, so programs that never import torch (and
-torch's own compile-worker subprocesses) pay nothing. Failures are printed as one line
-"[compile-debug startup] ..." on stderr and do not stop the program."""
+torch's own compile-worker subprocesses) pay nothing. A step that names something the program
+only creates later (transformers adds logging.Logger.warning_once when imported; a module not
+imported yet) is retried once when Dynamo starts its first compile (marker file + ".deferred").
+Failures are printed as one line "[compile-debug startup] ..." on stderr and do not stop the program."""
+import atexit
 import importlib
 import importlib.abc
 import json
@@ -51,7 +54,7 @@ def _set_dotted(name, value):
     mod_name, _, attr = name.rpartition(".")
     mod = importlib.import_module(mod_name)
     if not hasattr(mod, attr):
-        raise AttributeError(f"{mod_name} has no setting {attr!r}")
+        raise LookupError(f"{mod_name} has no setting {attr!r}")   # a wrong name: not retried later
     cur = getattr(mod, attr)
     if isinstance(cur, set) and isinstance(value, list):  # e.g. reorderable_logging_functions
         value = cur | set(_resolve(v) for v in value)
@@ -73,20 +76,70 @@ def _resolve(v):
     return v
 
 
+def _apply_step(torch, step):
+    if "stance" in step:
+        torch.compiler.set_stance(step["stance"])
+    if "config" in step:
+        for k, v in step["config"].items():
+            _set_dotted(k, v)
+    if "code" in step:
+        exec(compile(step["code"], "<compile-debug startup>", "exec"), {"torch": torch})
+
+
+def _failed(step, e):
+    print(f"[compile-debug startup] {json.dumps(step)[:200]} failed: {type(e).__name__}: {e}", file=sys.stderr)
+
+
+def _retry_at_first_compile(torch, steps, marker=None):
+    """Steps that name what a library adds only when the program imports it (transformers puts
+    logging.Logger.warning_once there; a function of a module not imported yet) are retried once
+    when Dynamo starts its first compile, before it traces anything."""
+    try:
+        handler = importlib.import_module("torch._dynamo.callback").callback_handler
+    except (ImportError, AttributeError) as e:
+        for step in steps:
+            _failed(step, e)
+        return
+
+    def retry(*_):
+        handler.remove_start_callback(retry)
+        atexit.unregister(never)
+        for step in steps:
+            try:
+                _apply_step(torch, step)
+            except Exception as e:
+                _failed(step, e)
+                continue
+            if marker:
+                try:
+                    with open(marker + ".deferred", "a", encoding="utf-8") as f:
+                        f.write(json.dumps(step) + "\n")
+                except OSError:
+                    pass
+    def never():
+        for step in steps:
+            _failed(step, RuntimeError("not applied: it names something missing at start-up, and nothing was "
+                                       "compiled afterwards to retry it"))
+    handler.register_start_callback(retry)
+    atexit.register(never)
+
+
 def apply(settings):
     """Apply the settings (torch is imported). Each step reports its own failure and goes on."""
     import torch  # noqa: F401  (already imported by the program)
+    later = []
     for step in settings.get("steps", []):
         try:
+            _apply_step(torch, step)
+        except (AttributeError, ImportError) as e:
             if "stance" in step:
-                torch.compiler.set_stance(step["stance"])
-            if "config" in step:
-                for k, v in step["config"].items():
-                    _set_dotted(k, v)
-            if "code" in step:
-                exec(compile(step["code"], "<compile-debug startup>", "exec"), {"torch": torch})
+                _failed(step, e)
+            else:
+                later.append(step)
         except Exception as e:
-            print(f"[compile-debug startup] {json.dumps(step)[:200]} failed: {type(e).__name__}: {e}", file=sys.stderr)
+            _failed(step, e)
+    if later:
+        _retry_at_first_compile(torch, later, settings.get("applied_marker"))
     marker = settings.get("applied_marker")
     if marker:
         try:
