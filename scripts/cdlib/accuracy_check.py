@@ -86,3 +86,11 @@ def apply(rep, chk, run_dir, where):
         row = knowledge.triage_row("accuracy_tolerance")
         err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row["side"]
         err.advice, err.next_command = precision_meaning(), None
+    else:
+        # no graph flagged, but the failure is not an exception the check could pair with it (an exit
+        # code, a message; seen with the Triton relu injection on an H100): not sure, so bisect decides
+        err.advice = ("Torch's accuracy check (one more run) flagged no compiled graph, but the program's failure "
+                      f"({chk['error'] or 'exit ' + str(chk['res'].returncode)}) is not an exception it can compare: "
+                      "not sure whether this is rounding. Bisect runs the program the way it fails and finds the "
+                      "layer and pass if the compiler changes the result.")
+        err.next_command = knowledge.render_command({"command": "{cli} bisect -- {target}"}, *where)
