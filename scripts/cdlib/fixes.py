@@ -43,10 +43,12 @@ def findings(rep):
         if lib:
             params.update(module=lib[0], func=lib[1])
         fx = b.get("fix") or {}
+        # a break in library code: the library setting that avoids the path (knowledge) beats the generic recipe
+        lib_setting = next((w["text"] for w in b.get("workarounds") or [] if w.get("source") == "knowledge"), None)
         out.append({"kind": "graph_break", "label": compare.break_label(b), "key": list(compare.break_key(b)),
                     "text": text, "library": bool(lib),
                     "where": _where(loc), "code": loc.get("code"), "params": params,
-                    "hints": list(b.get("hints") or [])[:2], "recipe": fx.get("fix"), "recipe_code": fx.get("code")})
+                    "hints": list(b.get("hints") or [])[:2], "recipe": lib_setting or fx.get("fix"), "recipe_code": None if lib_setting else fx.get("code")})
     for f in rep.get("recompiles") or []:
         loc = f.get("location") or {}
         # one-time recompiles torch expects (triage marks them) are not findings to fix
