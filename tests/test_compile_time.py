@@ -174,3 +174,17 @@ def test_single_runs_on_a_busy_machine_are_not_conclusive():
         r["load"] = 0.1
     (g,) = [x for x in cmd.suggestions(summary, {}, runs, ["python", "serve.py"]) if x["id"] == "regional"]
     assert not g["helps"] and "inconclusive" not in g and "no saving here" in g["saving"]
+
+
+def test_repeated_blocks_need_the_same_signature():
+    """12 identical blocks are a repeated block; a Sequential of Linear, GELU, Linear (two numbered
+    children with parameters of different shapes) is not (an A/B agent was told to compile `mlp`
+    regionally)."""
+    from types import SimpleNamespace
+    from cdlib import compile_time as ct
+    blocks = {f"l_self_modules_blocks_modules_{i}_modules_fc_parameters_weight_": [64, 64] for i in range(12)}
+    mlp = {"l_self_modules_mlp_modules_0_parameters_weight_": [256, 64],
+           "l_self_modules_mlp_modules_2_parameters_weight_": [64, 256]}
+    ev = SimpleNamespace(data={"graph_node_shapes": repr({**blocks, **mlp, "l_x_": [2, 64]})}, compile_id="0/0")
+    tr = SimpleNamespace(of=lambda kind: [ev] if kind == "compilation_metrics" else [])
+    assert ct.repeated_blocks(tr) == [{"container": "blocks", "count": 12, "compile_ids": ["0/0"]}]

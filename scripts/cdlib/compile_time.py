@@ -220,18 +220,27 @@ def repeated_blocks(tr):
         shapes = e.data.get("graph_node_shapes") if isinstance(e.data, dict) else None
         if not isinstance(shapes, str):
             continue
-        for name in re.findall(r"'([A-Za-z_][A-Za-z0-9_]*)'", shapes):
+        for name, shape in re.findall(r"'([A-Za-z_][A-Za-z0-9_]*)': (\[[^\]]*\]|[^,}]*)", shapes):
             parts = name.split(_MOD_SPLIT)
             for i in range(1, len(parts)):
                 m = re.match(r"^(\d+)(?:_|$)", parts[i])
                 if not m:
                     continue
                 path = ".".join(p for p in parts[1:i]) or "(the model itself)"
-                f = found.setdefault(path, {"indices": set(), "cids": set()})
-                f["indices"].add(int(m.group(1)))
+                f = found.setdefault(path, {"children": {}, "cids": set()})
+                # a child's signature: its own inputs (parameter/buffer names below it) and their shapes
+                rest = _MOD_SPLIT.join(parts[i:])[len(m.group(1)):]
+                f["children"].setdefault(int(m.group(1)), set()).add((rest, shape.strip()))
                 f["cids"].add(e.compile_id or "?")
-    out = [{"container": k, "count": len(v["indices"]), "compile_ids": sorted(v["cids"])}
-           for k, v in found.items() if len(v["indices"]) >= 2]
+    out = []
+    for k, v in found.items():
+        # repeated layers have the same signature (a Sequential of Linear, GELU, Linear does not)
+        groups = {}
+        for sig in v["children"].values():
+            groups[frozenset(sig)] = groups.get(frozenset(sig), 0) + 1
+        count = max(groups.values())
+        if count >= 2:
+            out.append({"container": k, "count": count, "compile_ids": sorted(v["cids"])})
     return sorted(out, key=lambda x: -x["count"])
 
 
