@@ -132,3 +132,30 @@ def test_claude_install_and_details(tmp_path):
     line = next(ln for ln in p.stdout.splitlines() if ln.strip().startswith("Skills ("))
     for s in SKILLS + ["compile-debug"]:
         assert re.search(rf"\b{re.escape(s)}\b", line), f"{s} missing from: {line}"
+
+
+def test_agent_cases_are_complete_and_prompts_render(tmp_path):
+    """evals/agent_cases: every case has the user's message and how to judge the answer, and the A/B
+    prompt writer gives the plugin arm the expanded /compile-debug command (no placeholders left)."""
+    import glob
+    import subprocess
+    import sys
+    import yaml
+    cases = sorted(glob.glob(os.path.join(ROOT, "evals", "agent_cases", "*", "case.yaml")))
+    assert len(cases) >= 6
+    for c in cases:
+        d = yaml.safe_load(open(c))
+        assert {"user_message", "category", "root_cause", "good_fix", "misleading_if"} <= set(d), c
+        assert glob.glob(os.path.join(os.path.dirname(c), "*.py")), c
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "evals", "ab_prompts.py"), str(tmp_path)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    for c in cases:
+        name = os.path.basename(os.path.dirname(c))
+        plugin = (tmp_path / f"prompt-{name}-plugin.txt").read_text()
+        bare = (tmp_path / f"prompt-{name}-bare.txt").read_text()
+        msg = " ".join(yaml.safe_load(open(c))["user_message"].split())
+        assert msg in " ".join(plugin.split()) and msg in " ".join(bare.split())
+        assert "$ARGUMENTS" not in plugin and "${CLAUDE_PLUGIN_ROOT}" not in plugin
+        assert "compile_debug.py\" triage" in plugin and "compile_debug" not in bare
+        assert (tmp_path / f"{name}-plugin").is_dir() and not (tmp_path / f"{name}-bare" / "case.yaml").exists()

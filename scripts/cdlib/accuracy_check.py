@@ -74,7 +74,8 @@ def apply(rep, chk, run_dir, where):
     err = rep.errors[0]
     rmse = chk["rmse"][0] if chk["rmse"] else None
     rep.verdict["accuracy"] = {"run_dir": run_dir, "failing_graph": chk["failing_graph"], "rmse": rmse,
-                               "precision": chk["precision"], "error": chk["error"]}
+                               "precision": chk["precision"], "error": chk["error"],
+                               "duration_s": chk["res"].duration_s}
     if chk["failing_graph"]:
         err.title = "Miscompile: a compiled graph is further from fp64 than eager (measured)"
         err.advice = (f"Measured by one run under torch's accuracy check: graph `{chk['failing_graph']}`"
