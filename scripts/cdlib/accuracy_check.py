@@ -11,7 +11,6 @@ import re
 from . import proc
 
 
-
 def precision_meaning():
     """What "no graph less accurate than eager, yet the program's check failed" means (triage table row)."""
     from . import knowledge

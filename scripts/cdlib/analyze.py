@@ -493,7 +493,8 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             rep.artifacts.update({"eager_check_stdout": r.stdout_path, "eager_check_stderr": r.stderr_path})
             return r, r.read_stderr(limit=2_000_000)
         apply_verdict(rep, stderr, target_str=target_string(argv), run_eager_fn=run_eager if eager_check else None)
-        if eager_check and rep.verdict.get("kind") == "compile_only" and rep.errors[0].category == "accuracy_mismatch":
+        if eager_check and (rep.verdict or {}).get("kind") == "compile_only" \
+                and rep.errors[0].category == "accuracy_mismatch":
             # the program's own output check fails only compiled: a miscompile or rounding? one run decides
             proc.progress("only the compiled run fails its output check; one more run under torch's accuracy "
                           "check (every graph vs eager and fp64): miscompile or rounding?")
