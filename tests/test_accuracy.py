@@ -81,3 +81,14 @@ def test_triage_measures_a_miscompile(tmp_path):
     assert acc["failing_graph"] and acc["rmse"]["rmse_compiled_vs_fp64"] > 10 * acc["rmse"]["rmse_eager_vs_fp64"]
     assert tri["errors"][0]["category"] == "accuracy_mismatch" and "Miscompile" in tri["errors"][0]["title"]
     assert tri["next_steps"][0]["command"].endswith(f"bisect --from {tmp_path / 't'}")
+
+
+def test_float32_is_not_called_rounding(tmp_path):
+    """torch's check passes anything within 1e-3 of eager: at float32 that proves nothing (a reviewer
+    found the rounding verdict overclaiming), so triage says not sure and sends to bisect."""
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                      program("acc_fp32_exact.py"), timeout=600)
+    acc = tri["verdict"]["accuracy"]
+    assert not acc["precision"] and acc["failing_graph"] is None and "f32" in acc["dtypes"]
+    assert tri["errors"][0]["category"] == "accuracy_mismatch" and "not sure" in tri["errors"][0]["advice"]
+    assert " bisect --from " in tri["next_steps"][0]["command"]

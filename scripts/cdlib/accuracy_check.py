@@ -34,8 +34,9 @@ def run(argv, run_dir, *, timeout, env_add=None):
     os.makedirs(debug, exist_ok=True)
     abs_argv = [os.path.abspath(a) if i > 0 and os.path.isfile(a) else a for i, a in enumerate(argv)]
     env = dict(env_add or {})
+    trace_dir = os.path.join(run_dir, "trace")
     env.update({"TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": "4", "TORCH_COMPILE_DEBUG_DIR": debug,
-                "PYTHONUNBUFFERED": "1"})
+                "TORCH_TRACE": trace_dir, "PYTHONUNBUFFERED": "1"})
     res = proc.run(abs_argv, env_add=env, cwd=run_dir, timeout=timeout,
                    stdout_path=os.path.join(run_dir, "target.stdout"), stderr_path=os.path.join(run_dir, "target.stderr"))
     err = res.read_stderr(limit=4_000_000)
@@ -50,8 +51,18 @@ def run(argv, run_dir, *, timeout, env_add=None):
                      "multiplier": float(m), "tol": float(t)} for a, b, c, d, m, t in _RMSE_RE.findall(err)],
            "failed": failed, "error_type": bisect_step.short_type(et) if et else None,
            "error": f"{bisect_step.short_type(et)}: {em}" if failed and et else None}
-    out["precision"] = bool(not graph and failed and et and _is_output_check(et, em))
+    # torch's check passes a graph within 1e-3 of eager (or no further from fp64 than a few times
+    # eager's error) and sees only Inductor graphs: "rounding" only for Inductor graphs of bf16/fp16
+    out["passed_check"] = bool(not graph and failed and et and _is_output_check(et, em))
+    out["dtypes"], out["inductor"] = graph_dtypes(trace_dir), _inductor_ran(trace_dir)
+    out["precision"] = out["passed_check"] and out["inductor"] and bool(out["dtypes"] & set(LOW_PRECISION))
     return out
+
+
+def _inductor_ran(trace_dir):
+    from . import trace as tracemod
+    return any((e.data or {}).get("inductor_compile_time_s") for e in tracemod.parse(trace_dir).of("compilation_metrics")
+               if isinstance(e.data, dict))
 
 
 def _is_output_check(etype, message):
@@ -66,31 +77,64 @@ def rmse_line(rmse):
             + (f" ({a / b:.3g}x; limit {rmse['multiplier']:g}x)" if b else "") + f", output shape {rmse['shape']}")
 
 
+LOW_PRECISION = ("bf16", "f16")
+
+
+def graph_dtypes(trace_dir):
+    """Dtype tags of the compiled graphs' tensors in a TORCH_TRACE dir ("bf16[16, 64]" -> bf16)."""
+    from . import trace as tracemod
+    found = set()
+    for path in tracemod.trace_files(trace_dir):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                found.update(re.findall(r"\b(bf16|f16|f32|f64)\[", f.read(20_000_000)))
+        except OSError:
+            pass
+    return found
+
+
 def apply(rep, chk, run_dir, where):
     """Put the accuracy check's answer on a triage report whose first error is an output check that
-    failed only compiled: a measured miscompile (-> bisect) or rounding (-> the program's tolerance)."""
+    failed only compiled: a measured miscompile (-> bisect), rounding (-> the program's tolerance), or
+    not sure (-> bisect). torch's check passes a graph within 1e-3 of eager or no further from fp64
+    than a few times eager's error, and it sees only Inductor graphs on their first call: "rounding"
+    is said only for Inductor graphs of bf16/fp16 tensors, where 1e-3 is below the dtype's precision."""
     from . import knowledge
     err = rep.errors[0]
     rmse = chk["rmse"][0] if chk["rmse"] else None
     rep.verdict["accuracy"] = {"run_dir": run_dir, "failing_graph": chk["failing_graph"], "rmse": rmse,
-                               "precision": chk["precision"], "error": chk["error"],
+                               "precision": chk["precision"], "error": chk["error"], "dtypes": sorted(chk["dtypes"]),
                                "duration_s": chk["res"].duration_s}
+    bisect = knowledge.render_command({"command": "{cli} bisect -- {target}"}, *where)
     if chk["failing_graph"]:
         err.title = "Miscompile: a compiled graph is further from fp64 than eager (measured)"
         err.advice = (f"Measured by one run under torch's accuracy check: graph `{chk['failing_graph']}`"
                       + (f" ({chk['graph_nodes']} FX nodes)" if chk["graph_nodes"] else "") + " fails it"
-                      + (f": {rmse_line(rmse)}" if rmse else "") + ". A real miscompile: bisect names the layer, "
-                      "pass and op; minify --kind accuracy shrinks the graph.")
-        err.next_command = knowledge.render_command({"command": "{cli} bisect -- {target}"}, *where)
+                      + (f": {rmse_line(rmse)}" if rmse else "") + ". Most likely a miscompile: bisect names the "
+                      "layer, pass and op; minify --kind accuracy shrinks the graph. (A graph that draws random "
+                      "numbers, e.g. dropout in training, also differs: `accuracy` re-checks with fallback_random.)")
+        err.next_command = bisect
     elif chk["precision"]:
         row = knowledge.triage_row("accuracy_tolerance")
         err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row["side"]
         err.advice, err.next_command = precision_meaning(), None
     else:
-        # no graph flagged, but the failure is not an exception the check could pair with it (an exit
-        # code, a message; seen with the Triton relu injection on an H100): not sure, so bisect decides
-        err.advice = ("Torch's accuracy check (one more run) flagged no compiled graph, but the program's failure "
-                      f"({chk['error'] or 'exit ' + str(chk['res'].returncode)}) is not an exception it can compare: "
+        err.advice = (f"Torch's accuracy check (one more run) flagged no compiled graph, but {unsure_reason(chk)}: "
                       "not sure whether this is rounding. Bisect runs the program the way it fails and finds the "
                       "layer and pass if the compiler changes the result.")
-        err.next_command = knowledge.render_command({"command": "{cli} bisect -- {target}"}, *where)
+        err.next_command = bisect
+
+
+def unsure_reason(chk):
+    """Why a run in which torch's check flagged no graph still does not show rounding."""
+    if not chk["failed"]:
+        return "the program passed in the accuracy-check run (a flaky check?)"
+    if chk["res"].timed_out:
+        return "the accuracy-check run timed out"
+    if chk["passed_check"] and not chk["inductor"]:
+        return "no graph was compiled by Inductor, and torch's check only looks at Inductor graphs"
+    if chk["passed_check"]:
+        return ("torch's check passes anything within 1e-3 of eager, which for float32 values is not rounding: a "
+                "small miscompile can pass it")
+    return (f"the program's failure ({chk['error'] or 'exit ' + str(chk['res'].returncode)}) is not an exception "
+            "the check can pair with a graph")

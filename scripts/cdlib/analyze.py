@@ -304,6 +304,7 @@ def _reuse_this_run(rep, run_dir):
 
 
 def _display_argv(argv):
+    """argv as the user would type it (this interpreter shown as `python`)."""
     return ["python" if i == 0 and a == sys.executable else a for i, a in enumerate(argv)]
 
 
@@ -467,10 +468,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
 
 def target_string(argv):
     import shlex
-    a = list(argv)
-    if a and a[0] == sys.executable:
-        a[0] = "python"
-    return " ".join(shlex.quote(x) for x in a)
+    return " ".join(shlex.quote(x) for x in _display_argv(argv))
 
 
 def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlparse=True, eager_check=False):

@@ -60,8 +60,9 @@ def verdict_lines(rep, base=None):
             f"graph `{acc['failing_graph']}` is further from fp64 than eager"
             + (f" (RMSE {r['rmse_compiled_vs_fp64']:.3g} vs {r['rmse_eager_vs_fp64']:.3g})" if r else "")
             + " → a miscompile" if acc.get("failing_graph") else
-            "none is further from fp64 than eager → rounding that your check's tolerance catches, not a miscompile"
-            if acc.get("precision") else "no graph flagged, but the program's failure is not an exception it can compare → not sure; bisect decides"))
+            "every graph is within its tolerance and the tensors are " + "/".join(acc.get("dtypes") or []) +
+            " → rounding that your check's tolerance catches, not a miscompile"
+            if acc.get("precision") else "no graph flagged, but that does not rule out a miscompile here → not sure; bisect decides"))
     route = {"fails_eager_too": "Route: fix the program" + (" at that line" if v.get("location") else "")
                                 + "; torch.compile is not the cause (no bisect).",
              "before_compile": "Route: fix the program at that line; torch.compile is not involved.",

@@ -166,10 +166,18 @@ def _run_script(args):
             result.update(status="precision", meaning=accuracy_check.precision_meaning())
             md = ["# accuracy: no compiled graph is less accurate than eager; the program's own check failed", "",
                   "- every compiled graph was checked on its first inputs against eager and an fp64 reference "
-                  "(TORCHDYNAMO_REPRO_LEVEL=4, torch._dynamo.utils.same): none was further from fp64 than eager",
+                  "(TORCHDYNAMO_REPRO_LEVEL=4, torch._dynamo.utils.same): each is within 1e-3 of eager or no "
+                  f"further from fp64 than a few times eager's error, and the tensors are {'/'.join(sorted(chk['dtypes']))}",
                   f"- then the program failed: {chk['error']}", "",
                   f"**Meaning:** {accuracy_check.precision_meaning()}", "",
                   "Next, only if the mismatch is far beyond the dtype's precision: find the layer", "",
+                  "    " + output.cli_command("bisect", "--bad-if-exception", chk["error_type"], "--", *args.target)]
+        elif chk["passed_check"]:
+            result.update(status="not_sure", meaning=accuracy_check.unsure_reason(chk))
+            md = ["# accuracy: no compiled graph failed torch's accuracy check, but that is not conclusive here", "",
+                  f"- the program failed: {chk['error']}",
+                  f"- not sure it is rounding: {accuracy_check.unsure_reason(chk)}", "",
+                  "Next: find the layer the way the program fails", "",
                   "    " + output.cli_command("bisect", "--bad-if-exception", chk["error_type"], "--", *args.target)]
         else:
             md = ["# accuracy: the program failed before any graph failed the accuracy check", "",
