@@ -174,3 +174,11 @@ def test_compare_output_of_a_fixed_crash_is_not_called_changed():
     after = dict(base, exit_code=0, run_dir="/r2", _stdout="torch.Size([4, 10])\n")
     res = cmp.compare(base, after)
     assert res["output"] == "now complete (the before run failed)" and res["verdict"] == "better"
+
+
+def test_compare_output_change_in_the_shared_part_is_still_changed():
+    from cdlib import compare as cmp
+    base = {"exit_code": 1, "timed_out": False, "signal": None, "graph_breaks": [], "recompiles": [], "stats": {},
+            "command": ["python", "app.py"], "run_dir": "/r1", "_stdout": "step 0 loss 1.0\n"}
+    after = dict(base, exit_code=0, run_dir="/r2", _stdout="step 0 loss 2.0\nstep 1 loss 1.5\n")
+    assert cmp.compare(base, after)["output"] == "changed"

@@ -178,8 +178,8 @@ def compare(before, after):
         output = "unknown (no captured output)"
     else:
         output = "same" if out_b == out_a else "changed"
-        if output == "changed" and not run_ok(fb) and run_ok(fa):
-            output = "now complete (the before run failed)"
+        if output == "changed" and not run_ok(fb) and run_ok(fa) and out_a[:len(out_b)] == out_b:
+            output = "now complete (the before run failed)"   # the crashed run's lines are all still there
     diff = _first_diff(out_b, out_a) if output != "same" and not output.startswith("unknown") else None
     rec = _recompile_diff(fb["recompiling_functions"], fa["recompiling_functions"])
     scripts = [next((os.path.basename(w) for w in (f["target"] or "").split() if w.endswith(".py")), None) for f in (fb, fa)]

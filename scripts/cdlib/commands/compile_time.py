@@ -219,10 +219,9 @@ def _run(argv, run_dir, tag, timeout, steps, cache_dir=None):
     if steps:
         env.update(proc.startup_env(d, steps, name="startup"))
     before = _cache_files(cache)
-    load0 = _load()
+    load = _load()      # before the run: the program's own compile load is not "busy"
     res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(d, "stdout"),
                    stderr_path=os.path.join(d, "stderr"))
-    load = max(load0, _load())
     summary = ct.summarize(trace_dir, wall_s=res.duration_s)
     after = _cache_files(cache)
     new = {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
@@ -248,9 +247,9 @@ def _load():
 
 
 def busy(runs):
-    """(load, cores) when the machine was busier than its cores during the runs, else None."""
+    """(load, cores) when other work kept the machine busier than its cores before the cold run, else None."""
     cores = os.cpu_count() or 1
-    load = max([r.get("load") or 0 for r in (runs or {}).values()] or [0])
+    load = ((runs or {}).get("cold") or {}).get("load") or 0
     return (load, cores) if load > 1.5 * cores else None
 
 
@@ -330,10 +329,11 @@ def suggestions(summary, summaries, runs, argv):
     noisy = busy(runs)
     for g in out:
         g["helps"] = g["saving_kind"] != "measured" or (g["saving_s"] or 0) > 0
-        if noisy and g["id"] in ("warm_cache", "portable", "regional"):
+        if noisy and g["id"] in ("warm_cache", "portable", "regional") and g["saving_kind"] == "measured" \
+                and g.get("saving"):
             # one run each on an overloaded machine: a difference of this size may be noise
             g["saving"] += (f"; one run each while the machine was busy (load {noisy[0]} on {noisy[1]} cores): "
                             "not conclusive, repeat on an idle machine before deciding")
             if not g["helps"]:
                 g["helps"], g["inconclusive"] = True, True
-    return sorted(out, key=lambda g: not g["helps"])
+    return sorted(out, key=lambda g: (not g["helps"], bool(g.get("inconclusive"))))

@@ -93,21 +93,24 @@ def _failed(step, e):
 def _retry_at_first_compile(torch, steps, marker=None):
     """Steps that name what a library adds only when the program imports it (transformers puts
     logging.Logger.warning_once there; a function of a module not imported yet) are retried once
-    when Dynamo starts its first compile, before it traces anything."""
+    when Dynamo starts its first compile, before it traces anything. steps: [(step, first error)]."""
     try:
         handler = importlib.import_module("torch._dynamo.callback").callback_handler
-    except (ImportError, AttributeError) as e:
-        for step in steps:
-            _failed(step, e)
+    except Exception as e:  # noqa: BLE001  (no callback API: report the first error now)
+        for step, first in steps:
+            _failed(step, first if first else e)
         return
+    state = {"done": False}
 
     def retry(*_):
-        handler.remove_start_callback(retry)
-        atexit.unregister(never)
-        for step in steps:
+        # runs inside torch's loop over the start callbacks: never remove ourselves from that list
+        if state["done"]:
+            return
+        state["done"] = True
+        for step, _first in steps:
             try:
                 _apply_step(torch, step)
-            except Exception as e:
+            except Exception as e:  # noqa: BLE001
                 _failed(step, e)
                 continue
             if marker:
@@ -116,10 +119,14 @@ def _retry_at_first_compile(torch, steps, marker=None):
                         f.write(json.dumps(step) + "\n")
                 except OSError:
                     pass
+
     def never():
-        for step in steps:
-            _failed(step, RuntimeError("not applied: it names something missing at start-up, and nothing was "
-                                       "compiled afterwards to retry it"))
+        # quiet when another process of the run applied it (e.g. a data-loader worker that never compiles)
+        if state["done"] or (marker and os.path.exists(marker + ".deferred")):
+            return
+        for step, first in steps:
+            _failed(step, RuntimeError(f"not applied ({type(first).__name__}: {first}); still missing when "
+                                       "the program ended without a compile after start-up"))
     handler.register_start_callback(retry)
     atexit.register(never)
 
@@ -135,7 +142,7 @@ def apply(settings):
             if "stance" in step:
                 _failed(step, e)
             else:
-                later.append(step)
+                later.append((step, e))
         except Exception as e:
             _failed(step, e)
     if later:
