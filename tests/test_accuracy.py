@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from conftest import program, run_cli, run_json
+from conftest import ROOT, program, run_cli, run_json
 
 MODELS = program("bug_models.py")
 
@@ -58,7 +58,7 @@ def test_script_precision_not_a_bug(tmp_path):
     """A bf16 program whose own allclose is tighter than bf16's precision: no graph is less
     accurate than eager, so triage (its accuracy-check run) and accuracy both say rounding, not a
     miscompile, and send nobody to bisect."""
-    prog = program("acc_bf16_tolerance.py")
+    prog = os.path.join(ROOT, "evals", "agent_cases", "accuracy_noise", "check_bf16.py")   # the A/B case
     tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
     assert tri["verdict"]["kind"] == "compile_only"
     assert tri["verdict"]["accuracy"]["precision"] and tri["verdict"]["accuracy"]["failing_graph"] is None
