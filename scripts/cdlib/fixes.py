@@ -45,8 +45,7 @@ def findings(rep):
         fx = b.get("fix") or {}
         # a break in library code: the library setting that avoids the path (knowledge) beats the generic recipe
         lib_setting = next((w["text"] for w in b.get("workarounds") or [] if w.get("source") == "knowledge"), None)
-        out.append({"kind": "graph_break", "label": compare.break_label(b), "key": list(compare.break_key(b)),
-                    "text": text, "library": bool(lib),
+        out.append({"kind": "graph_break", "label": compare.break_label(b), "text": text, "library": bool(lib),
                     "where": _where(loc), "code": loc.get("code"), "params": params,
                     "hints": list(b.get("hints") or [])[:2], "recipe": lib_setting or fx.get("fix"), "recipe_code": None if lib_setting else fx.get("code")})
     for f in rep.get("recompiles") or []:
@@ -215,17 +214,23 @@ def effect(base, trial, ctrl, deterministic):
                       + d("graphs"), 3)
     e["compile_saved_s"] = round((e["compile_time_s"][0] or 0) - (e["compile_time_s"][1] or 0), 3)
     gb = compare.compare(base, trial)["graph_breaks"]
+    e["breaks_fixed"] = gb["fixed"]
     if gb["fixed"] and gb["new"]:   # e.g. capture_scalar_outputs: the .item() is traced, the `if` on it breaks
         e["breaks_moved"] = {"fixed": gb["fixed"][:3], "new": gb["new"][:3]}
     e["fails"] = fails or bool(e["error"])
     return e
 
 
-def still_there(f, rep):
-    """Is finding f (of the baseline) still in report dict rep?"""
+def gone(found, e, rep):
+    """Indices of the baseline's findings that trial report rep no longer has (breaks matched as
+    compare matches them: e["breaks_fixed"])."""
+    return [i for i, f in enumerate(found)
+            if (f["label"] in e["breaks_fixed"] if f["kind"] == "graph_break" else not _still_there(f, rep))]
+
+
+def _still_there(f, rep):
+    """Is recompile / limit-hit finding f (of the baseline) still in report dict rep?"""
     fn = f["params"].get("function")
-    if f["kind"] == "graph_break":
-        return any(list(compare.break_key(b))[:2] == f["key"][:2] for b in rep.get("graph_breaks") or [])
     for r in rep.get("recompiles") or []:
         if r.get("function") != fn:
             continue

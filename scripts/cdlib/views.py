@@ -56,13 +56,16 @@ def verdict_lines(rep, base=None):
     acc = v.get("accuracy")
     if acc:
         r = acc.get("rmse")
-        out.append("Accuracy check (one more run, every compiled graph vs eager and fp64): " + (
-            f"graph `{acc['failing_graph']}` is further from fp64 than eager"
-            + (f" (RMSE {r['rmse_compiled_vs_fp64']:.3g} vs {r['rmse_eager_vs_fp64']:.3g})" if r else "")
-            + " → a miscompile" if acc.get("failing_graph") else
-            "every graph is within its tolerance and the tensors are " + "/".join(acc.get("dtypes") or []) +
-            " → rounding that your check's tolerance catches, not a miscompile"
-            if acc.get("precision") else "no graph flagged, but that does not rule out a miscompile here → not sure; bisect decides"))
+        if acc.get("failing_graph"):
+            said = (f"graph `{acc['failing_graph']}` is further from fp64 than eager"
+                    + (f" (RMSE {r['rmse_compiled_vs_fp64']:.3g} vs {r['rmse_eager_vs_fp64']:.3g})" if r else "")
+                    + " → a miscompile")
+        elif acc.get("precision"):
+            said = (f"every graph is within its tolerance and the tensors are {'/'.join(acc.get('dtypes') or [])} "
+                    "→ rounding that your check's tolerance catches, not a miscompile")
+        else:
+            said = "no graph flagged, but that does not rule out a miscompile here → not sure; bisect decides"
+        out.append("Accuracy check (one more run, every compiled graph vs eager and fp64): " + said)
     route = {"fails_eager_too": "Route: fix the program" + (" at that line" if v.get("location") else "")
                                 + "; torch.compile is not the cause (no bisect).",
              "before_compile": "Route: fix the program at that line; torch.compile is not involved.",

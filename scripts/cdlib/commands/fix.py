@@ -104,7 +104,7 @@ def run(args):
                          "your imports, not right after `import torch` (the trial applied it at the first compile)")
         c["effect"] = fixes.effect(base, rep, ctrl, deterministic)
         e = c["effect"]
-        e["gone"] = [i for i, f in enumerate(found) if not fixes.still_there(f, rep)]
+        e["gone"] = fixes.gone(found, e, rep)
         if e["gain"] <= 0:
             c["note"] = _overridden(argv, c["steps"]) or c.get("note")
         proc.progress(f"[{done[0]}/{n}] {c['id']}: breaks {e['graph_break_sites'][0]}→{e['graph_break_sites'][1]}, "
