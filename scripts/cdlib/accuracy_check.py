@@ -60,9 +60,12 @@ def run(argv, run_dir, *, timeout, env_add=None):
 
 
 def _inductor_ran(trace_dir):
+    """Did Inductor compile (or load from its cache) a graph? Its output code is in the trace either way
+    (compilation_metrics' inductor time is missing for cold compiles under TORCHDYNAMO_REPRO_AFTER=aot)."""
     from . import trace as tracemod
-    return any((e.data or {}).get("inductor_compile_time_s") for e in tracemod.parse(trace_dir).of("compilation_metrics")
-               if isinstance(e.data, dict))
+    tr = tracemod.parse(trace_dir)
+    return bool(tr.of("inductor_output_code")) or any(
+        isinstance(e.data, dict) and e.data.get("inductor_compile_time_s") for e in tr.of("compilation_metrics"))
 
 
 def _is_output_check(etype, message):
