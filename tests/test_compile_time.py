@@ -91,19 +91,73 @@ def test_recorded_trace(blocks_all, tmp_path):
     assert rec["runs"] == {}
 
 
+SKIPPED = {"aot", "passes", "lowering", "scheduling", "codegen"}   # what an AOTAutograd/FX cache hit skips
+
+
+def _phase_totals(summary, cids):
+    out = {}
+    for f in summary["frames"]:
+        if f["compile_id"] in cids:
+            for k, v in f["phases"].items():
+                out[k] = out.get(k, 0.0) + v
+    return out
+
+
+def _check_bypass_saving(g, summary):
+    """The predicted saving of a cache-bypass fix counts only the phases a cache hit skips, each at most
+    what that phase took for those graphs in the run it was taken from, and names them after "up to"."""
+    cids = {f["compile_id"] for f in summary["frames"] if "fx bypass" in f["caches"]}
+    totals = _phase_totals(summary, cids)
+    assert g["saving_phases"] and set(g["saving_phases"]) <= SKIPPED
+    assert g["saving_s"] == pytest.approx(sum(g["saving_phases"].values()), abs=0.05)
+    for ph, v in g["saving_phases"].items():
+        assert v <= totals[ph] + 0.01, (ph, v, totals)
+        assert f"{ct_label(ph)} {v} s" in g["saving"]
+    # never Dynamo, guards or the kernels: less than those graphs' compile time without them
+    rest = sum(v for k, v in totals.items() if k not in ("dynamo", "guards", "kernel_compile"))
+    assert g["saving_s"] <= rest + 0.05
+    assert g["saving"].startswith("expected: up to") and "Not counted: Dynamo tracing" in g["saving"]
+
+
+def ct_label(ph):
+    from cdlib import compile_time as ct
+    return ct.PHASE_LABEL[ph].split(" (")[0]
+
+
 @pytest.mark.slow
-def test_cache_bypass_reason_and_fix(tmp_path):
-    p = run_cli("compile-time", "--json", "--no-tlparse", "--out", tmp_path / "r", "--", "python",
-                program("ct_bypass.py"), check=0, timeout=900)
+def test_cache_bypass_reason_fix_and_saving(tmp_path):
+    """ct_bypass.py: a plain-function custom pass bypasses both caches. The fix's saving counts what a
+    cache hit would skip (AOTAutograd and Inductor up to codegen; not the C++ kernels, which their own
+    cache already served on the warm start), from the warm run; the portable note names the bypass."""
+    p = run_cli("compile-time", "--cold-warm", "--portable", "--json", "--no-tlparse", "--out", tmp_path / "r", "--",
+                "python", program("ct_bypass.py"), check=0, timeout=900)
     res = json.loads(p.stdout)
     fx = res["summary"]["caches"]["fx_graph_cache"]
     assert fx["bypass"] >= 1 and fx["hit"] == 0
     r = fx["reasons"][0]
     assert r["reason"] == "Unsupported post grad custom pass" and r["fix"]["id"] == "custom_pass"
     assert res["status"] == "issues"
-    assert any(g["id"] == "bypass:custom_pass" and g["saving_kind"] == "expected" for g in res["suggestions"])
+    (g,) = [x for x in res["suggestions"] if x["id"].startswith("bypass:")]   # one per reason, both caches
+    assert g["id"] == "bypass:custom_pass" and "AOTAutograd cache" in g["title"] and "FX graph cache" in g["title"]
+    assert g["saving_kind"] == "expected" and g["saving_run"] == "warm" and "per warm start" in g["saving"]
+    cold, warm = (ct_summary(res["runs"][t]["trace_dir"]) for t in ("cold", "warm"))
+    assert warm["caches"]["fx_graph_cache"]["bypass"] >= 1      # the warm run redid the bypassed work
+    _check_bypass_saving(g, warm)
+    # the old figure was the whole cold compile (kernels included); the warm start shows they were cached
+    assert g["saving_s"] < cold["compile_time_s"] - _phase_totals(cold, {"0/0"}).get("kernel_compile", 0)
+    assert _phase_totals(warm, {"0/0"}).get("kernel_compile", 0) < _phase_totals(cold, {"0/0"})["kernel_compile"]
+    # save_cache_artifacts: Inductor compiled, the bypass left nothing to save (not "nothing compiled")
+    assert res["runs"]["cold"]["artifacts_saved"] == {"saved": False} and "portable" not in res["runs"]
+    (note,) = [n for n in res["notes"] if "save_cache_artifacts" in n]
+    assert "Inductor compiled" in note and "bypassed" in note and "Unsupported post grad custom pass" in note
     md = open(tmp_path / "r" / "report.md").read()
     assert 'PyTorch says "Unsupported post grad custom pass"' in md and "CustomGraphPass" in md
+    # the recorded cold trace alone: the same phases, from the cold run
+    p = run_cli("compile-time", "--trace", res["runs"]["cold"]["trace_dir"], "--json", "--no-tlparse",
+                "--out", tmp_path / "t", check=0)
+    (g,) = [x for x in json.loads(p.stdout)["suggestions"] if x["id"].startswith("bypass:")]
+    assert g["saving_run"] == "cold" and "per start with a kept cache dir" in g["saving"]
+    _check_bypass_saving(g, cold)
 
 
 def test_bad_input_one_line_errors(tmp_path):
@@ -188,3 +242,66 @@ def test_repeated_blocks_need_the_same_signature():
     ev = SimpleNamespace(data={"graph_node_shapes": repr({**blocks, **mlp, "l_x_": [2, 64]})}, compile_id="0/0")
     tr = SimpleNamespace(of=lambda kind: [ev] if kind == "compilation_metrics" else [])
     assert ct.repeated_blocks(tr) == [{"container": "blocks", "count": 12, "compile_ids": ["0/0"]}]
+
+
+def _triage_unexpected(rep):
+    """Compile ids of the recompiles triage would have fixed: the cause of the guard that failed first is
+    not one torch expects (the rule of triage's Next and compare/fix's unexpected_recompiles)."""
+    out = set()
+    for f in rep["recompiles"]:
+        expected = {(c["kind"], c["cause"]): c["expected"] for c in f["causes"]}
+        for r in f["recompiles"]:
+            if not r["failures"] or not expected[(r["failures"][0]["kind"], r["failures"][0]["cause"])]:
+                out.add(r["compile_id"])
+    return out
+
+
+def _agree(ct_res, tri):
+    """compile-time's "stop the recompiles" covers exactly the recompiles triage calls not expected."""
+    from cdlib import compare
+    rec = [g for g in ct_res["suggestions"] if g["id"] == "recompiles"]
+    unexpected = _triage_unexpected(tri)
+    assert len(unexpected) == compare.unexpected_recompiles(tri)
+    assert set(rec[0]["compile_ids"] if rec else []) == unexpected
+    stop = any("stop the recompiles" in s["why"] for s in tri["next_steps"])
+    assert bool(rec) == stop
+    s = ct_res["summary"]
+    assert s["expected_recompiles"] == s["recompiles"] - len(unexpected)
+    return rec
+
+
+def test_recompiles_to_fix_agree_with_triage(tmp_path):
+    """Recorded trace with 4 recompiles, 2 of them torch expects (automatic dynamic): compile-time's
+    saving counts the other 2 only, the ones triage says to fix."""
+    trace = os.path.join(os.path.dirname(__file__), "fixtures", "torch-2.14", "rc_multi")
+    res = json.loads(run_cli("compile-time", "--trace", trace, "--json", "--no-tlparse", "--out", tmp_path / "c",
+                             check=0).stdout)
+    tri = json.loads(run_cli("triage", "--trace", trace, "--json", "--no-tlparse", "--out", tmp_path / "t",
+                             check=0).stdout)
+    (g,) = _agree(res, tri)
+    s = res["summary"]
+    assert s["recompiles"] == 4 and s["expected_recompiles"] == 2
+    fix_s = sum(f["total_s"] for f in s["frames"] if f["compile_id"] in g["compile_ids"])
+    assert g["saving_s"] == pytest.approx(fix_s, abs=0.01) and g["saving_s"] < s["recompile_time_s"]
+    assert "the 2 recompile(s) torch expects are not counted" in g["saving"]
+
+
+@pytest.mark.slow
+def test_gpt2_training_expected_recompiles_agree_with_triage(tmp_path):
+    """transformers GPT-2 trained on growing sequence lengths: each compiled function recompiles once
+    with the length dynamic (automatic dynamic). Triage calls that expected; compile-time must not list
+    "stop the recompiles" with a saving, and both give the same compile time (lazy backward included)."""
+    p = run_cli("compile-time", "--json", "--no-tlparse", "--out", tmp_path / "c", "--", "python",
+                program("ct_hf_gpt2_train.py"), check=0, timeout=1500)
+    res = json.loads(p.stdout)
+    s = res["summary"]
+    assert res["runs"]["cold"]["exit_code"] == 0 and s["recompiles"] >= 1
+    tri = json.loads(run_cli("triage", "--trace", res["runs"]["cold"]["trace_dir"], "--json", "--no-tlparse",
+                             "--out", tmp_path / "t", check=0).stdout)
+    assert all(f["expected_only"] for f in tri["recompiles"] if f["recompiles"])
+    assert _agree(res, tri) == [] and s["expected_recompiles"] == s["recompiles"]
+    assert all("automatic dynamic" in f["recompile_expected"] for f in s["frames"] if f["recompile"])
+    md = open(tmp_path / "c" / "report.md").read()
+    assert "all expected, nothing to fix" in md and "stop the recompiles" not in md
+    assert tri["stats"]["compile_time_s"] == pytest.approx(s["compile_time_s"], abs=0.05)
+    assert any(f["backward_s"] for f in s["frames"])    # a training run: the lazy backward compile counts

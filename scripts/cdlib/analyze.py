@@ -393,7 +393,24 @@ def _graphs(tr):
                                 compile_time_s=_r(d.get("entire_frame_compile_time_s")),
                                 backend_time_s=_r(d.get("backend_compile_time_s")),
                                 inductor_time_s=_r(d.get("inductor_compile_time_s")), failed=d.get("fail_type")))
+    bwd = backward_compile_s(tr)   # a training graph's compile time includes its lazy backward compile
+    for g in graphs:
+        if bwd.get(g.compile_id):
+            g.compile_time_s = _r((g.compile_time_s or 0) + bwd[g.compile_id])
     return graphs
+
+
+def backward_compile_s(tr):
+    """{compile_id: seconds} of the lazy backward compiles (bwd_compilation_metrics, logged at the first
+    backward, outside the frame's entire_frame_compile_time_s)."""
+    out = {}
+    for e in tr.of("bwd_compilation_metrics"):
+        d = e.data if isinstance(e.data, dict) else {}
+        cid = e.compile_id or d.get("compile_id")
+        s = (d.get("duration_us") or 0) / 1e6 or d.get("inductor_compile_time_s") or 0.0
+        if cid and s:
+            out[cid] = out.get(cid, 0.0) + s
+    return out
 
 
 def _r(x):

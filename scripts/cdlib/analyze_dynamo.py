@@ -453,6 +453,19 @@ def _recompiles(tr, stderr):
     return out
 
 
+def recompile_whys(recompiles):
+    """{compile id: why | None} of each recompile (FunctionRecompiles list): why torch expects it, by the
+    rule triage and compare use (the cause of the guard that failed on the newest entry is expected),
+    else None. compile-time counts a recompile as worth fixing only when this is None."""
+    out = {}
+    for fr in recompiles:
+        causes = {(c["kind"], c["cause"]): c for c in fr.causes}
+        for r in fr.recompiles:
+            c = causes.get((r.failures[0].kind, r.failures[0].cause)) if r.failures else None
+            out[r.compile_id] = c["why"] if c and c["expected"] else None
+    return out
+
+
 def next_steps(rep):
     """The graph-break / recompile lines of the report's "Next" list."""
     steps = []

@@ -2,12 +2,11 @@
 what the FX graph / AOTAutograd caches did (hits, misses, bypasses with PyTorch's reason), autotuning,
 repeated blocks (candidates for regional compilation). No torch import: works on recorded traces.
 
-summarize(trace) -> a JSON-safe dict; compare(cold, warm) -> the cold/warm difference;
-markdown_section(summary) -> a short Markdown section (for triage)."""
+summarize(trace) -> a JSON-safe dict; compare(cold, warm) -> the cold/warm difference."""
 import json
 import re
 
-from . import analyze, knowledge, trace as tracemod
+from . import analyze, analyze_dynamo, knowledge, trace as tracemod
 
 # Phases, in pipeline order. Each timed region (chromium_event B/E pair) is attributed to the phase of
 # its name; regions with an unknown name belong to their parent's phase. A region's self time (its
@@ -115,19 +114,34 @@ def _regions(tr):
     return main, conc
 
 
+# What a cache hit skips: an AOTAutograd cache hit skips everything inside these regions (AOT tracing,
+# joint-graph passes, partitioning, the Inductor compile of the forward and of the lazy backward); an FX
+# graph cache hit skips fx_codegen_and_compile (post-grad passes, lowering, scheduling, codegen). Not
+# skipped: Dynamo tracing, guards, pre-grad passes, cache keys, and the kernels: a hit loads the compiled
+# kernels, and C++/Triton kernels have their own cache keyed by source (a bypassed graph's kernels
+# still come from it on a warm start). Region names from torch 2.14.1's dynamo_timed calls.
+CACHE_COVER = {"create_aot_dispatcher_function": "aot", "entire_backward_compile": "aot",
+               "fx_codegen_and_compile": "fx"}
+SKIPPED_PHASES = ("aot", "passes", "lowering", "scheduling", "codegen")
+
+
 def _phase_times(tr):
-    """{compile_id or "runtime": {phase: seconds}}: a sweep over the timed regions; each instant goes to
-    the phase of the innermost open region (unknown names inherit their parent's phase). While a C++/
-    Triton compile_file is open, Inductor-side instants count as kernel compile (the compile runs or is
-    waited for then), so the phases partition the wall-clock compile time without double counting."""
+    """({compile_id or "runtime": {phase: seconds}}, {compile_id: {"aot"|"fx": {phase: seconds}}}): a sweep
+    over the timed regions; each instant goes to the phase of the innermost open region (unknown names
+    inherit their parent's phase). While a C++/Triton compile_file is open, Inductor-side instants count
+    as kernel compile (the compile runs or is waited for then), so the phases partition the wall-clock
+    compile time without double counting. The second dict: the instants inside the regions that an
+    AOTAutograd / FX graph cache hit would skip (CACHE_COVER), per phase."""
     main, conc = _regions(tr)
     # phase of each main region: its own, else its innermost enclosing region's
     main.sort(key=lambda r: r[4])
-    phase, stack = {}, []
+    phase, cover, stack = {}, {}, []
     for b, en, name, cid, sq in main:
         while stack and not (stack[-1][0] <= b and en <= stack[-1][1]):
             stack.pop()
         phase[sq] = phase_of(name) or (phase[stack[-1][3]] if stack else "other")
+        if name in CACHE_COVER:
+            cover[sq] = CACHE_COVER[name]
         stack.append((b, en, name, sq))
     points = []
     for b, en, name, cid, sq in main:
@@ -135,7 +149,7 @@ def _phase_times(tr):
     for i, (b, en, name, cid) in enumerate(conc):
         points += [(b, 1, ("c", i, cid)), (en, 0, ("c", i, cid))]
     points.sort(key=lambda p: (p[0], p[1]))
-    out, open_m, open_c, last = {}, {}, {}, None
+    out, covered, open_m, open_c, last = {}, {}, {}, {}, None
     for t, is_start, (kind, ident, cid) in points:
         if last is not None and t > last and (open_m or open_c):
             if open_m:
@@ -147,18 +161,16 @@ def _phase_times(tr):
                 ph, c = "kernel_compile", next(iter(open_c.values()))
             d = out.setdefault(c or "runtime", {})
             d[ph] = d.get(ph, 0.0) + (t - last)
+            for cv in {cover[s] for s in open_m if s in cover}:
+                d = covered.setdefault(c or "runtime", {}).setdefault(cv, {})
+                d[ph] = d.get(ph, 0.0) + (t - last)
         last = t
         target = open_m if kind == "m" else open_c
         if is_start:
             target[ident] = cid
         else:
             target.pop(ident, None)
-    return out
-
-
-def compile_file_time(tr):
-    """Seconds spent in compile_file regions, summed over threads (C++ compiles)."""
-    return round(sum(en - b for b, en, _, _ in _regions(tr)[1]), 3)
+    return out, covered
 
 
 CACHE_ARTIFACTS = re.compile(r"^(fx_graph_cache|aotautograd_cache)_(hit|miss|bypass|disabled)$")
@@ -259,7 +271,8 @@ def summarize(tr, wall_s=None, top=5):
     """A trace (path or trace.Trace) -> the compile-time summary (JSON-safe dict)."""
     if isinstance(tr, str):
         tr = tracemod.parse(tr)
-    phase_by_cid = _phase_times(tr)
+    phase_by_cid, covered = _phase_times(tr)
+    whys = analyze_dynamo.recompile_whys(analyze_dynamo._recompiles(tr, ""))
     frames = {}
     autotune_compile_us = autotune_runtime_us = triton_us = 0
     restart_s = 0.0
@@ -275,11 +288,12 @@ def summarize(tr, wall_s=None, top=5):
             f["ops"] = d.get("graph_op_count")
             f["failed"] = d.get("fail_type")
             restart_s += d.get("dynamo_time_before_restart_s") or 0.0
-        else:
-            f["backward_compile_time_s"] = _r((d.get("duration_us") or 0) / 1e6) or _r(d.get("inductor_compile_time_s")) or 0.0
         autotune_compile_us += d.get("compile_time_autotune_time_us") or 0
         autotune_runtime_us += d.get("runtime_triton_autotune_time_us") or 0
         triton_us += d.get("triton_compile_time_us") or 0
+    for cid, s in analyze.backward_compile_s(tr).items():
+        if cid in frames:
+            frames[cid]["backward_compile_time_s"] = _r(s)
     for cid in phase_by_cid:
         if cid != "runtime" and cid not in frames and re.match(r"^!?[\d/]+$", cid):
             frames[cid] = {"compile_id": cid, "frame_compile_time_s": 0.0, "backward_compile_time_s": 0.0,
@@ -303,7 +317,11 @@ def summarize(tr, wall_s=None, top=5):
                      "code": loc.code if loc else None, "user_code": bool(loc and analyze.is_user_file(loc.file)),
                      "total_s": _r(total), "frame_s": f["frame_compile_time_s"], "backward_s": f["backward_compile_time_s"],
                      "ops": f["ops"], "failed": f["failed"], "recompile": not cid.endswith("/0"),
-                     "phases": ph, "caches": sorted(set(caches_by_cid.get(cid, [])))})
+                     "phases": ph, "caches": sorted(set(caches_by_cid.get(cid, []))),
+                     # what a cache hit would skip of this frame's compile (see CACHE_COVER)
+                     "cache_skippable": {cv: {k: _r(v) for k, v in d.items() if k in SKIPPED_PHASES and v >= 0.0005}
+                                         for cv, d in covered.get(cid, {}).items()},
+                     "recompile_expected": whys.get(cid) if not cid.endswith("/0") else None})
     rows.sort(key=lambda r: -(r["total_s"] or 0))
     compile_s = round(sum(r["total_s"] or 0 for r in rows), 3)
     recompile_s = round(sum(r["total_s"] or 0 for r in rows if r["recompile"]), 3)
@@ -321,6 +339,9 @@ def summarize(tr, wall_s=None, top=5):
         "recompiles": sum(1 for r in rows if r["recompile"]),
         "recompile_time_s": recompile_s,
         "recompile_share": _r(recompile_s / compile_s, 3) if compile_s else None,
+        # recompiles torch expects (triage's rule: automatic dynamic, one mode switch): nothing to fix
+        "expected_recompiles": sum(1 for r in rows if r["recompile_expected"]),
+        "expected_recompile_time_s": _r(sum(r["total_s"] or 0 for r in rows if r["recompile_expected"])),
         "restart_time_s": _r(restart_s),
         "phases": phases,
         "runtime_regions_s": {k: _r(v) for k, v in runtime.items() if v >= 0.0005},
@@ -353,23 +374,3 @@ def compare(cold, warm):
     if cold.get("wall_time_s") and warm.get("wall_time_s"):
         out["wall_saving_s"] = _r(cold["wall_time_s"] - warm["wall_time_s"])
     return out
-
-
-def markdown_section(summary, title="Compile time", top=3):
-    """A short Markdown section (for triage): totals, phase shares, costliest frames, cache bypasses."""
-    s = summary
-    lines = [f"## {title}",
-             f"{s['compile_time_s']} s compiling {s['compiled_frames']} frame(s)"
-             + (f", {int(round(100 * s['compile_share_of_wall']))}% of wall" if s.get("compile_share_of_wall") else "")
-             + (f"; recompiles {s['recompiles']} = {int(round(100 * (s['recompile_share'] or 0)))}% of it"
-                if s["recompiles"] else "")]
-    if s["phases"]:
-        lines.append("phases: " + ", ".join(f"{p['label']} {int(round(100 * (p['share'] or 0)))}%"
-                                            for p in sorted(s["phases"], key=lambda p: -p["seconds"])[:4]))
-    for r in s["frames"][:top]:
-        lines.append(f"- {r['compile_id']} `{r['function']}` {r['location'] or ''}: {r['total_s']} s")
-    for cache, c in s["caches"].items():
-        for r in c["reasons"]:
-            if r["state"] != "miss":
-                lines.append(f"- {CACHE_NAMES.get(cache, cache)} {r['state']} ×{r['count']}: \"{r['reason'][:200]}\" — {r['fix']['fix']}")
-    return "\n".join(lines)

@@ -4,7 +4,7 @@ import html
 import os
 
 from .compile_time import CACHE_NAMES, PHASES, PHASE_LABEL
-from .output import clip, cli_command, table, target_header
+from .output import clip, table, target_header
 
 COLORS = {"dynamo": "#4e79a7", "guards": "#a0cbe8", "aot": "#f28e2b", "passes": "#ffbe7d", "lowering": "#59a14f",
           "scheduling": "#8cd17d", "codegen": "#b6992d", "kernel_compile": "#e15759", "autotune": "#ff9d9a",
@@ -58,8 +58,12 @@ def markdown(res):
         lines.append(f"cold run (fresh private cache): wall {c['wall_s']} s, compile {c['compile_s']} s"
                      + (f" = {_pct(c['compile_s'] / c['wall_s'])} of wall" if c.get("wall_s") else ""))
     if s["recompiles"]:
+        exp = s.get("expected_recompiles") or 0
+        whys = list(dict.fromkeys(f["recompile_expected"] for f in s["frames"] if f.get("recompile_expected")))
         lines.append(f"recompiles: {s['recompiles']} compile(s), {s['recompile_time_s']} s = "
-                     f"{_pct(s['recompile_share'])} of compile time")
+                     f"{_pct(s['recompile_share'])} of compile time"
+                     + (f"; {'all' if exp == s['recompiles'] else exp} expected, nothing to fix "
+                        f"({s['expected_recompile_time_s']} s; {'; '.join(whys[:2])})" if exp else ""))
     if s.get("restart_time_s"):
         lines.append(f"graph-break restarts: {s['restart_time_s']} s of Dynamo tracing redone")
     lines.append("")
@@ -148,14 +152,6 @@ def _files(d):
     if not d:
         return ""
     return ", ".join(f"{k} {v}" for k, v in d.items())
-
-
-def next_command(res, argv_str):
-    if not argv_str:
-        return None
-    if not res.get("runs") or len(res["runs"]) < 2:
-        return cli_command("compile-time", "--all", "--", *argv_str.split())
-    return cli_command("triage", "--", *argv_str.split()) if res["summary"]["recompiles"] else None
 
 
 def write_chart(run_dir, runs):

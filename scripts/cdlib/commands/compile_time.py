@@ -99,10 +99,9 @@ def run(args):
             runs["portable"], summaries["portable"] = _run(argv, run_dir, "portable", args.timeout,
                                                            [{"code": hooks.code("load_artifacts", art, rep)}])
             runs["portable"]["artifacts_loaded"] = _json(rep)
-        else:
-            notes.append("save_cache_artifacts wrote nothing at exit (nothing compiled with Inductor, or the "
-                         "program ended through os._exit); portable artifacts not measured")
         runs["cold"]["artifacts_saved"] = _json(art + ".json")
+        if not os.path.exists(art):
+            notes.append(_nothing_saved(summaries["cold"], runs["cold"]["artifacts_saved"]))
         if "portable" in summaries:
             notes += _portable_notes(summaries)
     blocks = summaries["cold"]["repeated_blocks"]
@@ -147,7 +146,7 @@ def _finish(args, res, chart_runs, trace_dir, argv):
             res["artifacts"]["tlparse"] = html
     if argv is not None and len(res["runs"]) < 2:
         res["next"] = cli_command("compile-time", "--all", "--", *_user_argv(argv))
-    elif argv is not None and res["summary"]["recompiles"]:
+    elif argv is not None and any(g["id"] == "recompiles" for g in res["suggestions"]):
         res["next"] = cli_command("triage", "--", *_user_argv(argv))
     emit(args, res, markdown(res))
 
@@ -183,6 +182,29 @@ def _portable_notes(summaries):
                 "): the artifacts carry the generated code, not the compiled C++ kernels (.so), so a new "
                 "machine compiles those again; on GPU the Triton kernels are bundled in the artifacts"]
     return []
+
+
+def _nothing_saved(summary, saved):
+    """Why save_cache_artifacts left no file: the exit hook never ran, or it ran and PyTorch had nothing
+    recorded (caches bypassed for every graph, or no Inductor compile)."""
+    end = "; portable artifacts not measured"
+    if saved is None:
+        return ("save_cache_artifacts did not run at exit (the program ended through os._exit, a signal or a "
+                "crash before Python's exit handlers)" + end)
+    cs = summary["caches"]
+    fx = cs.get("fx_graph_cache") or {}
+    inductor = fx or any(p["phase"] in ("lowering", "codegen") for p in summary["phases"])
+    if not inductor:
+        return "save_cache_artifacts had nothing to save: nothing was compiled with Inductor" + end
+    byp = [r for c in cs.values() for r in c["reasons"] if r["state"] == "bypass"]
+    if byp and not fx.get("miss") and not fx.get("hit"):
+        return (f"save_cache_artifacts had nothing to save: Inductor compiled {fx.get('bypass', 0)} graph(s), but "
+                f"the caches were bypassed for all of them (\"{byp[0]['reason'][:120]}\"), so nothing was stored; "
+                "fix the bypass (above) first" + end)
+    if fx.get("disabled"):
+        return ("save_cache_artifacts had nothing to save: Inductor compiled, but the FX graph cache was disabled "
+                "(torch._inductor.config.fx_graph_cache / force_disable_caches)" + end)
+    return "save_cache_artifacts had nothing to save although Inductor compiled; not sure why" + end
 
 
 def _json(path):
@@ -262,22 +284,69 @@ def _saving(a, b, what):
         f"measured: {what} {a} s -> {b} s, no saving here ({-d} s slower)"
 
 
-def suggestions(summary, summaries, runs, argv):
-    """What would help, each with its measured or expected saving (and which)."""
-    k = knowledge.load("compile_time")["suggestions"]
-    out = []
-    frames = {f["compile_id"]: f for f in summary["frames"]}
+def _skipped(frame, bypassed):
+    """{phase: s} of a frame's compile that the caches skip on a warm start when `bypassed` (a set of
+    cache names) are bypassed: an AOTAutograd hit skips its whole region, an FX graph cache hit only
+    Inductor's; the AOTAutograd cache cannot hit while the FX graph cache is bypassed."""
+    sk = (frame or {}).get("cache_skippable") or {}
+    if "fx_graph_cache" in bypassed:
+        return {}
+    return dict(sk.get("fx" if "aotautograd_cache" in bypassed else "aot") or {})
+
+
+def _bypass_suggestions(summary, warm):
+    """One suggestion per bypass reason (over both caches). Its expected saving counts only the phases a
+    cache hit would skip once the reason is gone (_skipped: AOTAutograd, Inductor passes/lowering/
+    scheduling/codegen), taken from the warm run when there is one (it redid exactly that work, with
+    the kernels from their own cache), else from this cold run."""
+    byp = {}   # compile id -> {cache: reason}
+    for cache, x in summary["caches"].items():
+        for r in x["reasons"]:
+            if r["state"] != "miss":
+                for cid in r["compile_ids"]:
+                    byp.setdefault(cid, {})[cache] = r["reason"]
+    src = warm if warm and warm.get("compiled_frames") else summary
+    frames = {f["compile_id"]: f for f in src["frames"]}
+    out = {}
     for cache, x in summary["caches"].items():
         for r in x["reasons"]:
             if r["state"] == "miss":
                 continue
-            secs = round(sum((frames.get(c) or {}).get("total_s") or 0 for c in r["compile_ids"]), 2)
-            out.append({"id": f"bypass:{r['fix']['id'] or 'unknown'}", "title": f"{ct.CACHE_NAMES.get(cache, cache)} "
-                        f"{r['state']}: \"{r['reason'][:120]}\"", "fix": r["fix"]["fix"],
-                        "saving": f"expected: up to {secs} s per process start (what those graphs took to compile; "
-                                  "a cache hit skips most of it)", "saving_kind": "expected", "saving_s": secs})
-    seen = set()
-    out = [s for s in out if not (s["title"] in seen or seen.add(s["title"]))]
+            g = out.get(r["reason"])
+            if g is None:
+                g = out[r["reason"]] = {"caches": [], "states": [], "fix": r["fix"], "cids": []}
+            g["caches"].append(cache)
+            g["states"].append(r["state"])
+            g["cids"] += [c for c in r["compile_ids"] if c not in g["cids"]]
+    res = []
+    for reason, g in out.items():
+        phases = {}
+        for cid in g["cids"]:
+            mine = {c for c, rr in byp.get(cid, {}).items() if rr == reason}
+            other = set(byp.get(cid, {})) - mine
+            before, after = _skipped(frames.get(cid), other | mine), _skipped(frames.get(cid), other)
+            for ph, v in after.items():
+                phases[ph] = phases.get(ph, 0.0) + v - before.get(ph, 0.0)
+        phases = {ph: round(v, 2) for ph, v in sorted(phases.items(), key=lambda kv: -kv[1]) if v >= 0.005}
+        secs = round(sum(phases.values()), 2)
+        named = ", ".join(f"{ct.PHASE_LABEL[ph].split(' (')[0]} {v} s" for ph, v in phases.items()) or "nothing"
+        where = ("per warm start: what the warm run redid for those graphs because of the bypass" if src is warm
+                 else "per start with a kept cache dir: what those graphs took in this run")
+        caches = " + ".join(ct.CACHE_NAMES.get(c, c) for c in g["caches"])
+        res.append({"id": f"bypass:{g['fix']['id'] or 'unknown'}", "title": f"{caches} {'/'.join(dict.fromkeys(g['states']))}: "
+                    f"\"{reason[:120]}\"", "fix": g["fix"]["fix"], "saving_kind": "expected", "saving_s": secs,
+                    "saving_phases": phases, "saving_run": "warm" if src is warm else "cold",
+                    "saving": f"expected: up to {secs} s {where} ({named}). Not counted: Dynamo tracing and "
+                              "guards (no cache skips them), the C++/Triton kernel compile (kernels have their own "
+                              "cache, keyed by source). Not subtracted: what a hit costs (its cache key hashes torch "
+                              "and triton once per process, then the entry loads)"})
+    return res
+
+
+def suggestions(summary, summaries, runs, argv):
+    """What would help, each with its measured or expected saving (and which)."""
+    k = knowledge.load("compile_time")["suggestions"]
+    out = _bypass_suggestions(summary, summaries.get("warm"))
     runs = runs or {}
     if "warm" in runs:
         out.append({"id": "warm_cache", "title": k["warm_cache"]["title"], "fix": " ".join(k["warm_cache"]["fix"].split()),
@@ -310,22 +379,31 @@ def suggestions(summary, summaries, runs, argv):
             out.append({"id": "regional", "title": title, "fix": fix, "saving_kind": "not measured",
                         "saving": "not measured (add --regional)", "saving_s": None,
                         "command": cli_command("compile-time", "--regional", "--", *_user_argv(argv)) if argv else None})
-    if summary["recompiles"]:
-        out.append({"id": "recompiles", "title": f"{k['recompiles']['title']}: {summary['recompiles']} recompile(s)",
+    to_fix = [f for f in summary["frames"] if f["recompile"] and not f.get("recompile_expected")]
+    if to_fix:
+        secs = round(sum(f["total_s"] or 0 for f in to_fix), 2)
+        exp = summary.get("expected_recompiles") or 0
+        out.append({"id": "recompiles", "title": f"{k['recompiles']['title']}: {len(to_fix)} recompile(s)",
                     "fix": " ".join(k["recompiles"]["fix"].split()), "saving_kind": "expected",
-                    "saving": f"expected: up to {summary['recompile_time_s']} s (the recompiles' compile time)",
-                    "saving_s": summary["recompile_time_s"],
+                    "saving": f"expected: up to {secs} s per cold start (all phases of those recompiles in this run, "
+                              "Dynamo tracing to kernel compile" + (f"; the {exp} recompile(s) torch expects "
+                                                                    "are not counted" if exp else "") + ")",
+                    "saving_s": secs, "compile_ids": [f["compile_id"] for f in to_fix],
                     "command": cli_command("triage", "--", *_user_argv(argv)) if argv else None})
     if summary.get("restart_time_s"):
         out.append({"id": "restarts", "title": k["restarts"]["title"], "fix": " ".join(k["restarts"]["fix"].split()),
-                    "saving_kind": "expected", "saving": f"expected: up to {summary['restart_time_s']} s",
+                    "saving_kind": "expected", "saving": f"expected: up to {summary['restart_time_s']} s per cold start "
+                                                         "(the Dynamo tracing redone after graph breaks in this run)",
                     "saving_s": summary["restart_time_s"]})
     a = summary["autotune"]
-    if a["max_autotune"] or a["max_autotune_gemm"] or a["compile_time_autotune_s"]:
-        t = round((a["compile_time_autotune_s"] or 0) + (a["runtime_triton_autotune_s"] or 0), 3)
+    t = (a["max_autotune"] or a["max_autotune_gemm"]) and (a["compile_time_autotune_s"] or _phase_s(summary, "autotune"))
+    if t:
         out.append({"id": "max_autotune", "title": k["max_autotune"]["title"],
-                    "fix": " ".join(k["max_autotune"]["fix"].split()), "saving_kind": "measured",
-                    "saving": f"measured: {t} s of autotuning in this run (from the trace)", "saving_s": t})
+                    "fix": " ".join(k["max_autotune"]["fix"].split()), "saving_kind": "expected",
+                    "saving": f"expected: up to {t} s per cold compile (the autotuning while compiling in this run; "
+                              f"the {a['runtime_triton_autotune_s'] or 0} s of Triton config autotuning at the first "
+                              "run are not counted: how much of it max-autotune causes is not measured)",
+                    "saving_s": t})
     noisy = busy(runs)
     for g in out:
         g["helps"] = g["saving_kind"] != "measured" or (g["saving_s"] or 0) > 0
