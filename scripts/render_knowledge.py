@@ -44,7 +44,7 @@ def graph_break_recipes():
            "Ids are torch's graph-break registry ids (torch/_dynamo/graph_break_registry.json), stable "
            "across versions; the triage report prints the id of every break.\n"]
     for gid, r in data["recipes"].items():
-        out.append(f"## {gid}: {knowledge.gb_type_of(gid) or r['category']}\n")
+        out.append(f"## {gid}: {knowledge.gb_type_of(gid) or r.get('gb_type') or r['category']}\n")
         out.append(f"Class: {r['category']}. Fix: {_one(r['fix'])}")
         if r.get("code"):
             out.append("\n```python\n" + r["code"].rstrip() + "\n```")

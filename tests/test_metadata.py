@@ -41,8 +41,10 @@ def test_manifests_agree():
     plugin = json.load(open(os.path.join(ROOT, ".claude-plugin/plugin.json")))
     market = json.load(open(os.path.join(ROOT, ".claude-plugin/marketplace.json")))
     assert plugin["name"] == "torch-compile" and re.match(r"^\d+\.\d+\.\d+$", plugin["version"])
-    for k in ("description", "author", "license", "repository", "keywords"):
+    for k in ("description", "author", "license", "keywords"):
         assert plugin.get(k), k
+    # no made-up links: a homepage/repository must be a real address, and this project has none public yet
+    assert not ({"homepage", "repository"} & set(plugin)), "plugin.json names a homepage/repository"
     (entry,) = market["plugins"]
     assert entry["name"] == plugin["name"] and entry["source"] == "./" and entry["version"] == plugin["version"]
     assert market.get("description") and market["owner"]["name"]

@@ -135,9 +135,17 @@ def facts(rep):
         "wall_time_s": st.get("wall_time_s", rep.get("duration_s")),
         "first_error": ({"type": e0.get("type"), "message": clip((e0.get("message") or "").splitlines()[0]
                                                                  if e0.get("message") else "", 200),
-                         "category": e0.get("category")} if e0 else None),
+                         "category": e0.get("category"), "inner": _inner(e0)} if e0 else None),
         "recompiling_functions": funcs,
     }
+
+
+def _inner(e):
+    """The real failure inside torch.compile's wrapper exception ("InductorError: ..." inside
+    BackendCompilerFailed), as "Type: first line"; None when the error is not wrapped."""
+    i = e.get("inner") or {}
+    msg = next((ln for ln in (i.get("message") or "").splitlines() if ln.strip()), "")
+    return f"{i['type']}: {clip(msg, 160)}" if i.get("type") else None
 
 
 def unexpected_recompiles(rep):
@@ -297,4 +305,65 @@ def markdown(res, next_cmd=None):
                                                          for c in cs[:3]))
     if next_cmd:
         out.append(f"\nNext: `{next_cmd}`")
+    return "\n".join(out)
+
+
+# ---- one command under two torch releases (compare --torch) -------------------------------------
+
+def _site(label):
+    return label.split(" — ")[0]
+
+
+def _err(f):
+    e = f.get("first_error") or {}
+    return e.get("inner") or (f"{e.get('type')}: {clip(e.get('message'), 160)}" if e.get("type") else _exit(f))
+
+
+def release_changes(res, to):
+    """What changed from one release to the next, one line each; `to` is the later release."""
+    b, a, g = res["before"], res["after"], res["graph_breaks"]
+    out = []
+    eb, ea = b.get("first_error") or {}, a.get("first_error") or {}
+    if run_ok(b) and not run_ok(a):
+        out.append(f"fails on {to} (introduced in {to}): `{_err(a)}`")
+    elif not run_ok(b) and run_ok(a):
+        out.append(f"fixed in {to}: the earlier release fails with `{_err(b)}`")
+    elif not run_ok(b) and not run_ok(a) and (eb.get("type"), clip(eb.get("message"), 80)) != \
+            (ea.get("type"), clip(ea.get("message"), 80)):
+        out.append(f"fails on both, differently: `{_err(b)}` → `{_err(a)}`")
+    fixed, new = list(g["fixed"]), list(g["new"])
+    for f in list(fixed):           # the same line breaks under another registry id / message
+        n = next((x for x in new if _site(x) == _site(f)), None)
+        if n:
+            out.append(f"graph break at {_site(f)} is reported differently in {to}: "
+                       f"{f.split(' — ', 1)[-1]} → {n.split(' — ', 1)[-1]}")
+            fixed.remove(f)
+            new.remove(n)
+    out += [f"graph break gone in {to}: {x}" for x in fixed]
+    out += [f"graph break new in {to}: {x}" for x in new]
+    if (a["recompiles"] or 0) != (b["recompiles"] or 0):
+        out.append(f"recompiles {b['recompiles'] or 0} → {a['recompiles'] or 0} in {to}")
+    if (a["graphs"] or 0) != (b["graphs"] or 0):
+        out.append(f"graphs {b['graphs'] or 0} → {a['graphs'] or 0}, ops {b['ops'] or 0} → {a['ops'] or 0}")
+    if res["output"] == "changed":
+        d = res.get("output_diff") or {}
+        out.append(f"printed output changed (line {d.get('line')}: `{d.get('before')}` → `{d.get('after')}`)")
+    return out
+
+
+def release_verdict(res, to):
+    ch = release_changes(res, to)
+    return ch[0] if ch else "no change"
+
+
+def releases_markdown(pairs, target):
+    vers = [pairs[0]["from"]] + [p["to"] for p in pairs]
+    out = [f"# compare across torch releases: {' → '.join(vers)}", f"`{target}` run unmodified under each"]
+    for p in pairs:
+        ch = release_changes(p, p["to"])
+        out.append(f"\n## {p['from']} → {p['to']}: " + ("no change in errors, breaks, recompiles or output"
+                                                       if not ch else f"{len(ch)} change(s)"))
+        out += [f"- {c}" for c in ch]
+        out.append(table(["", p["from"], p["to"]], facts_rows(p["before"], p["after"])))
+        out.append(f"runs: {p['before']['run_dir']} · {p['after']['run_dir']}")
     return "\n".join(out)

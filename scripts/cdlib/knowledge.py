@@ -130,6 +130,25 @@ def library_settings(library, text):
 
 
 @functools.lru_cache(maxsize=None)
+def installed_torch_version():
+    """(major, minor) of the torch that `import torch` would load, read from torch/version.py (no
+    import); None when there is none."""
+    try:
+        spec = importlib.util.find_spec("torch")
+        with open(os.path.join(os.path.dirname(spec.origin), "version.py"), encoding="utf-8") as f:
+            m = re.search(r"__version__\s*=\s*['\"](\d+)\.(\d+)", f.read())
+        return (int(m.group(1)), int(m.group(2))) if m else None
+    except (ImportError, ValueError, AttributeError, TypeError, OSError):
+        return None
+
+
+def newer_than_installed(since):
+    """True when a knowledge entry marked `since: "X.Y"` is for a newer torch than the installed one."""
+    v = installed_torch_version()
+    return bool(since and v and v < tuple(int(x) for x in str(since).split(".")[:2]))
+
+
+@functools.lru_cache(maxsize=None)
 def gb_registry():
     """torch/_dynamo/graph_break_registry.json of the installed torch ({} if unavailable)."""
     try:

@@ -1,7 +1,7 @@
 """compare: before/after of two triage runs (did my change work?)."""
 import os
 
-from .. import analyze, compare, proc, rundir
+from .. import analyze, compare, proc, rundir, torch_versions
 from ..errors import CliError
 from ..output import cli_command, emit
 
@@ -13,22 +13,33 @@ graph breaks fixed / still there / new (matched by registry id, the source line'
 function, so line shifts from the edit do not matter), recompiles and their causes, graphs, ops,
 compile and wall time, exit status, first error, and whether the printed output changed (lines
 with timings ignored). With `-- <command>` it first runs triage on the command (your edited
-program) and compares that run with BEFORE."""
+program) and compares that run with BEFORE. With `--torch VERSION -- <command>` it runs the same
+unmodified command under your torch and under torch VERSION (installed once into a cached throwaway
+venv that sees your other packages) and says what changed between the releases: "it broke after I
+upgraded torch"."""
 EPILOG = """examples:
   compile_debug.py compare /tmp/compile-debug/triage-A /tmp/compile-debug/triage-B
-  compile_debug.py compare /tmp/compile-debug/triage-A -- python train_edited.py"""
+  compile_debug.py compare /tmp/compile-debug/triage-A -- python train_edited.py
+  compile_debug.py compare --torch 2.14.1 -- python train.py          # your torch vs 2.14.1
+  compile_debug.py compare --torch 2.13.0 --torch 2.14.1 -- python train.py"""
 
 
 def add_arguments(p):
     p.add_argument("runs", nargs="*", metavar="RUN_DIR", help="BEFORE [AFTER]: triage run dirs")
     p.add_argument("--timeout", type=float, default=1800, metavar="SEC",
                    help="with `-- <command>`: kill the program after SEC seconds (default 1800)")
+    p.add_argument("--torch", action="append", default=[], metavar="VERSION|PYTHON",
+                   help="run the command under this torch release too (repeatable); a python path that has it "
+                        "also works. Versions are installed once into COMPILE_DEBUG_TORCH_CACHE "
+                        "(default ~/.cache/compile-debug/torch)")
 
 
 def run(args):
     runs, target = list(args.runs), list(args.target or [])
     if args.timeout <= 0:
         raise CliError("--timeout must be positive")
+    if args.torch:
+        return run_versions(args, runs, target)
     if target and len(runs) == 1:
         before = compare.load_run(runs[0])
         argv = proc.resolve_target(target)
@@ -63,3 +74,40 @@ def emit_quiet(run_dir, d):
     import json
     with open(os.path.join(run_dir, "report.json"), "w", encoding="utf-8") as f:
         json.dump(d, f, indent=1, default=str)
+
+
+def run_versions(args, runs, target):
+    """The same command under several torch releases; what changed from each to the next."""
+    import shutil
+    if runs or not target:
+        raise CliError("--torch compares one command under torch releases: `compare --torch 2.15.0 -- python prog.py`")
+    argv = proc.resolve_target(target)
+    if not torch_versions.is_python(argv[0]):
+        raise CliError(f"--torch needs a command that starts with a Python interpreter (python prog.py); got {argv[0]}")
+    base = shutil.which(argv[0]) or argv[0]
+    found = {}
+    for py, ver in [(base, torch_versions.probe(base))] + [torch_versions.python_for(s, base) for s in args.torch]:
+        found.setdefault(ver, py)
+    if len(found) < 2:
+        raise CliError(f"only one torch release to compare ({', '.join(found)}): name another with --torch")
+    order = sorted(found, key=torch_versions.ver_key)
+    run_dir = rundir.make(args.out, "compare")
+    reps = []
+    for ver in order:
+        d_run = os.path.join(run_dir, "torch-" + ver.split("+")[0])
+        os.makedirs(d_run)
+        cmd = [found[ver]] + argv[1:]
+        proc.progress(f"torch {ver}: triage of {analyze.target_string(argv)} (timeout {args.timeout:.0f} s)")
+        rep = analyze.run_and_analyze(cmd, d_run, timeout=args.timeout, tlparse=False, eager_check=True)
+        d = rep.to_dict()
+        d["status"], d["target"] = rep.status, analyze.target_string(argv)
+        emit_quiet(d_run, d)
+        reps.append((ver, compare.load_run(d_run)))
+    pairs = []
+    for (va, a), (vb, b) in zip(reps, reps[1:]):
+        res = compare.compare(a, b)
+        pairs.append({"from": va, "to": vb, **res, "verdict": compare.release_verdict(res, vb)})
+    result = {"command": "compare", "run_dir": run_dir, "status": "changed" if any(
+        p["verdict"] != "no change" for p in pairs) else "same", "torch": order, "pairs": pairs}
+    emit(args, result, compare.releases_markdown(pairs, analyze.target_string(argv)))
+    return 0

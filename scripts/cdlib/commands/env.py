@@ -16,7 +16,8 @@ will use, tlparse, the TORCH_*/TORCHINDUCTOR_*/TORCHDYNAMO_* variables set, and 
 config values that those variables change. Each problem found is one line with its fix."""
 ENV_PREFIXES = ("TORCH", "PYTORCH", "TORCHINDUCTOR", "TORCHDYNAMO", "INDUCTOR", "AOT_INDUCTOR", "AOTI_", "TRITON_",
                 "CUDA_LAUNCH_BLOCKING", "CUDA_VISIBLE_DEVICES", "CXX", "CC")
-SUPPORTED = ((2, 9), (2, 14))
+SUPPORTED = ((2, 9), (2, 15))          # oldest supported, newest tested (minor versions)
+TESTED = ("2.9.1", "2.11.0", "2.14.1", "2.15.0")   # CI: 2.15 full suite, 2.9 and 2.14 smoke; 2.11 on a GPU
 
 
 def add_arguments(p):
@@ -79,9 +80,14 @@ def _problems(info):
                   "fix": f"{sys.executable} -m pip install torch"})
         return p
     v = _ver(info.get("torch"))
-    if v and not (SUPPORTED[0] <= v <= SUPPORTED[1]):
-        p.append({"problem": f"torch {info['torch']} is outside the versions this plugin is tested on (2.9-2.14)",
-                  "fix": "results may differ; upgrade torch if something looks off"})
+    lo, hi = (".".join(map(str, x)) for x in SUPPORTED)
+    if v and v < SUPPORTED[0]:
+        p.append({"problem": f"torch {info['torch']} is older than the oldest version this plugin supports ({lo})",
+                  "fix": f"upgrade torch: {sys.executable} -m pip install 'torch>={lo}' (tested: {', '.join(TESTED)})"})
+    elif v and v > SUPPORTED[1]:
+        p.append({"problem": f"torch {info['torch']} is newer than the versions tested ({lo}-{hi}: {', '.join(TESTED)})",
+                  "fix": "the CLI should work; report anything that looks wrong (config names, trace fields and "
+                         "messages can change in a new release)"})
     if not info.get("cxx_path"):
         p.append({"problem": f"no C++ compiler found for Inductor's CPU backend ({info.get('cxx') or info.get('cxx_error')})",
                   "fix": "install g++ (apt-get install g++) or set CXX=/path/to/g++"})
