@@ -1,7 +1,11 @@
 """Shared test helpers. Tests run the real CLI in subprocesses on real programs.
 
 One Inductor cache dir is shared by the whole test session (set before any subprocess starts),
-so each small program pays the cold C++ compile once."""
+so each small program pays the cold C++ compile once.
+
+In parallel (pytest -n 2, pytest-xdist, --dist loadgroup as pytest.ini sets): the tests of a module
+that share a module- or session-scoped fixture of that module (one CLI run that several tests check)
+run on one worker, so the run is made once; they are started first (the longest work first)."""
 import importlib
 import json
 import os
@@ -38,13 +42,31 @@ HAS_CUDA = _has_cuda()
 TORCH29_PYTHON = os.environ.get("COMPILE_DEBUG_TORCH29_PYTHON")
 
 
+def _shared_fixture_module(item):
+    """The test module whose module- or session-scoped fixture this test uses (a CLI run made once)."""
+    info = getattr(item, "_fixtureinfo", None)
+    for name in getattr(item, "fixturenames", ()):
+        defs = info.name2fixturedefs.get(name) if info else None
+        if defs and defs[-1].scope in ("module", "session") and defs[-1].baseid.endswith(".py"):
+            return defs[-1].baseid
+    return None
+
+
+@pytest.hookimpl(tryfirst=True)     # before xdist reads the xdist_group marks
 def pytest_collection_modifyitems(config, items):
-    if HAS_CUDA:
-        return
-    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    if not HAS_CUDA:
+        skip = pytest.mark.skip(reason="needs a CUDA GPU")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
+    groups = {}
     for item in items:
-        if "gpu" in item.keywords:
-            item.add_marker(skip)
+        mod = _shared_fixture_module(item)
+        if mod:
+            item.add_marker(pytest.mark.xdist_group(mod))
+            groups[item] = mod
+    if hasattr(config, "workerinput"):   # an xdist worker: the shared runs and the slow tests first
+        items.sort(key=lambda it: 0 if it in groups else 1 if "slow" in it.keywords else 2)
 
 
 def program(name):

@@ -3,7 +3,8 @@
 Every case checks the same contract: exit status as documented (2 = bad input, refused in one line;
 0 = the tool did its job and reports the program's problem; 130 = Ctrl-C), no traceback from our
 code, nothing written outside the run dir (the cwd and TMPDIR of the run are compared before and
-after), and the Inductor cache untouched (every file in TORCHINDUCTOR_CACHE_DIR unchanged).
+after), and the Inductor cache untouched (every file in TORCHINDUCTOR_CACHE_DIR unchanged: each row has
+its own, seeded with files, so that other tests running at the same time (pytest -n) can't touch it).
 Most rows import no torch; the rows that do are grouped at the end of the table."""
 import json
 import os
@@ -107,7 +108,7 @@ def _sub(a, work, out):
     return a.replace("{w}", str(work)).replace("{out}", str(out)).replace("{py}", sys.executable)
 
 
-def _check_contract(p, work, before_work, tmpd, cache_before, rc, needle, where):
+def _check_contract(p, work, before_work, tmpd, cache, cache_before, rc, needle, where):
     err, outp = p.stderr, p.stdout
     msg = f"exit {p.returncode}\nSTDOUT:\n{outp[-2000:]}\nSTDERR:\n{err[-2000:]}"
     assert p.returncode == rc, msg
@@ -125,10 +126,8 @@ def _check_contract(p, work, before_work, tmpd, cache_before, rc, needle, where)
     for k, v in before_work.items():
         assert after.get(k) == v, (k, "changed", msg)
     assert _files_under(tmpd) == {}, (_files_under(tmpd), msg)
-    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    if cache:
-        now = _files_under(cache)
-        assert all(now.get(k) == v for k, v in cache_before.items()), "the Inductor cache was changed"
+    now = _files_under(cache)
+    assert all(now.get(k) == v for k, v in cache_before.items()), "the Inductor cache was changed"
 
 
 def _env(tmpd, extra_env):
@@ -316,11 +315,15 @@ def test_bad_input(case, tmp_path):
     cwd = work / extra.get("cwd", "")
     if extra.get("cwd") == "ro":
         os.chmod(cwd, 0o555)
-    env = _env(tmpd, {k: _sub(v, work, out) for k, v in extra.get("env", {}).items()})
+    cache = tmp_path / "inductor-cache"       # the user's Inductor cache: ours alone, with their files
+    (cache / "fxgraph").mkdir(parents=True)
+    (cache / "MARKER").write_text("do not delete")
+    (cache / "fxgraph" / "entry").write_bytes(b"\x00" * 64)
+    env = _env(tmpd, {"TORCHINDUCTOR_CACHE_DIR": str(cache),
+                      **{k: _sub(v, work, out) for k, v in extra.get("env", {}).items()}})
     argv = [sys.executable, CLI] + [_sub(a, work, out) for a in args]
     before = _files_under(work)
-    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    cache_before = _files_under(cache) if cache else {}
+    cache_before = _files_under(cache)
     try:
         t0 = time.monotonic()
         kind = extra.get("kind")
@@ -347,7 +350,7 @@ def test_bad_input(case, tmp_path):
                 os.chmod(work / name, 0o755)
     assert took < extra.get("max_s", 600)
     before.pop("unreadable.py", None)
-    _check_contract(p, work, before, tmpd, cache_before, rc, needle, where)
+    _check_contract(p, work, before, tmpd, cache, cache_before, rc, needle, where)
     post = extra.get("post")
     if post == "small_run_dir":
         size = sum(v[0] for v in _files_under(out).values())

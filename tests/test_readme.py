@@ -1,4 +1,5 @@
-"""README's two set-up commands exist and CI runs the README's test command verbatim."""
+"""README's two set-up commands exist and CI runs the README's test command verbatim, in a virtual
+environment made from requirements.txt alone (as on a fresh machine), and fails when it fails."""
 import os
 import re
 
@@ -19,9 +20,16 @@ def test_two_setup_commands():
 
 def test_ci_runs_the_readme_test_command():
     _, tests = readme_commands()
-    ci = open(os.path.join(ROOT, ".ci", "run")).read()
-    assert tests.strip() in ci
-    assert os.access(os.path.join(ROOT, ".ci", "run"), os.X_OK)
+    tests = tests.strip()
+    lines = open(os.path.join(ROOT, ".ci", "run")).read().splitlines()
+    [i] = [n for n, ln in enumerate(lines) if ln.startswith(tests)]
+    assert lines[i] == tests + " || fail=1"                  # verbatim; its failure is CI's failure
+    before = lines[:i]
+    assert "venv=$(.ci/venv main -r requirements.txt)" in before      # a venv from requirements.txt only
+    assert 'source "$venv/bin/activate"' in before                     # its python3 runs the command
+    assert "fail=0" in before and lines[-1] == "exit $fail" and "set -euo pipefail" in lines
+    for name in ("run", "venv", "torch29"):
+        assert os.access(os.path.join(ROOT, ".ci", name), os.X_OK), name
 
 
 def test_readme_lists_every_subcommand():
