@@ -1,20 +1,133 @@
-"""Miscompile or rounding? One run of a program under the minifier's accuracy check.
+"""Miscompile or rounding? One run of a program under the minifier's accuracy check, measured.
 
 TORCHDYNAMO_REPRO_AFTER=aot + TORCHDYNAMO_REPRO_LEVEL=4 make every compiled AOT graph compare its
-result on its first inputs with eager's and with an fp64 reference (torch._dynamo.utils.same: the
-compiled result may not be further from fp64 than eager's, times a multiplier); the first graph that
-fails is written out as a checkpoint. Used by `accuracy -- prog` and by triage when the program's own
-output check fails only compiled. No torch import here (the program does it)."""
+result on its first inputs with eager's and with an fp64 reference (torch._dynamo.debug_utils.
+same_two_models -> torch._dynamo.utils.same); the first graph that fails is written out as a
+checkpoint and raises AccuracyError. same() first passes anything allclose at
+torch._dynamo.config.repro_tolerance (default 1e-3: at float32 that passes a small miscompile), then
+applies its RMSE rule: RMSE(compiled, fp64) <= multiplier * RMSE(eager, fp64) + tol/10. This run sets
+repro_tolerance to 0 through the startup hook (torch has no env var for it), so the RMSE rule alone
+decides at every dtype, and records the numbers of EVERY checked graph, passing ones too (same() and
+same_two_models wrapped; torch's verdict is kept as is) in <run dir>/graphs.jsonl.
+Used by `accuracy -- prog` and by triage when a failure happens only compiled and has no specific
+class. No torch import here (the program does it)."""
+import json
 import os
 import re
 
 from . import proc
 
-
 def precision_meaning():
-    """What "no graph less accurate than eager, yet the program's check failed" means (triage table row)."""
+    """What "every graph as close to fp64 as eager, yet the program's check failed" means (triage table row)."""
     from . import knowledge
     return " ".join(knowledge.triage_row("accuracy_tolerance")["advice"].split())
+
+
+TOLERANCE = 0.0   # torch._dynamo.config.repro_tolerance in the check run: the RMSE rule decides
+LOW_PRECISION = ("bf16", "f16")
+EPS = {"float32": 1.1920928955078125e-07, "float16": 0.0009765625, "bfloat16": 0.0078125, "float64": 2.22e-16}
+# torch.testing.assert_close's default (rtol, atol) per dtype
+ASSERT_CLOSE = {"float32": (1.3e-6, 1e-5), "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float64": (1e-7, 1e-7)}
+
+# Runs in the program right after it imports torch (startup hook "code" step). Wraps torch's own
+# check: same_two_models (one call per graph; the graph's name is a variable of its caller,
+# after_aot's inner_debug_fn) and same (one call per output tensor, recursively). Writes one JSON
+# line per checked graph. A graph whose compiled run raised inside the check is passed by torch
+# without comparing ("Skipping this graph"): it is recorded with no outputs.
+_RECORD = r'''
+import json as _json, sys as _sys
+import torch._dynamo.utils as _u
+import torch._dynamo.repro.after_aot as _aa
+_cd_path = %(path)r
+_cd_state = {"graph": None}
+_cd_same, _cd_stm, _cd_rmse = _u.same, _aa.same_two_models, _u.rmse
+_cd_ac = %(assert_close)r
+
+
+def _cd_leaf(ref, res, fp64_ref, said):
+    rec = {"torch_says": said}
+    if isinstance(ref, float):
+        ref, res = torch.tensor(ref), torch.tensor(res) if isinstance(res, float) else res
+        fp64_ref = torch.tensor(fp64_ref, dtype=torch.float64) if isinstance(fp64_ref, float) else fp64_ref
+    if not isinstance(ref, torch.Tensor) or not isinstance(res, torch.Tensor):
+        return rec
+    rec["dtype"], rec["shape"] = str(res.dtype).replace("torch.", ""), list(res.shape)
+    if not (ref.is_floating_point() and res.is_floating_point()) or ref.shape != res.shape:
+        return rec
+    with torch.no_grad():
+        r, c = ref.detach(), res.detach()
+        r, c = (r.to_dense(), c.to_dense()) if r.is_sparse else (r, c)
+        if r.numel():
+            d = (c.double() - r.double()).abs()
+            fin = torch.isfinite(r)
+            rec["max_abs_diff"] = float(d.nan_to_num(nan=float("inf")).max())
+            rec["max_abs_eager"] = float(r.double().abs()[fin].max()) if fin.any() else None
+            rec["nan_compiled"], rec["nan_eager"] = bool(c.isnan().any()), bool(r.isnan().any())
+        ok = None
+        if rec["dtype"] in _cd_ac:
+            rt, at = _cd_ac[rec["dtype"]]
+            ok = bool(torch.isclose(c, r, rtol=rt, atol=at, equal_nan=True).all())
+        rec["assert_close_defaults"] = ok
+        if isinstance(fp64_ref, torch.Tensor) and fp64_ref.dtype == torch.float64:
+            f = fp64_ref.detach()
+            f = f.to_dense() if f.is_sparse else f
+            rec["rmse_eager_vs_fp64"] = float(_cd_rmse(f, r))
+            rec["rmse_compiled_vs_fp64"] = float(_cd_rmse(f, c))
+    return rec
+
+
+def _cd_same_rec(ref, res, fp64_ref=None, *args, **kwargs):
+    g = _cd_state["graph"]
+    if g is None or not isinstance(ref, (torch.Tensor, float)):
+        return _cd_same(ref, res, fp64_ref, *args, **kwargs)
+    said, log_error = [], kwargs.pop("log_error", _u.log.error)
+
+    def _log(msg, *a):
+        try:
+            said.append(msg %% a)
+        except Exception:
+            said.append(str(msg))
+        return log_error(msg, *a)
+    ok = _cd_same(ref, res, fp64_ref, *args, log_error=_log, **kwargs)
+    try:
+        rec = _cd_leaf(ref, res, fp64_ref, said)
+    except Exception as e:
+        rec = {"record_error": f"{type(e).__name__}: {e}"}
+    rec["passed"] = bool(ok)
+    g["outputs"].append(rec)
+    return ok
+
+
+def _cd_stm_rec(gm, opt_gm, example_inputs, *args, **kwargs):
+    try:
+        name = _sys._getframe(1).f_locals.get("graph_name")
+    except Exception:
+        name = None
+    g = {"graph": name if isinstance(name, str) else None, "outputs": []}
+    _cd_state["graph"] = g
+    try:
+        ok = _cd_stm(gm, opt_gm, example_inputs, *args, **kwargs)
+        g["passed"] = bool(ok)
+        return ok
+    except BaseException as e:
+        g["passed"], g["error"] = None, f"{type(e).__name__}: {e}"[:300]
+        raise
+    finally:
+        _cd_state["graph"] = None
+        try:
+            with open(_cd_path, "a", encoding="utf-8") as f:
+                f.write(_json.dumps(g) + "\n")
+        except OSError:
+            pass
+
+
+_u.same = _cd_same_rec
+_aa.same_two_models = _cd_stm_rec
+'''
+
+
+def _record_code(path):
+    return _RECORD % {"path": path, "assert_close": ASSERT_CLOSE}
 
 
 _FAILED_RE = re.compile(r"Accuracy failed for the AOT Autograd graph (\S+)")
@@ -25,18 +138,26 @@ _CHECKPOINT_RE = re.compile(r"Writing checkpoint with (\d+) nodes to (\S+\.py)")
 
 def run(argv, run_dir, *, timeout, env_add=None):
     """Run argv once under the accuracy check, in run_dir (level 4 writes repro.py into the working
-    directory; file arguments are made absolute). Returns a dict: res (ProcResult), failing_graph,
-    graph_nodes, checkpoint, rmse [..], failed (the program exited non-zero or timed out),
-    error_type / error (its last exception), precision (it failed on its own output check although
-    no graph failed: rounding, not a miscompile)."""
+    directory; file arguments are made absolute). Returns a dict: res (ProcResult), graphs (one record
+    per checked graph: name, passed, outputs [{dtype, shape, rmse_compiled_vs_fp64, rmse_eager_vs_fp64,
+    max_abs_diff, max_abs_eager, assert_close_defaults, passed, torch_says}]), failing_graph,
+    graph_nodes, checkpoint, rmse [..] (torch's own failure lines), failed (exit != 0 or timeout),
+    error_type / error (its last exception), dtypes, inductor."""
     from .workers import bisect_step
     debug = os.path.join(run_dir, "debug")
     os.makedirs(debug, exist_ok=True)
     abs_argv = [os.path.abspath(a) if i > 0 and os.path.isfile(a) else a for i, a in enumerate(argv)]
+    record = os.path.join(run_dir, "graphs.jsonl")
     env = dict(env_add or {})
     trace_dir = os.path.join(run_dir, "trace")
     env.update({"TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": "4", "TORCH_COMPILE_DEBUG_DIR": debug,
-                "TORCH_TRACE": trace_dir, "PYTHONUNBUFFERED": "1"})
+                "TORCH_TRACE": trace_dir, "PYTHONUNBUFFERED": "1",
+                # an AOTAutograd cache hit skips the compiler and with it torch's check (nothing measured)
+                "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"})
+    env.update(proc.startup_env(run_dir, [{"config": {"torch._dynamo.config.repro_tolerance": TOLERANCE}},
+                                          {"code": _record_code(record)}], name="accuracy_check"))
+    if (env_add or {}).get("PYTHONPATH"):  # keep the caller's PYTHONPATH after the startup hook's dir
+        env["PYTHONPATH"] += os.pathsep + env_add["PYTHONPATH"]
     res = proc.run(abs_argv, env_add=env, cwd=run_dir, timeout=timeout,
                    stdout_path=os.path.join(run_dir, "target.stdout"), stderr_path=os.path.join(run_dir, "target.stderr"))
     err = res.read_stderr(limit=4_000_000)
@@ -44,18 +165,30 @@ def run(argv, run_dir, *, timeout, env_add=None):
     ck = _CHECKPOINT_RE.findall(err)
     failed = res.returncode not in (0, None) or res.timed_out
     et, em = bisect_step.signature(err)
-    out = {"res": res, "failing_graph": graph[0] if graph else None,
+    out = {"res": res, "graphs": _read_records(record), "failing_graph": graph[0] if graph else None,
            "graph_nodes": int(ck[0][0]) if ck else None, "checkpoint": ck[0][1] if ck else None,
            "rmse": [{"rmse_compiled_vs_fp64": float(a), "rmse_eager_vs_fp64": float(b),
                      "shape": re.sub(r"^torch\.Size\((.*)\)$", r"\1", c), "dtype": d,
                      "multiplier": float(m), "tol": float(t)} for a, b, c, d, m, t in _RMSE_RE.findall(err)],
            "failed": failed, "error_type": bisect_step.short_type(et) if et else None,
-           "error": f"{bisect_step.short_type(et)}: {em}" if failed and et else None}
-    # torch's check passes a graph within 1e-3 of eager (or no further from fp64 than a few times
-    # eager's error) and sees only Inductor graphs: "rounding" only for Inductor graphs of bf16/fp16
-    out["passed_check"] = bool(not graph and failed and et and _is_output_check(et, em))
+           "error": f"{bisect_step.short_type(et)}: {em}" if failed and et else None,
+           "last_words": bisect_step.last_words(res.read_stdout(limit=200_000), err) if failed and not et else None,
+           "tolerance": TOLERANCE, "hook_failed": "[compile-debug startup]" in err}
     out["dtypes"], out["inductor"] = graph_dtypes(trace_dir), _inductor_ran(trace_dir)
-    out["precision"] = out["passed_check"] and out["inductor"] and bool(out["dtypes"] & set(LOW_PRECISION))
+    return out
+
+
+def _read_records(path):
+    out = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for ln in f:
+                try:
+                    out.append(json.loads(ln))
+                except ValueError:
+                    pass
+    except OSError:
+        pass
     return out
 
 
@@ -66,21 +199,6 @@ def _inductor_ran(trace_dir):
     tr = tracemod.parse(trace_dir)
     return bool(tr.of("inductor_output_code")) or any(
         isinstance(e.data, dict) and e.data.get("inductor_compile_time_s") for e in tr.of("compilation_metrics"))
-
-
-def _is_output_check(etype, message):
-    from . import knowledge
-    return etype.endswith("AssertionError") or \
-        knowledge.classify_error(f"{etype}: {message}").get("id") == "accuracy_mismatch"
-
-
-def rmse_line(rmse):
-    a, b = rmse["rmse_compiled_vs_fp64"], rmse["rmse_eager_vs_fp64"]
-    return (f"RMSE vs fp64: compiled {a:.3g}, eager {b:.3g}"
-            + (f" ({a / b:.3g}x; limit {rmse['multiplier']:g}x)" if b else "") + f", output shape {rmse['shape']}")
-
-
-LOW_PRECISION = ("bf16", "f16")
 
 
 def graph_dtypes(trace_dir):
@@ -96,48 +214,174 @@ def graph_dtypes(trace_dir):
     return found
 
 
+def is_output_check(etype, message=""):
+    """A failure that a numeric difference explains: an assert, a mismatch message, a non-zero exit
+    without an exception (a gate that prints and exits)."""
+    from . import knowledge
+    etype = etype or ""
+    return etype.endswith("AssertionError") or etype.startswith("exit ") or \
+        knowledge.classify_error(f"{etype}: {message or ''}").get("id") in ("accuracy_mismatch",)
+
+
+# ---- the verdict ---------------------------------------------------------------------------
+
+def _fmt(x):
+    return "n/a" if x is None else f"{x:.3g}"
+
+
+def _measured(o):
+    return o.get("rmse_compiled_vs_fp64") is not None and o.get("rmse_eager_vs_fp64") is not None
+
+
+def _ratio(o):
+    a, b = o["rmse_compiled_vs_fp64"], o["rmse_eager_vs_fp64"]
+    return a / b if b else (0.0 if a == 0 else float("inf"))
+
+
+def numbers(o):
+    """'RMSE 1.2e-07 vs 1.1e-07, dtype float32' of one recorded output."""
+    return f"compiled {_fmt(o['rmse_compiled_vs_fp64'])} vs eager {_fmt(o['rmse_eager_vs_fp64'])} from fp64"
+
+
+def judge(chk, failure_type=None, failure_message="", failure_exit=None):
+    """The verdict of one accuracy-check run: {verdict: rounding | miscompile | not_measured, summary,
+    why, graph, worst (the output record the numbers come from), graphs_checked, outputs_checked,
+    dtypes, gate, next: fix_gate | bisect | vs_eager | timeout | factory}. failure_*: how the program
+    failed in the original compiled run (None: take the check run's own failure)."""
+    graphs = chk.get("graphs") or []
+    outs = [o for g in graphs for o in g.get("outputs", [])]
+    measured = [o for o in outs if _measured(o)]
+    dtypes = sorted({o["dtype"] for o in measured})
+    base = {"graphs_checked": len(graphs), "outputs_checked": len(measured), "dtypes": dtypes,
+            "tolerance": chk.get("tolerance"), "graph": None, "worst": None, "gate": None}
+    failing = next((g for g in graphs if g.get("passed") is False), None)
+    name = chk.get("failing_graph") or (failing or {}).get("graph")
+    if name or failing:
+        bad = [o for o in (failing or {}).get("outputs", []) if o.get("passed") is False]
+        o = bad[0] if bad else None
+        if o is None and chk.get("rmse"):   # no record (hook missing): torch's own failure line
+            r = chk["rmse"][0]
+            o = {"rmse_compiled_vs_fp64": r["rmse_compiled_vs_fp64"], "rmse_eager_vs_fp64": r["rmse_eager_vs_fp64"],
+                 "dtype": r["dtype"].replace("torch.", ""), "shape": r["shape"], "passed": False}
+        if o is not None and _measured(o):
+            m = re.search(r"multiplier: ([\d.]+)", " ".join(o.get("torch_says") or []))
+            return dict(base, verdict="miscompile", graph=name, worst=o, next="bisect",
+                        summary=f"measured miscompile in graph {name} ({numbers(o)}, {o.get('dtype')})",
+                        why=f"graph `{name}` is further from fp64 than eager: {numbers(o)}, {o.get('dtype')}"
+                            + (f" (torch's limit: {float(m.group(1)):g}× eager's)" if m else ""))
+        what = ("it differs only in a non-floating output (an integer/bool result: an argmax or comparison "
+                "can flip on a rounding tie; torch's RMSE rule measures floating outputs only)"
+                if o is not None and o.get("dtype") and "float" not in o["dtype"]
+                else "torch had no fp64 reference to measure it against (it could not run the graph in float64)")
+        return dict(base, verdict="not_measured", graph=name, worst=o, next="bisect",
+                    summary=f"not measured: graph {name} differs from eager, but {what}",
+                    why=f"graph `{name}` fails torch's check, but {what}")
+    res = chk["res"]
+    ftype = failure_type or chk.get("error_type") or (f"exit {res.returncode}" if res.returncode else None)
+
+    def nm(why, nxt):
+        return dict(base, verdict="not_measured", summary=f"not measured: {why}", why=why, next=nxt)
+    if res.timed_out:
+        return nm(f"the accuracy-check run timed out after {res.duration_s:.0f} s", "timeout")
+    if not chk["failed"]:
+        return nm("the program passed in the accuracy-check run: the failure does not happen on every run "
+                  "(random data or seeds, timing, state left by an earlier run?)", "vs_eager")
+    if not graphs:
+        why = ("no graph was compiled by Inductor, and torch's check only measures Inductor graphs"
+               if not chk.get("inductor") else "torch's check compared no graph (no compiled graph ran with real "
+               "inputs" + (", or the recording hook failed: see target.stderr" if chk.get("hook_failed") else "") + ")")
+        return nm(why, "bisect")
+    skipped = [g for g in graphs if g.get("passed") is None or not any(_measured(o) for o in g.get("outputs", []))]
+    if skipped:
+        g = skipped[0]
+        why = g.get("error") or ("its compiled run raised inside the check, which skips the graph"
+                                 if not g.get("outputs") else "no floating output with an fp64 reference")
+        return nm(f"graph {g.get('graph') or '?'} was not compared ({why})", "factory")
+    check_type = chk.get("error_type") or f"exit {res.returncode}"
+    if ftype and check_type and not _same_end(ftype, check_type, failure_exit, res.returncode):
+        return nm(f"the program failed differently in the accuracy-check run ({chk.get('error') or check_type}, "
+                  f"not {ftype})", "bisect")
+    worst = max(measured, key=_ratio)
+    summary_n = f"RMSE {_fmt(worst['rmse_compiled_vs_fp64'])} vs {_fmt(worst['rmse_eager_vs_fp64'])}, dtype {worst['dtype']}"
+    if not is_output_check(ftype, failure_message):
+        why = (f"every compiled graph is as close to fp64 as eager on its first call ({summary_n}), but the "
+               f"failure ({ftype}) is not an output comparison that rounding explains")
+        return nm(why, "vs_eager") | {"worst": worst}
+    return dict(base, verdict="rounding", worst=worst, gate=gate(measured), next="fix_gate",
+                summary=f"rounding: compiled is as close to fp64 as eager ({summary_n}); fix the gate",
+                why=f"all {len(graphs)} compiled graph(s), {len(measured)} output(s) checked on their first call: "
+                    f"compiled is no further from fp64 than eager (largest ratio: {numbers(worst)}, "
+                    f"{worst['dtype']}; torch's RMSE rule, tolerance {TOLERANCE:g})")
+
+
+def _same_end(a, b, exit_a, exit_b):
+    if a.startswith("exit ") or b.startswith("exit "):
+        return (a.startswith("exit ") and b.startswith("exit ")) and (exit_a is None or exit_a == exit_b)
+    return a.rsplit(".", 1)[-1] == b.rsplit(".", 1)[-1]
+
+
+def gate(measured):
+    """The output check that fits these outputs: torch.testing.assert_close's defaults when they accept
+    every checked output, else a comparison against fp64 (or rtol/atol from the dtype's eps and scale)."""
+    dts = sorted({o["dtype"] for o in measured})
+    if all(o.get("assert_close_defaults") for o in measured):
+        dflt = ", ".join(f"{d} rtol {ASSERT_CLOSE[d][0]:g} atol {ASSERT_CLOSE[d][1]:g}" for d in dts if d in ASSERT_CLOSE)
+        return (f"torch.testing.assert_close(compiled, eager) with its dtype defaults ({dflt}) accepts every checked "
+                "output; or compare both against an fp64 reference")
+    o = max(measured, key=lambda r: (r.get("max_abs_diff") or 0) / max(r.get("max_abs_eager") or 1e-30, 1e-30))
+    d, diff, scale = o["dtype"], o.get("max_abs_diff") or 0.0, o.get("max_abs_eager") or 0.0
+    k = diff / (EPS.get(d, EPS["float32"]) * scale) if scale else None
+    return ("compare both against an fp64 reference (compiled's error no larger than a few times eager's, as "
+            "torch._dynamo.utils.same does); or a tolerance from the dtype's eps and the outputs' scale: here max "
+            f"|compiled - eager| = {diff:.3g} on {d} outputs up to {scale:.3g}"
+            + (f" = {k:.3g} × eps({d}) × max|output|, so atol ≈ {max(k * 2, 4):.0f} × eps × max|output|" if k else ""))
+
+
+def next_command(kind, cli, target, timeout=None):
+    """(why, command) of the cheapest next step for a judge() verdict's `next` (cli: our command,
+    target: the program's command line as the user types it)."""
+    if kind == "fix_gate":
+        return "fix the program's output check (not a compiler bug; no bisect)", None
+    if kind == "bisect":
+        return "nothing cheaper decides: bisect names the layer, pass and op", f"{cli} bisect -- {target}"
+    if kind == "vs_eager":
+        return ("compare what the program prints compiled and eager (one more run each); bisect only if that does "
+                "not show it"), f"{cli} triage --vs-eager -- {target}"
+    if kind == "timeout":
+        return "give the check run more time", f"{cli} accuracy --timeout {max(2 * (timeout or 900), 60):.0f} -- {target}"
+    return ("measure the model directly: a factory function returning (model, inputs) in a file, then the "
+            "accuracy command on FILE.py:FACTORY (eager vs compiled vs fp64 per output)"), None
+
+
 def apply(rep, chk, run_dir, where):
-    """Put the accuracy check's answer on a triage report whose first error is an output check that
-    failed only compiled: a measured miscompile (-> bisect), rounding (-> the program's tolerance), or
-    not sure (-> bisect). torch's check passes a graph within 1e-3 of eager or no further from fp64
-    than a few times eager's error, and it sees only Inductor graphs on their first call: "rounding"
-    is said only for Inductor graphs of bf16/fp16 tensors, where 1e-3 is below the dtype's precision."""
+    """Put the measurement on a triage report whose first error fails only compiled and has no specific
+    class: rounding (-> fix the gate), a measured miscompile (-> bisect --from) or not measured (why,
+    and the cheapest next step)."""
     from . import knowledge
     err = rep.errors[0]
-    rmse = chk["rmse"][0] if chk["rmse"] else None
-    rep.verdict["accuracy"] = {"run_dir": run_dir, "failing_graph": chk["failing_graph"], "rmse": rmse,
-                               "precision": chk["precision"], "error": chk["error"], "dtypes": sorted(chk["dtypes"]),
-                               "duration_s": chk["res"].duration_s}
-    bisect = knowledge.render_command({"command": "{cli} bisect -- {target}"}, *where)
-    if chk["failing_graph"]:
+    cli, target = where
+    j = judge(chk, err.type, err.message, rep.exit_code)
+    dur = chk["res"].duration_s
+    rep.verdict["accuracy"] = dict(j, run_dir=run_dir, failing_graph=chk["failing_graph"],
+                                   graph_nodes=chk["graph_nodes"], precision=j["verdict"] == "rounding",
+                                   rmse=j["worst"], error=chk["error"], duration_s=dur,
+                                   run_duration_s=rep.duration_s,
+                                   cost_ratio=round(dur / rep.duration_s, 2) if dur and rep.duration_s else None)
+    if j["verdict"] == "miscompile":
+        err.category, err.side, err.skill = "accuracy_mismatch", "compiler", "bisect"
         err.title = "Miscompile: a compiled graph is further from fp64 than eager (measured)"
-        err.advice = (f"Measured by one run under torch's accuracy check: graph `{chk['failing_graph']}`"
-                      + (f" ({chk['graph_nodes']} FX nodes)" if chk["graph_nodes"] else "") + " fails it"
-                      + (f": {rmse_line(rmse)}" if rmse else "") + ". Most likely a miscompile: bisect names the "
-                      "layer, pass and op; minify --kind accuracy shrinks the graph. (A graph that draws random "
-                      "numbers, e.g. dropout in training, also differs: `accuracy` re-checks with fallback_random.)")
-        err.next_command = bisect
-    elif chk["precision"]:
+        err.advice = (f"Measured by one run under torch's accuracy check (repro_tolerance {TOLERANCE:g}: its RMSE "
+                      f"rule decides): {j['why']}" + (f"; {chk['graph_nodes']} FX nodes" if chk["graph_nodes"] else "")
+                      + ". Bisect names the layer, pass and op; minify --kind accuracy shrinks the graph. (A graph "
+                      "that draws random numbers, e.g. dropout in training, also differs: `accuracy` re-checks "
+                      "with fallback_random.)")
+        err.next_command = knowledge.render_command({"command": "{cli} bisect -- {target}"}, cli, target)
+    elif j["verdict"] == "rounding":
         row = knowledge.triage_row("accuracy_tolerance")
         err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row["side"]
-        err.advice, err.next_command = precision_meaning(), None
+        err.advice = f"{j['why']}. " + " ".join(row["advice"].split())
+        err.next_command = None
     else:
-        err.advice = (f"Torch's accuracy check (one more run) flagged no compiled graph, but {unsure_reason(chk)}: "
-                      "not sure whether this is rounding. Bisect runs the program the way it fails and finds the "
-                      "layer and pass if the compiler changes the result.")
-        err.next_command = bisect
-
-
-def unsure_reason(chk):
-    """Why a run in which torch's check flagged no graph still does not show rounding."""
-    if not chk["failed"]:
-        return "the program passed in the accuracy-check run (a flaky check?)"
-    if chk["res"].timed_out:
-        return "the accuracy-check run timed out"
-    if chk["passed_check"] and not chk["inductor"]:
-        return "no graph was compiled by Inductor, and torch's check only looks at Inductor graphs"
-    if chk["passed_check"]:
-        return ("torch's check passes anything within 1e-3 of eager, which for float32 values is not rounding: a "
-                "small miscompile can pass it")
-    return (f"the program's failure ({chk['error'] or 'exit ' + str(chk['res'].returncode)}) is not an exception "
-            "the check can pair with a graph")
+        err.title = "Fails only when compiled; not measured (see the verdict)"
+        err.advice = f"Torch's accuracy check (one more run) decided nothing: {j['why']}."
+        err.next_command = next_command(j["next"], cli, target, chk["res"].duration_s)[1]

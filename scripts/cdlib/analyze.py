@@ -135,7 +135,8 @@ def _errors(tr, res, stdout, stderr, target_str, cli):
         elif exc:
             errors.append(make_error(exc, output=out_all, target_str=target_str, cli=cli))
         else:
-            tail = [ln for ln in (stderr or stdout or "").splitlines() if ln.strip()][-3:]
+            from .workers.bisect_step import last_words   # the program's own last line, not a torch warning
+            tail = [last_words(stdout or "", stderr or "") or ""]
             err = make_error({"full_type": f"exit {res.returncode}", "type": f"exit {res.returncode}",
                               "message": "\n".join(tail), "frames": [], "block": "\n".join(tail)},
                              output=out_all, target_str=target_str, cli=cli)
@@ -221,15 +222,13 @@ def _error_steps(rep, target_str, cli):
             steps.append({"why": "apply PyTorch's suggested fix: " + "; ".join(e.suggested_fixes[:3]),
                           "skill": e.skill, "command": e.next_command})
             continue
-        if e.category == "accuracy_tolerance":
-            steps.append({"why": f"loosen the output check{' at ' + at if at else ''} to the dtype's precision, or compare "
-                                 "against fp64: compiled is as accurate as eager (measured); not a compiler bug",
-                          "skill": None, "command": None})
+        if i == 0 and v.get("accuracy"):   # measured (accuracy_check.apply): its verdict routes
+            steps.append(_accuracy_step(v["accuracy"], e, at, cli, target_str))
             continue
         if i == 0 and kind == "compile_only" and e.side == "user":
-            steps.append({"why": f"{e.type}: looks like a program error but only fails compiled: torch.compile "
-                                 "computes it differently (a meta kernel or decomposition); find the layer",
-                          "skill": "bisect", "command": f"{cli} bisect -- {target_str}" if target_str else None})
+            steps.append({"why": f"{e.type}: only fails compiled, not measured yet: torch's accuracy check (one run) "
+                                 "tells rounding from a compiled graph that computes differently",
+                          "skill": "bisect", "command": f"{cli} accuracy -- {target_str}" if target_str else None})
             continue
         if e.side == "user" and not e.next_command:
             steps.append({"why": f"{e.type}: {e.title}" + (f" at {at}" if at else "") + f": {msg}",
@@ -237,6 +236,20 @@ def _error_steps(rep, target_str, cli):
             continue
         steps.append({"why": f"{e.type}: {e.title}", "skill": e.skill, "command": e.next_command})
     return steps
+
+
+def _accuracy_step(acc, e, at, cli, target_str):
+    """The next step a measurement decided: fix the gate (rounding), bisect (a measured miscompile), or
+    the cheapest step that can decide (not measured)."""
+    if acc["verdict"] == "rounding":
+        return {"why": f"rounding, measured (not a compiler bug): fix the output check{' at ' + at if at else ''}, "
+                       f"no bisect. Gate that fits: {acc['gate']}", "skill": None, "command": None}
+    if acc["verdict"] == "miscompile":
+        return {"why": f"{acc['summary']} → bisect names the layer, pass and op", "skill": "bisect",
+                "command": e.next_command}
+    why, _ = accuracy_check.next_command(acc["next"], cli, target_str or "<your command>")
+    return {"why": f"{acc['summary']}; {why}", "skill": "bisect" if acc["next"] == "bisect" else None,
+            "command": e.next_command}
 
 
 def _custom_op_mutation(files):
@@ -358,15 +371,15 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
             err.inner = {"type": err.type, "message": err.message.splitlines()[0] if err.message else "",
                          "op": hit[0]}
     if rep.verdict["kind"] == "compile_only" and err.category == "user_error":
-        # raised by the program's own code, but only when compiled: the compiled code computed something
-        # differently. Never call it "not from torch.compile" (seen with an output check that failed).
+        # raised by the program's own code (or a bare non-zero exit), but only when compiled: rounding that a
+        # tight check catches, or a compiled graph that computes differently? run_and_analyze measures it
+        # (accuracy_check); until then it is not measured. Never "not from torch.compile".
         if err.type == "AssertionError":
             row = knowledge.triage_row("accuracy_mismatch")
             err.category, err.skill, err.side = row["id"], row.get("skill"), row.get("side", "compiler")
-        err.title = ("Your check failed only when compiled: the compiled results differ from eager's (a "
-                     "miscompile, or rounding that a tight tolerance catches: measure)" if err.type == "AssertionError"
-                     else "Raised by your code, but only when compiled: the compiled code computes something "
-                     "differently from eager")
+        err.title = ("Your check failed only when compiled" if err.type == "AssertionError" else
+                     f"Your program {err.type.replace('exit', 'exited with')} only when compiled" if err.type.startswith("exit ")
+                     else "Raised by your code, but only when compiled") + " (not measured yet: rounding or a miscompile?)"
         acc = knowledge.triage_row("accuracy_mismatch")
         err.advice = " ".join(acc["advice"].split())
         err.next_command = knowledge.render_command(acc, cli_command(), target_str)
@@ -488,9 +501,15 @@ def target_string(argv):
     return " ".join(shlex.quote(x) for x in _display_argv(argv))
 
 
-def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlparse=True, eager_check=False):
+# failures that only happen compiled and that no specific class explains: measured by one more run
+MEASURED = ("accuracy_mismatch", "user_error")
+
+
+def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlparse=True, eager_check=False,
+                    vs_eager=False):
     """Run the target once with TORCH_TRACE into <run_dir>/trace; return the Report. When it fails
-    (not on timeout), eager_check re-runs it once with compilation off for the verdict."""
+    (not on timeout), eager_check re-runs it once with compilation off for the verdict. vs_eager: run it
+    without compilation in any case (or reuse the eager check's run) and compare what both print."""
     trace_dir = os.path.join(run_dir, "trace")
     os.makedirs(trace_dir, exist_ok=True)
     env = {"TORCH_TRACE": trace_dir, "PYTHONUNBUFFERED": "1"}
@@ -509,15 +528,17 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             return r, r.read_stderr(limit=2_000_000)
         apply_verdict(rep, stderr, target_str=target_string(argv), run_eager_fn=run_eager if eager_check else None)
         if eager_check and (rep.verdict or {}).get("kind") == "compile_only" \
-                and rep.errors[0].category == "accuracy_mismatch":
-            # the program's own output check fails only compiled: a miscompile or rounding? one run decides
-            proc.progress("only the compiled run fails its output check; one more run under torch's accuracy "
-                          "check (every graph vs eager and fp64): miscompile or rounding?")
+                and rep.errors[0].category in MEASURED:
+            # fails only compiled, no specific class: a miscompile or rounding? one run measures every graph
+            proc.progress("only the compiled run fails, and no error class explains it; one more run under torch's "
+                          "accuracy check (every compiled graph vs eager and fp64, RMSE rule): miscompile or rounding?")
             adir = os.path.join(run_dir, "accuracy_check")
             chk = accuracy_check.run(argv, adir, timeout=timeout, env_add=env_add)
             accuracy_check.apply(rep, chk, adir, (cli_command(), target_string(argv)))
             rep.artifacts["accuracy_check"] = adir
             rep.next_steps = _next_steps(rep, target_string(argv), cli_command())
+    if vs_eager and not res.timed_out:
+        _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add)
     _reuse_this_run(rep, run_dir)
     if os.environ.get("TORCH_TRACE"):
         rep.notes.append("your TORCH_TRACE was overridden for this run (the trace is in the run dir)")
@@ -526,6 +547,35 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
         if html:
             rep.artifacts["tlparse"] = html
     return rep
+
+
+def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
+    """triage --vs-eager: the program's stdout compiled vs eager, line by line (the eager check's run when
+    there was one); a difference goes first in the next steps."""
+    path = rep.artifacts.get("eager_check_stdout")
+    if path and os.path.exists(path):
+        eres = None
+    else:
+        proc.progress("--vs-eager: running the program once more without torch.compile to compare its output")
+        eres = verdict.run_eager(argv, run_dir, timeout=timeout, env_add=env_add)
+        rep.artifacts.update({"eager_check_stdout": eres.stdout_path, "eager_check_stderr": eres.stderr_path})
+        path = eres.stdout_path
+    with open(path, encoding="utf-8", errors="replace") as f:
+        eager_out = f.read(2_000_000)
+    dtypes = accuracy_check.graph_dtypes(rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace"))
+    cmp = verdict.compare_outputs(stdout or "", eager_out, dtypes)
+    ev = (rep.verdict or {}).get("eager") or {}
+    cmp["eager_exit_code"] = eres.returncode if eres is not None else ev.get("exit_code")
+    cmp["eager_timed_out"] = bool(eres.timed_out if eres is not None else ev.get("timed_out"))
+    rep.vs_eager = cmp
+    if cmp["differ"]:
+        tstr = target_string(argv)
+        rep.next_steps.insert(1 if rep.errors else 0, {
+            "why": f"compiled and eager print different output ({cmp['verdict']}): measure every compiled graph "
+                   "against eager and fp64 (one run); a failing graph is a miscompile, none means the difference "
+                   "comes from Python-side behaviour torch.compile changes (hooks added or removed after compiling, "
+                   "side effects that run once at trace time, random numbers)",
+            "skill": None, "command": f"{cli_command()} accuracy -- {tstr}"})
 
 
 def run_tlparse(trace_dir, out_dir, extra=(), timeout=180):

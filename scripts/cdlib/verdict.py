@@ -223,3 +223,87 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
 def _first(s, n=160):
     ln = next((x for x in (s or "").splitlines() if x.strip()), "")
     return ln if len(ln) <= n else ln[:n - 1] + "…"
+
+
+# ---- compiled vs eager output (triage --vs-eager) -------------------------------------------
+
+# a number; not part of a name (layer1, model__0) or of a hex address (masked first)
+_NUM_RE = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])|(?<![\w.])[-+]?(?:nan|inf)(?!\w)")
+_TIME_RE = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?\s?(?:s|ms|us|µs|ns|sec|secs|seconds|"
+                      r"min|it/s|s/it|\w+/s)(?![\w/])")
+_HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
+_COARSEST = ("bf16", "f16", "f32", "f64")
+_EPS = {"bf16": 2.0 ** -7, "f16": 2.0 ** -10, "f32": 2.0 ** -23, "f64": 2.0 ** -52}
+_NAMES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64"}
+
+
+def _template(line):
+    """(line with numbers as '#', [number tokens]); timings and hex addresses are masked (they differ
+    between any two runs)."""
+    s = _HEX_RE.sub("0x?", _TIME_RE.sub("<time>", line.rstrip()))
+    return _NUM_RE.sub("#", s), _NUM_RE.findall(s)
+
+
+def _unit(tok):
+    """One unit in the last printed digit of a number token (0 for an integer)."""
+    t = tok.lstrip("+-").lower()
+    mant, _, exp = t.partition("e")
+    if "." not in mant and not exp:
+        return 0.0
+    dec = len(mant.split(".", 1)[1]) if "." in mant else 0
+    return 10.0 ** (int(exp or 0) - dec)
+
+
+def _close(a, b, rtol):
+    if a == b:
+        return True
+    if _unit(a) == 0.0 and _unit(b) == 0.0:      # integers (counts, steps, shapes): exactly
+        return False
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return False
+    if x != x or y != y or x in (float("inf"), float("-inf")) or y in (float("inf"), float("-inf")):
+        return False
+    return abs(x - y) <= rtol * max(abs(x), abs(y)) + max(_unit(a), _unit(b))
+
+
+def compare_outputs(compiled, eager, dtypes=(), show=5):
+    """Compare two programs' stdout line by line: the text must be identical, numbers may differ by the
+    rounding of the compiled graphs' coarsest dtype (rtol = sqrt(eps), plus one unit in the last printed
+    digit); timings and hex addresses are ignored. -> dict(differ, lines {compiled, eager}, dtype, rtol,
+    first [{compiled_line, eager_line, compiled, eager, why}], verdict)."""
+    import difflib
+    dt = next((d for d in _COARSEST if d in set(dtypes)), "f32")
+    rtol = _EPS[dt] ** 0.5
+    c_lines, e_lines = compiled.splitlines(), eager.splitlines()
+    ct, et = [_template(x) for x in c_lines], [_template(x) for x in e_lines]
+    diffs = []
+    sm = difflib.SequenceMatcher(None, [t for t, _ in ct], [t for t, _ in et], autojunk=False)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal" or (op == "replace" and i2 - i1 == j2 - j1):
+            for i, j in zip(range(i1, i2), range(j1, j2)):
+                (ta, na), (tb, nb) = ct[i], et[j]
+                bad = next(((a, b) for a, b in zip(na, nb) if not _close(a, b, rtol)), None)
+                if ta != tb:
+                    diffs.append((i, j, "text differs"))
+                elif bad:
+                    diffs.append((i, j, f"{bad[0]} vs {bad[1]}" + ("" if _unit(bad[0]) == _unit(bad[1]) == 0.0
+                                                                   else f" (beyond rtol {rtol:.2g})")))
+            continue
+        diffs += [(i, None, "only compiled") for i in range(i1, i2)]
+        diffs += [(None, j, "only eager") for j in range(j1, j2)]
+    first = [{"compiled_line": i + 1 if i is not None else None, "eager_line": j + 1 if j is not None else None,
+              "compiled": c_lines[i][:300] if i is not None else None, "eager": e_lines[j][:300] if j is not None else None,
+              "why": why} for i, j, why in diffs[:show]]
+    n = len(diffs)
+    if not n:
+        verdict = (f"compiled and eager print the same output ({len(c_lines)} line(s); numbers within rtol {rtol:.2g}, "
+                   f"√eps of {_NAMES[dt]})")
+    else:
+        f = first[0]
+        at = f"line {f['compiled_line']}" if f["compiled_line"] else f"eager line {f['eager_line']}"
+        verdict = (f"outputs differ at {n} line(s) (compiled {len(c_lines)}, eager {len(e_lines)}); first at {at}: "
+                   f"{f['why']}")
+    return {"differ": n, "lines": {"compiled": len(c_lines), "eager": len(e_lines)}, "dtype": _NAMES[dt],
+            "rtol": rtol, "first": first, "verdict": verdict}

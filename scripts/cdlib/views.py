@@ -28,6 +28,8 @@ def headline(rep):
     if st.get("functions_recompiling") or st.get("recompile_limit_hit"):
         n = st.get("recompiles", 0)
         parts.append(f"{n} recompile{'s' * (n != 1)}" + (" (LIMIT HIT)" if st.get("recompile_limit_hit") else ""))
+    if (rep.vs_eager or {}).get("differ"):
+        parts.append("output differs from eager")
     if not parts:
         parts.append("clean" if rep.used_compile else "torch.compile never ran")
     v = (rep.verdict or {}).get("kind")
@@ -55,17 +57,7 @@ def verdict_lines(rep, base=None):
             out.append(f"Eager re-run (compilation off){where}: {e['type']}" + (f": {msg}" if msg else " as well"))
     acc = v.get("accuracy")
     if acc:
-        r = acc.get("rmse")
-        if acc.get("failing_graph"):
-            said = (f"graph `{acc['failing_graph']}` is further from fp64 than eager"
-                    + (f" (RMSE {r['rmse_compiled_vs_fp64']:.3g} vs {r['rmse_eager_vs_fp64']:.3g})" if r else "")
-                    + " → a miscompile")
-        elif acc.get("precision"):
-            said = (f"every graph is within its tolerance and the tensors are {'/'.join(acc.get('dtypes') or [])} "
-                    "→ rounding that your check's tolerance catches, not a miscompile")
-        else:
-            said = "no graph flagged, but that does not rule out a miscompile here → not sure; bisect decides"
-        out.append("Accuracy check (one more run, every compiled graph vs eager and fp64): " + said)
+        out.append(accuracy_line(acc))
     route = {"fails_eager_too": "Route: fix the program" + (" at that line" if v.get("location") else "")
                                 + "; torch.compile is not the cause (no bisect).",
              "before_compile": "Route: fix the program at that line; torch.compile is not involved.",
@@ -75,12 +67,41 @@ def verdict_lines(rep, base=None):
              "not_sure": "Route: the class below; confirm by running the program without torch.compile.",
              "export_failure": "Route: PyTorch's suggested fixes below, or the export command on a factory.",
              "not_checked": "Route: the class below (unconfirmed: eager check skipped)."}.get(v["kind"])
-    if acc and acc.get("precision"):
-        route = "Route: loosen the program's output check (its tolerance); no compiler bisect."
-    elif acc and acc.get("failing_graph"):
-        route = "Route: a miscompile: bisect the layer and pass (command below), then minify."
+    if acc:
+        route = {"rounding": "Route: fix the program's output check (the gate below); not a compiler bug, no bisect.",
+                 "miscompile": "Route: a measured miscompile: bisect the layer and pass (command below), then minify.",
+                 }.get(acc.get("verdict"), "Route: the cheapest step that can decide (below); bisect only if "
+                                           "nothing cheaper can.")
     if route:
         out.append(route)
+    return out
+
+
+def accuracy_line(acc):
+    """The measurement of a failure that happens only compiled: its verdict, numbers and cost."""
+    cost = (f"; one more run: {acc['duration_s']:.0f} s" + (f", {acc['cost_ratio']:g}× the compiled run"
+                                                              if acc.get("cost_ratio") else "")) if acc.get("duration_s") else ""
+    checked = (f"{acc['graphs_checked']} graph(s), {acc['outputs_checked']} output(s) vs eager and fp64"
+               if acc.get("graphs_checked") else "no graph compared")
+    return f"Measured (torch's accuracy check, RMSE rule, repro_tolerance {acc.get('tolerance', 0):g}: {checked}{cost}): " \
+           + acc["summary"]
+
+
+def vs_eager_md(cmp):
+    """triage --vs-eager: what the program printed compiled vs eager."""
+    if not cmp:
+        return []
+    out = ["\n## Compiled vs eager output (--vs-eager)", f"**{cmp['verdict']}**"]
+    if cmp.get("eager_timed_out"):
+        out.append("The eager run timed out: its output is incomplete.")
+    elif cmp.get("eager_exit_code") not in (0, None):
+        out.append(f"The eager run exited {cmp['eager_exit_code']}.")
+    for d in cmp.get("first") or []:
+        c = f"line {d['compiled_line']} `{clip(d['compiled'], 120)}`" if d["compiled"] is not None else "—"
+        e = f"line {d['eager_line']} `{clip(d['eager'], 120)}`" if d["eager"] is not None else "—"
+        out.append(f"- compiled {c} · eager {e}: {d['why']}")
+    if cmp.get("differ", 0) > len(cmp.get("first") or []):
+        out.append(f"- … {cmp['differ'] - len(cmp['first'])} more (target.stdout vs eager_check.stdout in the run dir)")
     return out
 
 
@@ -133,10 +154,11 @@ def triage_markdown(rep, target_str=None, cwd=None):
                 out.append("   PyTorch's suggested fixes:")
                 out += [f"   - `{clip(f, 200)}`" for f in e.suggested_fixes[:6]]
             if e.advice:
-                out.append(f"   Why/what: {clip(e.advice, 700 if e.category == 'accuracy_tolerance' else 400)}")
+                out.append(f"   Why/what: {clip(e.advice, 1000 if e.category == 'accuracy_tolerance' else 400)}")
             if e.next_command and not (i == 1 and (rep.verdict or {}).get("kind") in ("fails_eager_too", "before_compile")):
                 out.append(f"   Next ({e.skill} skill): `{e.next_command}`")
 
+    out += vs_eager_md(rep.vs_eager)
     out += graph_breaks_md(rep, base)
     out += recompiles_md(rep, base)
 

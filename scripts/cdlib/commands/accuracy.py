@@ -141,6 +141,11 @@ def _run_model(args):
     return 0
 
 
+def _shown(argv):
+    import shlex
+    return " ".join(shlex.quote(a) for a in argv)
+
+
 def _run_script(args):
     argv = proc.resolve_target(args.target)
     run_dir = rundir.make(args.out, "accuracy")
@@ -152,46 +157,56 @@ def _run_script(args):
     result = {"command": "accuracy", "run_dir": run_dir, "target": argv, "exit_code": res.returncode,
               "signal": res.signal, "stderr": res.stderr_path}
     nxt_bisect = output.cli_command("bisect", "--", *args.target)
-    if not chk["failing_graph"]:
+    j = accuracy_check.judge(chk)
+    result["measured"] = {k: j[k] for k in ("verdict", "summary", "why", "graph", "worst", "graphs_checked",
+                                             "outputs_checked", "dtypes", "gate", "tolerance")}
+    result.update(graphs=chk["graphs"], duration_s=res.duration_s)
+    checked = (f"{j['graphs_checked']} compiled graph(s), {j['outputs_checked']} output(s) checked on their first call "
+               f"against eager and fp64 (repro_tolerance {accuracy_check.TOLERANCE:g}: torch's RMSE rule decides)")
+    if j["verdict"] != "miscompile":
         failed = chk["failed"]
-        result.update(status="pass" if not failed else "error", failing_graph=None, error=chk["error"])
-        if not failed:
+        result.update(status="pass" if not failed else "error", failing_graph=None, error=chk["error"] or chk["last_words"])
+        if not failed and j["graphs_checked"] and not chk["failing_graph"]:
+            worst = max((o for g in chk["graphs"] for o in g["outputs"] if o.get("rmse_eager_vs_fp64") is not None),
+                        key=lambda o: o["rmse_compiled_vs_fp64"] / (o["rmse_eager_vs_fp64"] or 1e-300), default=None)
             md = ["# accuracy: every compiled graph passed Inductor's accuracy check", "",
-                  "No AOT graph's compiled output was further from fp64 than eager's (torch._dynamo.utils.same, "
-                  "tol 1e-3). If results still look wrong, the difference comes from outside the compiled graphs "
-                  "(graph breaks, random numbers, data order) or only shows after many steps.", "",
+                  f"- {checked}: no compiled graph is further from fp64 than eager"
+                  + (f" (largest ratio: {accuracy_check.numbers(worst)}, {worst['dtype']})" if worst else ""), "",
+                  "If results still look wrong, the difference comes from outside the compiled graphs "
+                  "(graph breaks, random numbers, data order, Python side effects) or only shows on later calls or "
+                  "after many steps.", "", "Next: compare the whole run's printed output compiled and eager:", "",
+                  "    " + output.cli_command("triage", "--vs-eager", "--", *args.target)]
+        elif not failed:
+            result.update(status="not_sure", meaning="no compiled graph was checked")
+            md = ["# accuracy: the program passed, but no compiled graph was checked", "",
+                  "- " + ("no graph was compiled by Inductor (torch's check only measures Inductor graphs)"
+                          if not chk["inductor"] else "no Inductor graph ran with real inputs under the check"), "",
                   "Next: look at the whole run:", "", "    " + output.cli_command("triage", "--", *args.target)]
-        elif chk["precision"]:
-            # the program's own comparison failed although no graph is less accurate than eager
+        elif j["verdict"] == "rounding":
+            # the program's own comparison failed although every graph is as close to fp64 as eager
             result.update(status="precision", meaning=accuracy_check.precision_meaning())
-            md = ["# accuracy: no compiled graph is less accurate than eager; the program's own check failed", "",
-                  "- every compiled graph was checked on its first inputs against eager and an fp64 reference "
-                  "(TORCHDYNAMO_REPRO_LEVEL=4, torch._dynamo.utils.same): each is within 1e-3 of eager or no "
-                  f"further from fp64 than a few times eager's error, and the tensors are {'/'.join(sorted(chk['dtypes']))}",
-                  f"- then the program failed: {chk['error']}", "",
+            md = [f"# accuracy: {j['summary']}", "",
+                  "- no compiled graph is less accurate than eager: " + j["why"],
+                  f"- then the program failed: {result['error']}",
+                  f"- gate that fits: {j['gate']}", "",
                   f"**Meaning:** {accuracy_check.precision_meaning()}", "",
-                  "Next, only if the mismatch is far beyond the dtype's precision: find the layer", "",
-                  "    " + output.cli_command("bisect", "--bad-if-exception", chk["error_type"], "--", *args.target)]
-        elif chk["passed_check"]:
-            result.update(status="not_sure", meaning=accuracy_check.unsure_reason(chk))
-            md = ["# accuracy: no compiled graph failed torch's accuracy check, but that is not conclusive here", "",
-                  f"- the program failed: {chk['error']}",
-                  f"- not sure it is rounding: {accuracy_check.unsure_reason(chk)}", "",
-                  "Next: find the layer the way the program fails", "",
-                  "    " + output.cli_command("bisect", "--bad-if-exception", chk["error_type"], "--", *args.target)]
+                  "Next: fix the program's output check (no compiler bisect)."]
         else:
-            md = ["# accuracy: the program failed before any graph failed the accuracy check", "",
-                  f"- {chk['error'] or 'exit ' + str(res.returncode)}", "", "Next:", "",
-                  "    " + output.cli_command("triage", "--", *args.target)]
+            why, cmd = accuracy_check.next_command(j["next"], output.cli_command(), _shown(args.target),
+                                                   timeout=args.timeout)
+            result.update(status="not_sure", meaning=j["why"])
+            md = [f"# accuracy: {j['summary']}", ""]
+            if failed:
+                md.append(f"- the program failed: {result['error'] or 'exit ' + str(res.returncode)}")
+            md += [f"- {checked}" if j["graphs_checked"] else "- no graph was compared", "",
+                   f"Next: {why}" + (":" if cmd else "."), ""] + (["    " + cmd] if cmd else [])
         result["next_command"] = md[-1].strip()
         output.emit(args, result, "\n".join(md))
         return 0
     checkpoint, rmse = chk["checkpoint"], chk["rmse"]
     result.update(status="fail", failing_graph=chk["failing_graph"], graph_nodes=chk["graph_nodes"],
                   checkpoint=checkpoint, rmse=rmse)
-    md = [f"# accuracy: graph `{chk['failing_graph']}` fails the accuracy check", ""]
-    if rmse:
-        md.append("- " + accuracy_check.rmse_line(rmse[0]))
+    md = [f"# accuracy: {j['summary']}", "", f"- {j['why']}"]
     if checkpoint:
         proc.progress("accuracy 2/2: measure the failing graph per output (+ fallback_random / emulate_precision_casts)")
         data = _worker(run_dir, ["--graph", checkpoint, "--tol", str(args.tol)], args.timeout, "accuracy_graph",

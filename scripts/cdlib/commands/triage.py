@@ -17,6 +17,7 @@ with the fix and the next command. Without a target it runs the bundled example 
 EPILOG = """examples:
   compile_debug.py triage -- python train.py --steps 2
   compile_debug.py triage train.py
+  compile_debug.py triage --vs-eager -- python eval.py     # compiled vs eager printed output
   compile_debug.py triage --from-text error.log
   pbpaste | compile_debug.py triage --from-text -"""
 DEFAULT_EXAMPLE = os.path.join(EXAMPLES_DIR, "toy_train.py")
@@ -35,6 +36,10 @@ def add_arguments(p):
                    help="when the compiled run fails, do not re-run it once without torch.compile to tell a "
                         "bug in your program from a compiler problem (the re-run costs one more run of the "
                         "program, only after a failure)")
+    p.add_argument("--vs-eager", action="store_true",
+                   help="also run the program once without torch.compile, even when it passes, and compare what "
+                        "both print line by line (numbers within the compiled graphs' dtype rounding): finds "
+                        "silent differences (hooks not called, different numbers) that exit codes hide")
     p.add_argument("--nproc", type=int, metavar="N", help="run the script under torchrun with N ranks; "
                    "per-rank reports and what differs between ranks (docs/multirank.md); with --trace DIR: "
                    "compare the ranks of a recorded multi-rank trace")
@@ -46,6 +51,9 @@ def run(args):
     if not args.timeout > 0 or args.timeout == float("inf"):
         raise CliError(f"--timeout must be positive and finite (seconds), not {args.timeout:g}")
     proc.KEEP_OUTPUT = args.keep_output
+    if args.vs_eager and (args.nproc is not None or args.from_text or args.trace or args.no_eager_check):
+        raise CliError("--vs-eager runs the program once more without torch.compile; it does not combine with "
+                       "--nproc, --from-text, --trace or --no-eager-check")
     if args.nproc is not None or args.torchrun_args is not None:
         return _multirank(args)
     if args.from_text:
@@ -72,7 +80,7 @@ def run(args):
     tstr = analyze.target_string(argv)
     proc.progress(f"running {tstr} (timeout {args.timeout:.0f} s); artifacts in {run_dir}")
     rep = analyze.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=not args.no_tlparse,
-                                  eager_check=not args.no_eager_check)
+                                  eager_check=not args.no_eager_check, vs_eager=args.vs_eager)
     return _emit(args, rep, tstr)
 
 

@@ -1,0 +1,140 @@
+"""Failures that happen only compiled are measured before they are routed (issue 19): a CI gate
+tighter than the dtype's rounding is called rounding with the numbers, at float32, float16 and
+bfloat16; PyTorch's relu-miscompile injection is still a measured miscompile with its graph and
+numbers; `triage --vs-eager` finds a silent difference and raises no false alarm on float noise."""
+import json
+import os
+
+import pytest
+
+from conftest import program, run_cli, run_json
+
+GATE = program("gate_compiled_vs_eager.py")
+
+
+def _graphs(acc_dir):
+    with open(os.path.join(acc_dir, "graphs.jsonl")) as f:
+        return [json.loads(ln) for ln in f]
+
+
+@pytest.mark.parametrize("dtype, model", [("float32", "bert"), ("float16", "mlp"), ("bfloat16", "gpt2")])
+def test_gate_tighter_than_rounding_is_called_rounding(dtype, model, tmp_path):
+    """The gate prints MISMATCH and exits 1 (no exception). Every compiled graph is as close to fp64 as
+    eager by torch's RMSE rule (repro_tolerance 0): rounding, with the numbers; fix the gate, no bisect."""
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", GATE, dtype, model,
+                      timeout=1200)
+    assert p.returncode == 0, p.stderr[-2000:]
+    err = tri["errors"][0]
+    assert err["type"] == "exit 1" and err["message"].startswith("MISMATCH")   # the program's words, not a warning
+    assert tri["verdict"]["kind"] == "compile_only"
+    acc = tri["verdict"]["accuracy"]
+    assert acc["verdict"] == "rounding", acc
+    assert acc["summary"].startswith("rounding: compiled is as close to fp64 as eager (RMSE ")
+    assert acc["summary"].endswith("; fix the gate") and dtype in acc["dtypes"]
+    w = acc["worst"]
+    assert 0 < w["rmse_compiled_vs_fp64"] <= 3 * w["rmse_eager_vs_fp64"] and w["max_abs_diff"] > 0
+    graphs = _graphs(acc["run_dir"])   # every checked graph recorded, passing ones too
+    assert len(graphs) == acc["graphs_checked"] >= 1 and all(g["passed"] for g in graphs)
+    assert all(o.get("rmse_eager_vs_fp64") is not None for g in graphs for o in g["outputs"] if "float" in o["dtype"])
+    assert err["category"] == "accuracy_tolerance" and err["side"] == "user" and err["next_command"] is None
+    assert tri["next_steps"][0]["command"] is None and "fix the output check" in tri["next_steps"][0]["why"]
+    assert not any("bisect" in (s["command"] or "") for s in tri["next_steps"])
+    assert acc["duration_s"] > 0 and acc["cost_ratio"] > 0
+    md = open(os.path.join(tri["run_dir"], "report.md")).read()
+    assert "Measured (torch's accuracy check" in md and acc["summary"] in md and "compile_debug.py bisect" not in md
+
+
+@pytest.mark.parametrize("prog", ["bug_relu_accuracy.py", "bug_relu_accuracy_assert.py"])
+def test_injected_relu_bug_is_a_measured_miscompile(prog, tmp_path):
+    """PyTorch's relu-bug injection, caught by an exit 1 with a message and by an assert: a measured
+    miscompile, with the graph and the RMSE pair, routed to bisect --from this run."""
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", program(prog), timeout=900)
+    acc = tri["verdict"]["accuracy"]
+    assert acc["verdict"] == "miscompile", acc
+    assert acc["graph"].startswith("model__") and acc["graph"] in acc["summary"]
+    assert acc["summary"].startswith(f"measured miscompile in graph {acc['graph']} (compiled ")
+    assert acc["rmse"]["rmse_compiled_vs_fp64"] > 100 * acc["rmse"]["rmse_eager_vs_fp64"]
+    assert tri["errors"][0]["category"] == "accuracy_mismatch" and "Miscompile" in tri["errors"][0]["title"]
+    assert tri["next_steps"][0]["command"].endswith(f"bisect --from {tmp_path / 't'}")
+
+
+def test_accuracy_command_measures_float32(tmp_path):
+    """`accuracy -- prog` runs the same check (tolerance 0, every graph recorded): a float32 gate is rounding."""
+    data, p = run_json("accuracy", "--out", tmp_path / "r", "--", "python3", GATE, "float32", "mlp", timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert data["status"] == "precision" and data["measured"]["verdict"] == "rounding"
+    assert data["measured"]["tolerance"] == 0 and data["graphs"] and data["graphs"][0]["passed"]
+    assert "float32" in data["measured"]["summary"] and "MISMATCH" in data["error"]
+
+
+def test_vs_eager_finds_a_silent_difference(tmp_path):
+    """A forward hook registered after the first compiled call is never called (Dynamo skips nn.Module
+    hook guards by default): exit 0 both ways, the printed counts differ from step 2 on."""
+    tri, p = run_json("triage", "--no-tlparse", "--vs-eager", "--out", tmp_path / "t", "--", "python3",
+                      program("silent_hook_after_compile.py"), timeout=900)
+    assert p.returncode == 0 and tri["exit_code"] == 0 and not tri["errors"]
+    cmp = tri["vs_eager"]
+    assert cmp["differ"] == 2 and cmp["eager_exit_code"] == 0 and tri["status"] == "issues"
+    assert cmp["first"][0] == {"compiled_line": 3, "eager_line": 3, "why": "0 vs 1",
+                               "compiled": "step 2: activation-hook calls so far 0",
+                               "eager": "step 2: activation-hook calls so far 1"}
+    assert cmp["verdict"].startswith("outputs differ at 2 line(s)")
+    assert tri["next_steps"][0]["command"].endswith("accuracy -- python3 " + program("silent_hook_after_compile.py"))
+    md = run_cli("triage", "--no-tlparse", "--vs-eager", "--out", tmp_path / "m", "--", "python3",
+                 program("silent_hook_after_compile.py"), timeout=900).stdout
+    assert "## Compiled vs eager output (--vs-eager)" in md and "outputs differ at 2 line(s)" in md
+
+
+def test_vs_eager_no_false_alarm_on_float_noise(tmp_path):
+    """A training loop printing losses at full precision: compiled and eager differ in the last digits
+    only (float32 rounding); --vs-eager calls the outputs the same."""
+    tri, p = run_json("triage", "--no-tlparse", "--vs-eager", "--out", tmp_path / "t", "--", "python3",
+                      program("silent_same_losses.py"), timeout=900)
+    assert p.returncode == 0 and tri["exit_code"] == 0
+    cmp = tri["vs_eager"]
+    assert cmp["differ"] == 0 and cmp["lines"] == {"compiled": 9, "eager": 9} and cmp["dtype"] == "float32"
+    assert cmp["verdict"].startswith("compiled and eager print the same output")
+    with open(tri["artifacts"]["stdout"]) as a, open(tri["artifacts"]["eager_check_stdout"]) as b:
+        assert a.read() != b.read()   # the printed losses do differ in their last digits
+    with open(os.path.join(tri["run_dir"], "report.md")) as f:
+        assert "output differs from eager" not in f.readline()   # the headline (graph breaks are its own)
+
+
+def test_compare_outputs_tokens():
+    from cdlib.verdict import compare_outputs
+    same = compare_outputs("epoch 1 took 3.2 s loss 0.12345678\nobj at 0x7f00aa\n",
+                           "epoch 1 took 9.9 s loss 0.12345679\nobj at 0x7f11bb\n", {"f32"})
+    assert same["differ"] == 0
+    diff = compare_outputs("loss 0.1235\nlayer1 ok\n", "loss 0.1300\nlayer1 ok\nextra\n", {"bf16", "f32"})
+    assert diff["dtype"] == "bfloat16" and diff["differ"] == 1 and diff["first"][0]["why"] == "only eager"
+    assert compare_outputs("loss 0.1235\n", "loss 0.1300\n", {"f32"})["first"][0]["why"].startswith("0.1235 vs 0.1300")
+
+
+def test_vs_eager_bad_combination(tmp_path):
+    p = run_cli("triage", "--vs-eager", "--no-eager-check", "--out", tmp_path / "o", "--", "python3",
+                program("clean.py"), timeout=60)
+    assert p.returncode == 2 and "--vs-eager" in p.stderr and len(p.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("argv, verdict", [(["float16", "mlp", "cuda"], "rounding"),
+                                           (["bfloat16", "mlp", "cuda"], "rounding")])
+def test_gpu_gate_is_rounding(argv, verdict, tmp_path):
+    """The issue's fp16 gate on a GPU (Triton kernels): rounding with the numbers, no bisect."""
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", GATE, *argv, timeout=900)
+    acc = tri["verdict"]["accuracy"]
+    assert acc["verdict"] == verdict, acc
+    assert argv[0] in acc["dtypes"] and acc["graphs_checked"] >= 1
+    assert not any("bisect" in (s["command"] or "") for s in tri["next_steps"])
+
+
+@pytest.mark.gpu
+def test_gpu_triton_relu_bug_is_a_measured_miscompile(tmp_path):
+    """Triton's relu-bug injection (exit 1 with a message): the check run no longer hits the AOTAutograd
+    cache (which skipped torch's check), so the graph is measured."""
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                      program("bug_gpu_relu_accuracy.py"), timeout=900)
+    acc = tri["verdict"]["accuracy"]
+    assert acc["verdict"] == "miscompile", acc
+    assert acc["rmse"]["rmse_compiled_vs_fp64"] > 100 * acc["rmse"]["rmse_eager_vs_fp64"]
+    assert tri["next_steps"][0]["command"].endswith(f"bisect --from {tmp_path / 't'}")
