@@ -124,6 +124,9 @@ class Report:
     # user bug or compiler bug, decided by an eager re-run (cdlib/verdict.py): {kind, summary, location,
     # eager: {exit_code, signal, timed_out, duration_s, type, message, location} | None}; None when nothing failed
     verdict: dict | None = None
+    # by-design differences between compiled and eager (cdlib/semantics.py, knowledge/semantics.yaml):
+    # [{id, title, device, explains_error, by, pytorch, seen, why, fix, verify}]
+    semantics: list = field(default_factory=list)
 
     def to_dict(self):
         d = dataclasses.asdict(self)
@@ -134,6 +137,6 @@ class Report:
     def status(self):
         if self.errors:
             return "error"
-        if self.graph_breaks or any(f.limit_hit or (f.recompiles and not f.expected_only) for f in self.recompiles):
+        if self.graph_breaks or self.semantics or any(f.limit_hit or (f.recompiles and not f.expected_only) for f in self.recompiles):
             return "issues"
         return "clean" if self.used_compile else "no-compile"
