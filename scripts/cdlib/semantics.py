@@ -104,13 +104,13 @@ def _traced_spans(run):
 
 
 def _search_source(run, rx, traced):
-    spans = _traced_spans(run) if traced else None
-    if traced and not spans and not run.traced_lines:
-        spans = None   # no trace (a recorded run): the whole files
-    for path in (spans.keys() if spans else run.files):
+    """The first line of the program's files (traced: of the functions Dynamo traced; the whole files
+    when there is no trace, e.g. a recorded run) that matches rx, as evidence."""
+    spans = _traced_spans(run) if traced and run.traced_lines else None
+    for path in (spans if spans is not None else run.files):
         text, _ = _source(path)
         for i, ln in enumerate((text or "").splitlines(), 1):
-            if (not spans or any(a <= i <= b for a, b in spans[path])) and rx.search(ln):
+            if (spans is None or any(a <= i <= b for a, b in spans[path])) and rx.search(ln):
                 return f"{os.path.basename(path)}:{i} `{clip(ln.strip(), 140)}`"
     return None
 
@@ -122,8 +122,13 @@ def _signal(kind, pat, run, err):
     rx = re.compile(pat, re.M)
     if kind in ("error", "output"):
         text = run.stderr if kind == "error" else run.stdout + "\n" + run.stderr
-        m = rx.search(text) if kind == "output" or err is not None else None
-        return _ev(text, m) if m else None
+        if kind == "error" and err is None:
+            return None
+        names = {os.path.basename(f) for f in run.files}
+        for m in rx.finditer(text):   # a (?P<file>...) group: only a place in the program's own files counts
+            if "file" not in rx.groupindex or os.path.basename(m.group("file")) in names:
+                return _ev(text, m)
+        return None
     if kind == "recompile":
         for cid, g in run.recompile_guards:
             if rx.search(g):
@@ -132,7 +137,8 @@ def _signal(kind, pat, run, err):
     if kind in ("guards_mixed", "guards_none"):
         hits = {cid: rx.search(text) for cid, text in run.guards}
         if kind == "guards_none":
-            return None if not hits or any(hits.values()) else "no compiled graph guards module hooks"
+            return None if not hits or any(hits.values()) else \
+                f"none of the {len(hits)} compiled graphs has such a guard (compiled without them)"
         frames = {}
         for cid, m in hits.items():
             frames.setdefault(cid.rsplit("/", 1)[0], []).append((cid, m))
@@ -184,8 +190,12 @@ def apply(rep, tr, stdout="", stderr=""):
     rep.semantics = []
     for c in classes():
         for alt in c["detect"]:
-            seen = {k: _signal(k, v, run, err) for k, v in alt.items()}
-            if all(s is not None for s in seen.values()):
+            seen = {}
+            for k, v in alt.items():   # in order, cheapest first: stop at the first that does not hold
+                seen[k] = _signal(k, v, run, err)
+                if seen[k] is None:
+                    break
+            else:
                 break
         else:
             continue
