@@ -76,10 +76,33 @@ def recompile_fixes():
     return "\n".join(out)
 
 
+def semantic_differences():
+    data = knowledge.load("semantics")
+    out = [HEADER.format(src="semantics.yaml"), "# Compiled differs from eager by design\n",
+           "Classes of programs that fail or behave differently only when compiled although torch.compile "
+           "works as designed: not compiler bugs, so no bisect. `triage` tests each on every run (from the "
+           "error text, PyTorch's warnings, the trace and the program's source) and reports the class with "
+           "PyTorch's own message first, the fix and how to verify it.\n",
+           "| id | what | seen from | device |", "|---|---|---|---|"]
+    for c in data["classes"]:
+        seen = " or ".join(dict.fromkeys("+".join(k for k in alt) for alt in c["detect"]))
+        out.append(f"| `{c['id']}` | {c['title']} | {seen} | {c.get('device', 'cpu')} |")
+    out.append("")
+    for c in data["classes"]:
+        out.append(f"## {c['id']}\n")
+        out.append(f"{c['title']}.\n")
+        out.append(f"- Why: {_one(c['why'])}")
+        out.append(f"- Fix: {_one(c['fix'])}")
+        out.append(f"- Verify: {_one(c['verify'])}")
+        out.append(f"- Example: tests/programs/{c['program']}\n")
+    return "\n".join(out)
+
+
 PAGES = {
     "skills/overview/references/triage-table.md": triage_table,
     "skills/trace-dynamo/references/graph-break-recipes.md": graph_break_recipes,
     "skills/trace-dynamo/references/recompile-fixes.md": recompile_fixes,
+    "skills/overview/references/semantic-differences.md": semantic_differences,
 }
 
 

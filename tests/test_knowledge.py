@@ -49,7 +49,9 @@ def test_guard_kinds():
              "GLOBAL_STATE changed: grad_mode": "grad_mode", "self.use_relu == True": "module_attribute",
              "factor == 0.5": "python_float", "n == 3": "python_int",
              "tensor 'x' requires_grad mismatch. expected requires_grad=1": "requires_grad",
-             "___check_obj_id(L['fn'], 1403)": "object_identity", "len(L['xs']) == 2": "container_length"}
+             "___check_obj_id(L['fn'], 1403)": "object_identity", "len(L['xs']) == 2": "container_length",
+             "len(G['m']._modules['0']._forward_hooks) != 1": "module_hooks",
+             "___check_obj_id(G['m']._modules['0']._forward_hooks[list(dict.keys(G['m']._modules['0']._forward_hooks))[0]].__code__, 1)": "module_hooks"}
     for guard, kind in cases.items():
         assert knowledge.guard_kind(guard)["kind"] == kind, guard
 

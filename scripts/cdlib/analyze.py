@@ -7,7 +7,7 @@ import os
 import re
 import sys
 
-from . import accuracy_check, knowledge, proc, trace as tracemod, verdict
+from . import accuracy_check, knowledge, proc, semantics, trace as tracemod, verdict
 from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_info as _function_info,  # noqa: F401
                              parse_graph_break, _graph_breaks, _recompiles, split_reasons as _split_reasons)
 from .analyze_dynamo import next_steps as _dynamo_next_steps
@@ -203,6 +203,8 @@ def _error_steps(rep, target_str, cli):
                         ": register it, then check the op with torch.library.opcheck(op, args)"
             steps.append({"why": why, "skill": e.skill if e.side in ("user", "custom_op") else "overview",
                           "command": None})
+            continue
+        if e.side == semantics.SIDE:   # a by-design difference: its fix is in semantics.steps(), no bisect
             continue
         if e.side == "custom_op":
             fix = {"custom_op_no_fake": "register a fake kernel (register_fake)",
@@ -456,7 +458,7 @@ def _stats(tr, graphs, breaks, recompiles, res):
 # ---- next steps ---------------------------------------------------------------------------
 
 def _next_steps(rep, target_str, cli):
-    steps = _error_steps(rep, target_str, cli)
+    steps = semantics.steps(rep) + _error_steps(rep, target_str, cli)
     steps += _dynamo_next_steps(rep)
     if rep.used_compile and not steps:
         steps.append({"why": "compiles cleanly; check the speedup and kernels", "skill": "trace-inductor",
@@ -489,6 +491,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
     rep.graphs = _graphs(tr)
     rep.errors = _errors(tr, res, stdout, stderr, target_str, cli)
     breaks_from_errors(rep, stderr)
+    semantics.apply(rep, tr, stdout, stderr)   # by-design compiled-vs-eager differences (knowledge/semantics.yaml)
     rep.stats = _stats(tr, rep.graphs, rep.graph_breaks, rep.recompiles, res)
     rep.next_steps = _next_steps(rep, target_str, cli)
     if tr.ranks and len(tr.ranks) > 1:

@@ -127,6 +127,9 @@ class Report:
     # triage --vs-eager: the program's stdout compiled vs eager (verdict.compare_outputs) + eager_exit_code;
     # None when not asked for
     vs_eager: dict | None = None
+    # by-design differences between compiled and eager (cdlib/semantics.py, knowledge/semantics.yaml):
+    # [{id, title, device, explains_error, by, pytorch, seen, why, fix, verify}]
+    semantics: list = field(default_factory=list)
 
     def to_dict(self):
         d = dataclasses.asdict(self)
@@ -137,6 +140,7 @@ class Report:
     def status(self):
         if self.errors:
             return "error"
-        if self.graph_breaks or (self.vs_eager or {}).get("differ") or any(f.limit_hit or (f.recompiles and not f.expected_only) for f in self.recompiles):
+        if self.graph_breaks or self.semantics or (self.vs_eager or {}).get("differ") or \
+                any(f.limit_hit or (f.recompiles and not f.expected_only) for f in self.recompiles):
             return "issues"
         return "clean" if self.used_compile else "no-compile"

@@ -1,6 +1,7 @@
 """Markdown view of a triage Report: compact facts for an agent, paths to the full artifacts."""
 import os
 
+from . import semantics
 from .output import clip, table
 from .views_dynamo import graph_breaks_md, recompiles_md
 
@@ -133,6 +134,7 @@ def triage_markdown(rep, target_str=None, cwd=None):
             facts.append(f"FX cache {hits} hit / {misses} miss")
     out.append(" · ".join(facts))
     out.append(f"Run dir: {rep.run_dir}")
+    out += semantics.markdown(rep)
 
     if rep.errors:
         out.append("\n## Errors")
