@@ -62,6 +62,15 @@ def graph_break_recipes():
     out.append("## Library settings that avoid a breaking library path\n")
     for ls in data.get("library_settings") or []:
         out.append(f"- **{ls['library']}** (break text matches `{ls['pattern']}`): {_one(ls['setting'])}")
+    out.append("\n## Distributed wrappers whose own code breaks the graph (DDP, FSDP2)\n")
+    out.append("triage labels a break whose chain passes through these files as the wrapper's, not yours, "
+               "and keeps it out of the next steps.\n")
+    for w in data.get("wrappers") or []:
+        out.append(f"### {w['name']}: {w['category']} (frames in {', '.join(w['paths'])})\n")
+        out.append(f"{_one(w['expected'])}\n\nSetup: {_one(w['setup'])}")
+        if w.get("splits"):
+            out.append(f"\nGraph splits: {_one(w['splits'])}")
+        out.append("")
     return "\n".join(out) + "\n"
 
 

@@ -143,7 +143,11 @@ def test_one_rank_fails_root_cause(tmp_path):
     [gb] = res["divergence"]["graph_breaks"]
     assert gb["ranks"] == [1] and gb["gb_id"] == "GB0059"
     assert 1 in res["divergence"]["failed_ranks"]
+    # the eager check: the same job without torch.compile runs through (print() is fine eagerly)
+    assert ranks[1]["verdict"]["kind"] == "compile_only" and ranks[0]["verdict"] is None
+    assert {k: v["status"] for k, v in res["eager_check"]["ranks"].items()} == {"0": "ok", "1": "ok"}
     md = (out / "report.md").read_text()
+    assert "Verdict: only fails compiled" in md and "rank 1 first: only fails compiled" in md
     # rank 0 either saw the connection drop (its error is tagged) or torchrun stopped it first
     assert "rank 1 (FAILED FIRST: root cause)" in md
     assert "consequence of rank 1" in md or "Ranks stopped by torchrun after rank 1 failed" in md
@@ -152,10 +156,12 @@ def test_one_rank_fails_root_cause(tmp_path):
 
 def test_rank_killed_by_signal_is_root_cause(tmp_path):
     out = tmp_path / "run"
-    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", out, "--",
-                      program("mr_sigkill.py"), timeout=300)
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--no-eager-check", "--timeout", "240", "--out", out,
+                      "--", program("mr_sigkill.py"), timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
     ranks = _by_rank(res)
+    assert res["eager_check"] is None and ranks[1]["verdict"]["kind"] == "not_checked"   # --no-eager-check
+    assert not os.path.exists(out / "eager_check")
     assert res["status"] == "error" and res["first_failed_rank"] == 1
     assert ranks[1]["status"] == "killed" and ranks[1]["exit_code"] == -9
     assert ranks[1]["report"]["errors"][0]["type"] == "SIGKILL"
@@ -219,8 +225,133 @@ def test_collective_timeout_while_peer_compiles(tmp_path):
     ct = res["divergence"]["compile_time"]
     assert ct["still_compiling"] == [1] and ct["slowest_rank"] == 1 and ct["significant"]
     assert "collective timed out waiting for rank(s) 1" in res["next_steps"][0]["why"]
+    # without torch.compile rank 1 does not recompile, so rank 0 does not wait: only fails compiled
+    assert ranks[0]["verdict"]["kind"] == "compile_only", ranks[0]["verdict"]
     md = (out / "report.md").read_text()
     assert "TIMED OUT waiting for them" in md and "still COMPILING" in md and "compile 0/1 (step) started" in md
+
+
+# ---- DDP / FSDP2 training scripts (gloo): the eager verdict per rank, the wrappers' own breaks --
+
+def _wrapper_breaks(rep, wid):
+    return [b for b in rep["graph_breaks"] if (b["fix"].get("wrapper") or {}).get("id") == wid]
+
+
+def _fix_steps(res):
+    return [s["why"] for s in res["next_steps"] if "fix graph break" in s["why"] or "graph break at" in s["why"]]
+
+
+def test_ddp_one_rank_bad_shard(tmp_path):
+    """The issue's script: DDP wrapped in torch.compile, rank 1's shard has 12 features instead of 16.
+    Rank 1 fails first at the user's line and fails the same way without torch.compile; rank 0 only
+    lost its peer; DDP's own graph breaks are labelled as DDP's and are not in Next."""
+    out = tmp_path / "run"
+    prog = program("mr_ddp_train.py")
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", out, "--",
+                      sys.executable, prog, "--bad-rank", "1", timeout=560)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["status"] == "error" and res["first_failed_rank"] == 1
+    ranks = _by_rank(res)
+    err = ranks[1]["report"]["errors"][0]
+    assert err["category"] == "shape_mismatch"
+    assert err["location"]["file"] == prog and err["location"]["line"] == _line_of(prog, "x = F.relu(self.fc1(x))")
+    v = ranks[1]["verdict"]
+    assert v["kind"] == "fails_eager_too" and v["location"].endswith(f"mr_ddp_train.py:{err['location']['line']}"), v
+    assert "fails the same way without torch.compile" in v["summary"]
+    assert ranks[0]["consequence_of_rank"] == 1 or ranks[0]["status"] == "killed"
+    assert ranks[0]["verdict"] is None                       # its error is the lost peer: no verdict of its own
+    ec = res["eager_check"]
+    assert ec["ranks"]["1"]["status"] == "failed" and os.path.isdir(ec["run_dir"])
+    assert "mat1 and mat2 shapes cannot be multiplied (32x12 and 16x512)" in open(ec["ranks"]["1"]["stderr"]).read()
+    # DDP's own breaks (contextlib skip in _run_ddp_forward, the C++ logger in _pre_forward): labelled, not Next
+    for r in (0, 1):
+        ddp = _wrapper_breaks(ranks[r]["report"], "ddp")
+        assert {b["gb_id"] for b in ddp} == {"GB0007", "GB0156"}, ranks[r]["report"]["graph_breaks"]
+        assert all(b["category"] == "DDP internals (expected)" and
+                   b["fix"]["wrapper"]["frame"].startswith("torch/nn/parallel/distributed.py:") for b in ddp)
+        assert len(ddp) == len(ranks[r]["report"]["graph_breaks"])
+    assert _fix_steps(res) == [], res["next_steps"]
+    first = res["next_steps"][0]["why"]
+    assert first.startswith("rank 1: fix your program at") and "no compiler bisect" in first, first
+    md = (out / "report.md").read_text()
+    assert "rank 1 first: a bug in the program (fails the same way without torch.compile)" in md
+    assert "Verdict: fails the same way without torch.compile: a bug in your program at" in md
+    assert "2 graph breaks inside DDP (DistributedDataParallel), not in your code" in md
+    assert "fix graph break" not in md.split("## Next")[1]
+    assert _procs_mentioning(str(out)) == []
+
+
+def test_ddp_clean_breaks_are_ddps_and_the_inner_compile_has_none(tmp_path):
+    """A clean DDP run: the only breaks are DDP's own (labelled, nothing for the user to fix), the DDP
+    optimizer's graph splits are reported as splits; the setup the report recommends (compile the inner
+    module, then wrap it) has no break at all, measured."""
+    prog = program("mr_ddp_train.py")
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", tmp_path / "outer", "--",
+                      prog, "--bucket-cap-mb", "1", timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["status"] == "issues" and not res["divergence"]["divergent"], res["divergence"]["summary"]
+    assert res["eager_check"] is None                       # nothing failed: no re-run
+    for r in res["ranks"]:
+        assert len(_wrapper_breaks(r["report"], "ddp")) == len(r["report"]["graph_breaks"]) == 2
+        [(cid, pieces)] = r["facts"]["ddp_splits"].items()   # the DDP optimizer split the model's graph
+        assert len(pieces) >= 2, r["facts"]["ddp_splits"]
+    assert _fix_steps(res) == [] and "DDP (DistributedDataParallel)'s own" in res["next_steps"][0]["why"]
+    md = (tmp_path / "outer" / "report.md").read_text()
+    assert "## DDP optimizer (graph splits, not graph breaks)" in md and "torch._dynamo.config.optimize_ddp" in md
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", tmp_path / "inner", "--",
+                      prog, "--bucket-cap-mb", "1", "--wrap", "inner", timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["status"] == "clean"
+    for r in res["ranks"]:
+        assert r["report"]["graph_breaks"] == [] and len(next(iter(r["facts"]["ddp_splits"].values()))) >= 2
+
+
+def test_fsdp2_hook_breaks_labelled(tmp_path):
+    """FSDP2 (fully_shard) runs on CPU gloo in torch 2.14.1. torch.compile over the sharded model breaks
+    at each block's FSDP hooks (labelled FSDP2's; the block's recompile is labelled as split by them);
+    compiling each block on its own (the setup the report gives) has no break."""
+    prog = program("mr_fsdp2_train.py")
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", tmp_path / "model", "--",
+                      prog, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    for r in res["ranks"]:
+        rep = r["report"]
+        [b] = rep["graph_breaks"]
+        assert b["fix"]["wrapper"]["id"] == "fsdp2" and b["category"] == "FSDP hooks (expected)"
+        assert b["fix"]["wrapper"]["frame"].startswith("torch/distributed/fsdp/")
+        assert b["location"]["line"] == _line_of(prog, "x = b(x)") and b["fix"].get("frame_skipped")
+        [f] = [f for f in rep["recompiles"] if f["recompiles"]]
+        assert f["expected_only"] and f["wrapper"].startswith("FSDP2 (fully_shard) (its hooks break the graph at")
+    assert _fix_steps(res) == [] and "FSDP2 (fully_shard)'s own" in res["next_steps"][0]["why"]
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", tmp_path / "blocks", "--",
+                      prog, "--compile", "blocks", timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert all(r["report"]["graph_breaks"] == [] for r in res["ranks"])
+
+
+def test_wrapper_facts_hold_for_installed_torch():
+    """Every config name and value, and every torch function the `wrappers` knowledge names, exists."""
+    import re
+    import torch
+    import torch._dynamo.config as dconf
+    from torch._dynamo.utils import _ddp_optimization_mode
+    from torch.nn.parallel import DistributedDataParallel
+    from cdlib import knowledge
+    text = " ".join(" ".join(w[k].split()) for w in knowledge.load("graph_breaks")["wrappers"]
+                    for k in ("expected", "setup", "splits") if k in w)
+    names = set(re.findall(r"torch\._dynamo\.config\.(\w+)", text))
+    assert names == {"optimize_ddp", "compiled_autograd"} and all(hasattr(dconf, n) for n in names)
+    assert dconf.optimize_ddp is True and dconf.compiled_autograd is False          # the defaults stated
+    for mode in re.findall(r'"(\w+)"', text):   # the optimize_ddp modes named
+        assert mode in _ddp_optimization_mode, mode
+    assert "python_reducer" in text and "no_optimization" in text and "ddp_optimizer" in text
+    for fn in ("_inside_ddp_forward", "_pre_forward", "_run_ddp_forward"):
+        assert hasattr(DistributedDataParallel, fn)
+    root = os.path.dirname(torch.__file__)
+    fsdp = open(os.path.join(root, "distributed", "fsdp", "_fully_shard", "_fsdp_common.py")).read()
+    assert 'reason="skipping FSDP hooks"' in fsdp
+    for w in knowledge.load("graph_breaks")["wrappers"]:
+        assert all(os.path.exists(os.path.join(os.path.dirname(root), p)) for p in w["paths"]), w["paths"]
 
 
 def test_ctrl_c_kills_every_rank(tmp_path):
@@ -407,3 +538,30 @@ def test_gpu_nccl_divergence(tmp_path):
     assert any(c["ops_per_rank"].get("1") for c in res["divergence"]["collectives"]), res["divergence"]
     if res["timed_out"]:
         assert res["hang"]["ranks"] and res["hang"]["per_rank"]
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(_gpus() < 2, reason="needs 2 CUDA GPUs")
+def test_gpu_nccl_ddp_bad_shard(tmp_path):
+    """The DDP script on 2 GPUs (NCCL, Inductor): rank 1's shape error, its verdict from the eager re-run,
+    DDP's own breaks labelled and kept out of Next."""
+    env = {"MR_DEVICE": "cuda", "MR_BACKEND": "inductor"}
+    prog = program("mr_ddp_train.py")
+    out = tmp_path / "bad"
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "400", "--out", out, "--",
+                      prog, "--bad-rank", "1", env=env, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["status"] == "error" and res["first_failed_rank"] == 1
+    ranks = _by_rank(res)
+    assert ranks[1]["report"]["errors"][0]["location"]["line"] == _line_of(prog, "x = F.relu(self.fc1(x))")
+    assert ranks[1]["verdict"]["kind"] == "fails_eager_too", ranks[1]["verdict"]
+    assert ranks[0]["verdict"] is None
+    assert _fix_steps(res) == [], res["next_steps"]
+    assert res["surviving_ranks"] == [] and _procs_mentioning(str(out)) == []
+    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "400", "--out", tmp_path / "ok", "--",
+                      prog, env=env, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert res["status"] in ("issues", "clean"), res["divergence"]["summary"]
+    for r in res["ranks"]:
+        assert all(b["fix"].get("wrapper") for b in r["report"]["graph_breaks"]), r["report"]["graph_breaks"]
+    assert _fix_steps(res) == []

@@ -11,6 +11,7 @@ from . import knowledge
 from .frames import chain, innermost_user, is_stdlib, is_user_file, library_of, loc as _loc, parse_py_frames, \
     qualified_name, src_line
 from .report import FunctionRecompiles, GraphBreak, GuardFailure, Location, Recompile
+from .wrappers import split_by_wrapper, wrapper_break_sites, wrapper_label, wrapper_of
 
 # ---- graph breaks -------------------------------------------------------------------------
 
@@ -190,13 +191,22 @@ def make_break(gb, gb_id, location=None, entries=()):
     if gb["frame_skipped"]:
         fix["frame_skipped"] = True
     in_lib = site is not None and not site.user
+    wr = wrapper_of(stack) if in_lib else None
+    if wr:  # DDP's / FSDP's own code breaks by design: its facts replace the break id's recipe and workarounds
+        label = wrapper_label(*wr)
+        fix = {k: v for k, v in fix.items() if k in ("frame_skipped", "also", "url")}
+        fix.update(category=wr[0]["category"], fix="", recipe_id=f"wrapper:{wr[0]['id']}", wrapper=label)
+        ways = [{"source": "knowledge", "text": label["expected"]},
+                {"source": "knowledge", "text": label["setup"]}] + [{"source": "pytorch", "text": h} for h in gb["hints"]]
+    else:
+        ways = _workarounds(gb, recipe, stack, site, entries) if site else [{"source": "pytorch", "text": h} for h in gb["hints"]]
     return GraphBreak(
         site=f"{gb['site_file']}:{gb['site_line']}", gb_id=gb_id,
         gb_type=gb["gb_type"] or knowledge.gb_type_of(gb_id) or "graph break",
-        category=recipe.get("category", "other graph break"), location=loc, explanation=gb["explanation"],
+        category=fix.get("category", "other graph break"), location=loc, explanation=gb["explanation"],
         hints=gb["hints"], count=0, frames=[], fix=fix, user_stack=user_frames[-4:], stack=stack,
-        in_library=in_lib, library=library_of(owner_frame(stack, site).file) if in_lib else None,
-        workarounds=_workarounds(gb, recipe, stack, site, entries) if site else [{"source": "pytorch", "text": h} for h in gb["hints"]])
+        in_library=in_lib, library=library_of((wr[1] if wr else owner_frame(stack, site)).file) if in_lib else None,
+        workarounds=ways)
 
 
 def breaks_from_errors(rep, stderr=""):
@@ -408,6 +418,7 @@ def _causes(recs, limit_hit):
 
 def _recompiles(tr, stderr):
     by_frame = {}
+    wrapper_sites = wrapper_break_sites(tr) if tr.artifacts("recompile_reasons") else {}
     known = list(tr.strings.values())
     for e in tr.artifacts("recompile_reasons"):
         fid = e.meta.get("frame_id")
@@ -435,6 +446,9 @@ def _recompiles(tr, stderr):
         if key in limit_frames:
             fr.limit_hit, fr.limit = True, limit_frames[key]
         fr.causes = _causes(recs, fr.limit_hit)
+        split = split_by_wrapper(tr, fid, wrapper_sites)
+        if split and fr.wrapper is None:
+            fr.wrapper = split
         fr.expected_only = bool(fr.causes) and all(c["expected"] for c in fr.causes) and not fr.limit_hit
         fixes = []
         for c in fr.causes:
@@ -469,14 +483,21 @@ def recompile_whys(recompiles):
 def next_steps(rep):
     """The graph-break / recompile lines of the report's "Next" list."""
     steps = []
-    if rep.graph_breaks:
-        b = rep.graph_breaks[0]
+    own = [b for b in rep.graph_breaks if not b.fix.get("wrapper")]   # DDP/FSDP internals: not the user's
+    if own:
+        b = own[0]
         where = f"{os.path.basename(b.location.file)}:{b.location.line}"
         if b.in_library and b.stack:
             where += f" (inside {b.library}: {b.stack[-1].display}:{b.stack[-1].line})"
         steps.append({"why": f"fix graph break at {where} ({b.gb_id or b.category}); "
                              + ("workarounds above (no library edit)" if b.in_library else "recipe above"),
                       "skill": "trace-dynamo", "command": None, "fixable": True, "code_edit": not b.in_library})
+    else:
+        names = list(dict.fromkeys(b.fix["wrapper"]["name"] for b in rep.graph_breaks if b.fix.get("wrapper")))
+        if names:
+            steps.append({"why": f"nothing of yours to fix in the graph breaks: they are {' and '.join(names)}'s own, "
+                                 "expected with torch.compile (a setup without them is above)",
+                          "skill": "trace-dynamo", "command": None})
     bad = [f for f in rep.recompiles if f.limit_hit or (f.recompiles and not f.expected_only)]
     if bad:
         causes = [c["cause"] for f in bad for c in f.causes if not c["expected"]]

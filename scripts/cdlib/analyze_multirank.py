@@ -161,6 +161,10 @@ def trace_facts(tr):
             open_compiles.append({"compile_id": e.compile_id, "started_at": begun.get(e.compile_id),
                                   "function": where[2] if where else None,
                                   "location": f"{where[0]}:{where[1]}" if where else None})
+    splits = {}  # DDP optimizer: a graph compiled in pieces at DDP's gradient-bucket boundaries
+    for e in tr.of("optimize_ddp_split_child"):
+        if e.compile_id:
+            splits.setdefault(e.compile_id, []).append((e.data or {}).get("name") if isinstance(e.data, dict) else None)
     last = None
     for e in reversed(tr.events):
         if e.key in ("chromium_event", "str"):
@@ -168,7 +172,7 @@ def trace_facts(tr):
         last = {"event": e.artifact_name or e.key, "compile_id": e.compile_id}
         break
     return {"graph_hashes": graphs, "collectives": collectives, "compiles_started": len({e.compile_id for e in started}),
-            "open_compiles": open_compiles, "last_event": last,
+            "open_compiles": open_compiles, "last_event": last, "ddp_splits": splits,
             "last_event_time": last_trace_line_time(tr.files)}
 
 
@@ -312,7 +316,7 @@ def divergence(ranks):
             s = sites.setdefault(k, {"site": _where(b["location"]), "code": (b["location"] or {}).get("code"),
                                      "gb_id": b.get("gb_id"), "gb_type": b.get("gb_type"),
                                      "category": b.get("category"), "fix": (b.get("fix") or {}).get("fix"),
-                                     "counts": {}, "frames": {}})
+                                     "wrapper": (b.get("fix") or {}).get("wrapper"), "counts": {}, "frames": {}})
             s["counts"][r["rank"]] = s["counts"].get(r["rank"], 0) + b.get("count", 0)
             s["frames"][r["rank"]] = b.get("frames", [])
     for k, s in sites.items():

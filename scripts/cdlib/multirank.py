@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 
-from . import analyze, proc, trace as tracemod
+from . import analyze, proc, trace as tracemod, verdict
 from .errors import CliError
 from .multirank_launch import (  # noqa: F401 (some only re-exported for tests)
     SHIM, _read, dump_stacks, group_trace_files, kill_ranks, launcher_argv, parse_torchrun_args, rank_logs,
@@ -54,68 +54,25 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
     if shutil.which(sys.executable) is None and not os.path.exists(sys.executable):
         raise CliError("cannot find this Python interpreter")
     run_dir = rundir.make(args.out, "triage")
-    for d in ("trace", "status", "stacks", "ranks"):
-        os.makedirs(os.path.join(run_dir, d), exist_ok=True)
     shim = os.path.join(run_dir, "rank_shim.py")
     with open(shim, "w") as f:
         f.write(SHIM)
-    argv = launcher_argv(nproc, extra, shim, run_dir, sargs)
+    def make_argv(root):  # the same job for the eager check, into another root
+        return launcher_argv(nproc, extra, shim, root, sargs)
+    argv = make_argv(run_dir)
     tstr = " ".join(shlex.quote(a) for a in (["python"] + sargs if sargs[0] != "-m" else ["python"] + sargs))
     torchrun_str = " ".join(["torchrun", "--nproc-per-node", str(nproc)] + [shlex.quote(a) for a in extra] + [shlex.quote(a) for a in sargs])
     proc.progress(f"running {torchrun_str} (timeout {timeout:.0f} s); artifacts in {run_dir}")
-
-    # just before the timeout: ask every live rank for its Python stacks (faulthandler in the shim)
-    margin = min(5.0, max(1.0, timeout * 0.1))
-    dumped = []
-    dump_time = []
-
-    def _dump():
-        dump_time.append(time.time())
-        dumped.extend(dump_stacks(run_dir, nproc, shim))
-
-    timer = threading.Timer(max(0.5, timeout - margin), _dump)
-    timer.daemon = True
-    env = {"PYTHONUNBUFFERED": "1", "TORCH_TRACE": None}
-    res = None
-    try:
-        timer.start()
-        res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, "torchrun.stdout"),
-                       stderr_path=os.path.join(run_dir, "torchrun.stderr"))
-    finally:  # proc.run already ended every process of the run (ranks too: they carry its tag)
-        timer.cancel()
-        killed = kill_ranks(run_dir, nproc, shim)
-    stray_ranks = [r for r in range(nproc) if (read_status(run_dir, r) or {}).get("pid") in res.strays]
-    killed = sorted(set(killed) | set(stray_ranks))
-    left = survivors(run_dir, nproc, shim)
-    launcher_out = _read(res.stderr_path) + "\n" + _read(res.stdout_path)
-    exit_codes = torchrun_exit_codes(launcher_out)
-    logs = rank_logs(run_dir, nproc)
-    for paths in logs.values():  # torchrun wrote them: keep the head and tail of huge ones
-        for path in paths:
-            proc.trim_output(path)
+    run = _launch(run_dir, argv, nproc, shim, timeout, {"PYTHONUNBUFFERED": "1", "TORCH_TRACE": None})
+    res, killed, left, dumped, dump_time = run["res"], run["killed"], run["left"], run["dumped"], run["dump_time"]
+    launcher_out = run["launcher_out"]
 
     ranks = []
     for r in range(nproc):
-        st = read_status(run_dir, r)
+        o = _outcome(run_dir, r, run)
+        st, status, code, timed, dur, so, se = o["st"], o["status"], o["code"], o["timed"], o["dur"], o["so"], o["se"]
+        stdout, stderr = o["stdout"], o["stderr"]
         tdir = rank_trace_dir(run_dir, r)
-        so, se = logs.get(r, (None, None))
-        stdout, stderr = strip_rank_prefix(_read(so)), strip_rank_prefix(_read(se))
-        code = st.get("exit_code") if st else None
-        ended = bool(st and st.get("end"))
-        if code is None and r in exit_codes:
-            code = exit_codes[r]
-        timed = bool(res.timed_out and not ended)
-        if st is None:
-            status = "not_started"
-        elif timed:
-            status = "hung"
-        elif ended and code == 0:
-            status = "ok"
-        elif ended:
-            status = "failed"
-        else:
-            status = "killed"  # died without the shim's finally (signal), or killed by torchrun
-        dur = round((st.get("end") or time.time()) - st["start"], 3) if st else None
         rres = proc.ProcResult(argv=argv, returncode=code if not timed else None, duration_s=dur or 0.0,
                                timed_out=timed, signal=_signame(code) if not timed else None,
                                stdout_path=so, stderr_path=se)
@@ -153,22 +110,28 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
                 hang = info
             else:
                 killed_state = info  # torchrun stopped this rank because another one failed
-        os.makedirs(os.path.join(run_dir, f"rank_{r}"), exist_ok=True)
-        rd = rep.to_dict()
-        with open(os.path.join(run_dir, f"rank_{r}", "report.json"), "w") as f:
-            json.dump(rd, f, indent=2, default=str)
-        with open(os.path.join(run_dir, f"rank_{r}", "report.md"), "w") as f:
-            f.write(triage_markdown(rep, f"rank {r}: {torchrun_str}") + "\n")
         ranks.append({"rank": r, "status": status, "exit_code": code, "duration_s": dur, "pid": st.get("pid") if st else None,
-                      "report_status": rep.status, "hang": hang, "state_when_killed": killed_state, "facts": facts, "report": rd, "_rep": rep,
+                      "report_status": rep.status, "hang": hang, "state_when_killed": killed_state, "facts": facts, "_rep": rep,
                       "stdout": so, "stderr": se, "report_md": os.path.join(run_dir, f"rank_{r}", "report.md"),
-                      "_end": st.get("end") if st else None})
+                      "_end": st.get("end") if st else None, "_stderr": stderr})
 
-    div = divergence(ranks)
     first_failed, consequences = root_cause(ranks, torchrun_root_rank(launcher_out))
     for r in ranks:
         r["consequence_of_rank"] = first_failed if r["rank"] in consequences else None
         r["collective_timeout"] = collective_timeout(r["_rep"])
+    eager = None
+    if not res.timed_out:  # failed ranks: the same job once more with compilation off (one verdict per rank)
+        eager = eager_check(run_dir, make_argv, nproc, shim, timeout, ranks, tstr,
+                            enabled=not getattr(args, "no_eager_check", False))
+    for r in ranks:
+        rep = r["_rep"]
+        r["report"], r["report_status"], r["verdict"] = rep.to_dict(), rep.status, _verdict_brief(rep.verdict)
+        os.makedirs(os.path.join(run_dir, f"rank_{r['rank']}"), exist_ok=True)
+        with open(os.path.join(run_dir, f"rank_{r['rank']}", "report.json"), "w") as f:
+            json.dump(r["report"], f, indent=2, default=str)
+        with open(r["report_md"], "w") as f:
+            f.write(triage_markdown(rep, f"rank {r['rank']}: {torchrun_str}") + "\n")
+    div = divergence(ranks)
     artifacts = {"trace_dir": os.path.join(run_dir, "trace"), "torchrun_stdout": res.stdout_path,
                  "torchrun_stderr": res.stderr_path, "rank_logs": os.path.join(run_dir, "ranks")}
     if tlparse:
@@ -211,6 +174,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         "launcher_exit_code": res.returncode, "timed_out": res.timed_out, "timeout_s": timeout,
         "duration_s": res.duration_s, "killed_ranks": killed, "surviving_ranks": left,
         "first_failed_rank": first_failed, "restarts": restarts_seen(run_dir), "launcher_error": launcher_error,
+        "eager_check": eager,
         "ranks": [{k: v for k, v in r.items() if not k.startswith("_")} for r in ranks],
         "divergence": div,
         "hang": {"ranks": hung, "stacks_dumped": sorted(dumped),
@@ -220,6 +184,113 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
     result["next_steps"] = next_steps(result, ranks, tstr, nproc, extra)
     md = multirank_markdown(result, [r["_rep"] for r in ranks])
     return result, md
+
+
+def _launch(root, argv, nproc, shim, timeout, env):
+    """torchrun once, into root (trace/, status/, stacks/, ranks/); just before the timeout every live
+    rank dumps its Python stacks; afterwards no rank is left alive. -> dict of what happened."""
+    for d in ("trace", "status", "stacks", "ranks"):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+    margin = min(5.0, max(1.0, timeout * 0.1))
+    dumped, dump_time = [], []
+
+    def _dump():
+        dump_time.append(time.time())
+        dumped.extend(dump_stacks(root, nproc, shim))
+
+    timer = threading.Timer(max(0.5, timeout - margin), _dump)
+    timer.daemon = True
+    res = None
+    try:
+        timer.start()
+        res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(root, "torchrun.stdout"),
+                       stderr_path=os.path.join(root, "torchrun.stderr"))
+    finally:  # proc.run already ended every process of the run (ranks too: they carry its tag)
+        timer.cancel()
+        killed = kill_ranks(root, nproc, shim)
+    stray_ranks = [r for r in range(nproc) if (read_status(root, r) or {}).get("pid") in res.strays]
+    launcher_out = _read(res.stderr_path) + "\n" + _read(res.stdout_path)
+    logs = rank_logs(root, nproc)
+    for paths in logs.values():  # torchrun wrote them: keep the head and tail of huge ones
+        for path in paths:
+            proc.trim_output(path)
+    return {"res": res, "killed": sorted(set(killed) | set(stray_ranks)), "left": survivors(root, nproc, shim),
+            "launcher_out": launcher_out, "exit_codes": torchrun_exit_codes(launcher_out), "logs": logs,
+            "dumped": dumped, "dump_time": dump_time}
+
+
+def _outcome(root, r, run):
+    """How rank r of a launch ended: status ok/failed/killed/hung/not_started, exit code, output."""
+    st = read_status(root, r)
+    so, se = run["logs"].get(r, (None, None))
+    code = st.get("exit_code") if st else None
+    ended = bool(st and st.get("end"))
+    if code is None and r in run["exit_codes"]:
+        code = run["exit_codes"][r]
+    timed = bool(run["res"].timed_out and not ended)
+    if st is None:
+        status = "not_started"
+    elif timed:
+        status = "hung"
+    elif ended:
+        status = "ok" if code == 0 else "failed"
+    else:
+        status = "killed"  # died without the shim's finally (signal), or killed by torchrun
+    dur = round((st.get("end") or time.time()) - st["start"], 3) if st else None
+    return {"st": st, "status": status, "code": code, "timed": timed, "dur": dur, "so": so, "se": se,
+            "stdout": strip_rank_prefix(_read(so)), "stderr": strip_rank_prefix(_read(se))}
+
+
+def eager_check(run_dir, make_argv, nproc, shim, timeout, ranks, tstr, enabled=True):
+    """The verdict per failed rank, as single-process triage gives it (verdict.decide via
+    analyze.apply_verdict): the same job once more under torchrun with compilation off on every rank
+    (verdict.eager_env: the startup hook sets the compile stance force_eager right after each rank
+    imports torch), then each failed rank's error is compared with that rank's eager run. Ranks whose
+    error is only the lost peer get no verdict of their own. -> the eager run's facts (None: no re-run)."""
+    todo = [r for r in ranks if r["status"] in ("failed", "killed") and r["_rep"].errors
+            and r.get("consequence_of_rank") is None]
+    if not todo:
+        return None
+    if not enabled or not any(r["_rep"].used_compile for r in todo):  # not asked / failed before torch.compile ran
+        for r in todo:
+            analyze.apply_verdict(r["_rep"], r["_stderr"], target_str=tstr)
+        return None
+    edir = os.path.join(run_dir, "eager_check")
+    os.makedirs(edir, exist_ok=True)
+    env = {"PYTHONUNBUFFERED": "1", "TORCH_TRACE": None, "PYTHONFAULTHANDLER": "1"}
+    env.update(verdict.eager_env(edir))
+    proc.progress(f"rank(s) {_ranks([r['rank'] for r in todo])} failed; running the job once more without "
+                  "torch.compile (eager check)")
+    run = _launch(edir, make_argv(edir), nproc, shim, timeout, env)
+    applied = set(_read(os.path.join(edir, "eager_check.applied")).split())
+    outs = {r: _outcome(edir, r, run) for r in range(nproc)}
+    for r in todo:
+        rep, o = r["_rep"], outs[r["rank"]]
+        others = [k for k, x in outs.items() if x["status"] in ("failed", "killed") and k != r["rank"]]
+        if o["status"] == "killed" and o["code"] in (None, -signal.SIGTERM):
+            why = f"torchrun stopped it when rank(s) {_ranks(others)} failed" if others else "it was stopped"
+        elif o["status"] in ("not_started", "hung") and not run["res"].timed_out:
+            why = "it did not start"
+        elif o["st"] and str(o["st"]["pid"]) not in applied and o["status"] != "hung":
+            why = "compilation could not be switched off on it (the startup hook did not run)"
+        else:
+            eres = proc.ProcResult(argv=run["res"].argv, returncode=o["code"] if not o["timed"] else None,
+                                   duration_s=o["dur"] or 0.0, timed_out=o["timed"] or run["res"].timed_out,
+                                   signal=_signame(o["code"]), stdout_path=o["so"], stderr_path=o["se"])
+            analyze.apply_verdict(rep, r["_stderr"], target_str=tstr, eager_res=eres, eager_stderr=o["stderr"])
+            continue
+        err = rep.errors[0]
+        rep.verdict = {"kind": "not_sure", "location": f"{err.location.file}:{err.location.line}" if err.location else None,
+                       "eager": {"exit_code": o["code"], "status": o["status"]},
+                       "summary": f"not sure: in the run without torch.compile rank {r['rank']} did not get as far ({why})"}
+    return {"run_dir": edir, "launcher": run["res"].argv, "launcher_exit_code": run["res"].returncode,
+            "timed_out": run["res"].timed_out, "duration_s": run["res"].duration_s,
+            "ranks": {str(k): {"status": x["status"], "exit_code": x["code"], "stderr": x["se"]} for k, x in outs.items()},
+            "surviving_ranks": run["left"]}
+
+
+def _verdict_brief(v):
+    return {k: v.get(k) for k in ("kind", "summary", "location")} if v else None
 
 
 def analyze_recorded(args, *, nproc, trace_path):
@@ -267,7 +338,7 @@ def analyze_recorded(args, *, nproc, trace_path):
                       "pid": None, "report_status": rep.status, "hang": None, "state_when_killed": None,
                       "facts": facts, "report": rd if files else None, "_rep": rep, "stdout": None, "stderr": None,
                       "report_md": os.path.join(run_dir, f"rank_{r}", "report.md"), "consequence_of_rank": None,
-                      "collective_timeout": collective_timeout(rep)})
+                      "collective_timeout": collective_timeout(rep), "verdict": None})
     div = divergence([r if r["report"] is not None else dict(r, report=None) for r in ranks])
     missing = [r["rank"] for r in ranks if r["status"] == "no_trace"]
     notes = []
@@ -320,8 +391,9 @@ def next_steps(result, ranks, tstr, nproc, extra):
         else:
             why += ": compare where they were (above) and make every rank issue the same collectives"
         steps.append({"why": why, "skill": "trace-dynamo", "command": None})
-    if div["graph_breaks"]:
-        b = div["graph_breaks"][0]
+    own = [b for b in div["graph_breaks"] if not b.get("wrapper")]  # DDP's / FSDP's own breaks: not the user's
+    if own:
+        b = own[0]
         steps.append({"why": f"graph break at {b['site']} on rank(s) {_ranks(b['ranks'])} only: make the code path "
                              "rank-independent (no data-dependent Python branch), or fix the break", "skill": "trace-dynamo",
                       "command": None})
@@ -345,6 +417,10 @@ def next_steps(result, ranks, tstr, nproc, extra):
     for (skill, cmd, why), (s, rks) in by_key.items():
         if cmd and tstr and cmd.endswith(tstr) and " triage " in cmd:
             cmd = cmd[: -len(tstr)].replace(" triage ", f" triage --nproc {nproc} ", 1) + tstr
+        elif cmd and tstr and cmd.endswith(tstr):  # bisect, minify, ...: they run the script as one process
+            s = dict(s, why=s["why"] + f" (`{cmd}` runs one process, without torchrun: first reproduce the "
+                                       "failing rank's case in a single-process script)")
+            cmd = None
         if len(rks) == len(ranks):
             steps.append(dict(s, command=cmd))
         else:

@@ -7,6 +7,8 @@ from .output import clip, table
 from .views import _where, headline
 
 MAX_ITEMS = 8
+VERDICT_TITLE = {"fails_eager_too": "a bug in the program (fails the same way without torch.compile)",
+                 "compile_only": "only fails compiled", "before_compile": "fails before torch.compile runs"}
 
 
 def _rel(path, base):
@@ -39,6 +41,12 @@ def _title(result):
     elif result["status"] == "error":
         bad = [str(r["rank"]) for r in result["ranks"] if r["status"] != "ok"]
         head = f"rank(s) {','.join(bad)} failed" if bad else "torchrun failed"
+        first = next((r for r in result["ranks"] if r["rank"] == result.get("first_failed_rank")), None)
+        if first is not None and len(bad) > 1:
+            head += f"; rank {first['rank']} first"
+        kind = ((first or {}).get("verdict") or {}).get("kind")
+        if kind in VERDICT_TITLE:
+            head += f": {VERDICT_TITLE[kind]}"
     elif div["divergent"]:
         head = "ranks DIVERGE"
     else:
@@ -128,7 +136,8 @@ def multirank_markdown(result, reps, cwd=None):
             code = f" `{clip(b['code'], 80)}`" if b.get("code") else ""
             counts = ", ".join(f"rank {k} ×{v}" for k, v in b["counts"].items())
             miss = f"; NOT on rank(s) {_rk(b['missing_on'])}" if b["missing_on"] else ""
-            out.append(f"- Graph break **{_rel(b['site'], base)}**{code} — {b.get('gb_id') or ''} {b.get('gb_type') or ''} "
+            inside = f" (inside {b['wrapper']['name']}: {b['wrapper']['frame']}, not your code)" if b.get("wrapper") else ""
+            out.append(f"- Graph break **{_rel(b['site'], base)}**{code}{inside} — {b.get('gb_id') or ''} {b.get('gb_type') or ''} "
                        f"[{b.get('category')}]: {counts}{miss}")
             if b.get("fix"):
                 out.append(f"  Fix: {clip(' '.join(b['fix'].split()), 300)}")
@@ -166,10 +175,19 @@ def multirank_markdown(result, reps, cwd=None):
             elif r.get("consequence_of_rank") is not None:
                 tag = f" (consequence of rank {r['consequence_of_rank']} failing)"
             out.append(f"- rank {r['rank']}{tag}: **{e.type}** {e.title} `[{e.category}]`{loc}{msg}")
+            if r.get("verdict"):
+                out.append(f"  Verdict: {r['verdict']['summary']}")
+    ec = result.get("eager_check")
+    if ec:
+        per = ", ".join(f"rank {k} {'exit 0' if v['status'] == 'ok' else v['status'].upper()}" for k, v in ec["ranks"].items())
+        out.append(f"Re-run without torch.compile (same torchrun job, compile stance force_eager on every rank): {per}"
+                   f"{' (TIMED OUT)' if ec['timed_out'] else ''} in {ec['duration_s']:.1f} s; logs: "
+                   f"{_rel(ec['run_dir'], result['run_dir'])}/ranks/")
     common = _common_issues(reps, base)
     if common:
         out.append("\n## On every rank (same on all)")
         out.extend(common[:MAX_ITEMS])
+    out.extend(_ddp_splits(result))
 
     out.append("\n## Next")
     for i, s in enumerate(result["next_steps"], 1):
@@ -227,10 +245,23 @@ def _common_issues(reps, base):
 
     sets = [{key_b(b): b for b in rep.graph_breaks} for rep in reps]
     shared = set(sets[0]).intersection(*sets[1:]) if sets else set()
+    wrapped = {}
     for k in shared:
         b = sets[0][k]
+        if b.fix.get("wrapper"):  # DDP's / FSDP's own code: said once per wrapper, not as the user's to fix
+            wrapped.setdefault(b.fix["wrapper"]["id"], []).append(b)
+            continue
         lines.append(f"- Graph break {_where(b.location, base)} — {b.gb_id or ''} {b.gb_type} [{b.category}]"
                      + (f". Fix: {clip(' '.join(b.fix['fix'].split()), 240)}" if b.fix.get("fix") else ""))
+
+    for bs in wrapped.values():
+        w = bs[0].fix["wrapper"]
+        lines.append(f"- {len(bs)} graph break{'s' * (len(bs) != 1)} inside {w['name']}, not in your code (your call: "
+                     f"{_where(bs[0].location, base)}): "
+                     + "; ".join(f"{b.gb_id or ''} {b.gb_type} at {b.fix['wrapper']['frame']} in "
+                                 f"{b.fix['wrapper']['function']}" for b in bs))
+        lines.append(f"  {w['expected']}")
+        lines.append(f"  Setup: {w['setup']}")
 
     def key_f(f):
         return (f.function, f.location.file, f.location.line, tuple(r.failures[0].guard if r.failures else "" for r in f.recompiles))
@@ -242,8 +273,24 @@ def _common_issues(reps, base):
         g = f.recompiles[0].failures[0] if f.recompiles and f.recompiles[0].failures else None
         lines.append(f"- {f.function} ({_where(f.location, base).split(' `')[0]}) recompiles {len(f.recompiles)}×"
                      + (f": `{clip(g.guard, 120)}` [{g.kind}]" if g else "")
-                     + (f". Fix ({f.fixes[0]['kind']}): {clip(f.fixes[0]['fix'], 240)}" if f.fixes else ""))
+                     + (f". Fix ({f.fixes[0]['kind']}): {clip(f.fixes[0]['fix'], 240)}" if f.fixes else "")
+                     + (f" (through {f.wrapper})" if f.wrapper else ""))
     return lines
+
+
+def _ddp_splits(result):
+    """The DDP optimizer's graph splits (not graph breaks), per compile id and ranks."""
+    from . import knowledge
+    splits = {}
+    for r in result["ranks"]:
+        for cid, kids in ((r.get("facts") or {}).get("ddp_splits") or {}).items():
+            splits.setdefault((cid, len(kids)), []).append(r["rank"])
+    if not splits:
+        return []
+    w = next((w for w in knowledge.load("graph_breaks").get("wrappers") or [] if w["id"] == "ddp"), {})
+    return ["\n## DDP optimizer (graph splits, not graph breaks)",
+            "- " + "; ".join(f"graph {cid} compiled in {n} pieces on rank(s) {_rk(rks)}" for (cid, n), rks in sorted(splits.items())),
+            "  " + " ".join((w.get("splits") or "").split())]
 
 
 def _where_d(d, base):
