@@ -23,7 +23,6 @@ import os
 import shlex
 import shutil
 import signal
-import sys
 import threading
 import time
 
@@ -35,6 +34,7 @@ from .multirank_launch import (  # noqa: F401 (some only re-exported for tests)
 from .analyze_multirank import (  # noqa: F401 (some only re-exported for tests)
     _drop_shim_frames, _ranks, _signame, classify_stack, collective_timeout, divergence, parse_stack_dump,
     root_cause, strip_rank_prefix, torchrun_exit_codes, torchrun_root_rank, trace_facts)
+from .output import command_line
 
 
 # ---- the run ------------------------------------------------------------------------------
@@ -51,17 +51,20 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         raise CliError("--nproc: at most 64 local ranks")
     extra = parse_torchrun_args(torchrun_args)
     sargs = script_args(target)
-    if shutil.which(sys.executable) is None and not os.path.exists(sys.executable):
-        raise CliError("cannot find this Python interpreter")
+    # torchrun runs under the Python the command names (`-- /venv/bin/python train.py`), else this one
+    python = proc.target_python(target)
+    if shutil.which(python) is None and not os.path.exists(python):
+        raise CliError(f"{python}: no such Python interpreter")
+    proc.check_torch(python, "run torchrun")
     run_dir = rundir.make(args.out, "triage")
     for d in ("trace", "status", "stacks", "ranks"):
         os.makedirs(os.path.join(run_dir, d), exist_ok=True)
     shim = os.path.join(run_dir, "rank_shim.py")
     with open(shim, "w") as f:
         f.write(SHIM)
-    argv = launcher_argv(nproc, extra, shim, run_dir, sargs)
-    tstr = " ".join(shlex.quote(a) for a in (["python"] + sargs if sargs[0] != "-m" else ["python"] + sargs))
-    torchrun_str = " ".join(["torchrun", "--nproc-per-node", str(nproc)] + [shlex.quote(a) for a in extra] + [shlex.quote(a) for a in sargs])
+    argv = launcher_argv(nproc, extra, shim, run_dir, sargs, python)
+    tstr = command_line(target)
+    torchrun_str = command_line([python, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc), *extra, *sargs])
     proc.progress(f"running {torchrun_str} (timeout {timeout:.0f} s); artifacts in {run_dir}")
 
     # just before the timeout: ask every live rank for its Python stacks (faulthandler in the shim)
@@ -80,7 +83,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
     try:
         timer.start()
         res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, "torchrun.stdout"),
-                       stderr_path=os.path.join(run_dir, "torchrun.stderr"))
+                       stderr_path=os.path.join(run_dir, "torchrun.stderr"), keep_on_interrupt=True)
     finally:  # proc.run already ended every process of the run (ranks too: they carry its tag)
         timer.cancel()
         killed = kill_ranks(run_dir, nproc, shim)
@@ -107,6 +110,8 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         timed = bool(res.timed_out and not ended)
         if st is None:
             status = "not_started"
+        elif res.interrupted and not ended:
+            status = "interrupted"   # still running at Ctrl-C
         elif timed:
             status = "hung"
         elif ended and code == 0:
@@ -171,7 +176,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         r["collective_timeout"] = collective_timeout(r["_rep"])
     artifacts = {"trace_dir": os.path.join(run_dir, "trace"), "torchrun_stdout": res.stdout_path,
                  "torchrun_stderr": res.stderr_path, "rank_logs": os.path.join(run_dir, "ranks")}
-    if tlparse:
+    if tlparse and not res.interrupted:
         html = run_tlparse_all(run_dir, nproc)
         if html:
             artifacts["tlparse"] = html
@@ -189,12 +194,14 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         notes.append("no rank was alive to dump its stack at the timeout")
 
     launcher_error = None
-    if all(r["status"] == "not_started" for r in ranks) and not res.timed_out:
+    if all(r["status"] == "not_started" for r in ranks) and not res.timed_out and not res.interrupted:
         tail = [ln for ln in _read(res.stderr_path).splitlines() if ln.strip() and not ln.startswith("*")]
         launcher_error = (tail[-1] if tail else f"torchrun exited {res.returncode}")[:500]
     hung = [r["rank"] for r in ranks if r["status"] == "hung"]
     if res.timed_out:
         status = "timeout"
+    elif res.interrupted:
+        status = "interrupted"
     elif any(r["status"] in ("failed", "killed", "not_started") for r in ranks) or (res.returncode not in (0, None)):
         status = "error"
     elif div["divergent"]:
@@ -208,7 +215,8 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
     result = {
         "command": "triage", "schema": "compile-debug/triage-multirank/1", "run_dir": run_dir, "status": status,
         "target": tstr, "nproc": nproc, "torchrun_args": extra, "launcher": argv, "torchrun": torchrun_str,
-        "launcher_exit_code": res.returncode, "timed_out": res.timed_out, "timeout_s": timeout,
+        "launcher_exit_code": res.returncode, "timed_out": res.timed_out, "interrupted": res.interrupted,
+        "timeout_s": timeout,
         "duration_s": res.duration_s, "killed_ranks": killed, "surviving_ranks": left,
         "first_failed_rank": first_failed, "restarts": restarts_seen(run_dir), "launcher_error": launcher_error,
         "ranks": [{k: v for k, v in r.items() if not k.startswith("_")} for r in ranks],
@@ -343,8 +351,9 @@ def next_steps(result, ranks, tstr, nproc, extra):
             k = (s["skill"], s["command"], s["why"])
             by_key.setdefault(k, (s, []))[1].append(r["rank"])
     for (skill, cmd, why), (s, rks) in by_key.items():
-        if cmd and tstr and cmd.endswith(tstr) and " triage " in cmd:
-            cmd = cmd[: -len(tstr)].replace(" triage ", f" triage --nproc {nproc} ", 1) + tstr
+        if cmd and tstr and cmd.endswith(tstr) and " triage " in cmd:  # the same launch: --nproc (--torchrun-args)
+            opts = command_line(["--nproc", nproc] + (["--torchrun-args=" + shlex.join(extra)] if extra else []))
+            cmd = cmd[: -len(tstr)].replace(" triage ", f" triage {opts} ", 1) + tstr
         if len(rks) == len(ranks):
             steps.append(dict(s, command=cmd))
         else:

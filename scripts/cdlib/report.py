@@ -110,6 +110,7 @@ class Report:
     exit_code: int | None = None
     signal: str | None = None
     timed_out: bool = False
+    interrupted: bool = False      # Ctrl-C ended the program: the report covers what it did until then
     duration_s: float | None = None
     torch_version: str | None = None
     used_compile: bool = False     # Dynamo started at least once
@@ -132,6 +133,8 @@ class Report:
 
     @property
     def status(self):
+        if self.interrupted and not self.errors:
+            return "interrupted"
         if self.errors:
             return "error"
         if self.graph_breaks or any(f.limit_hit or (f.recompiles and not f.expected_only) for f in self.recompiles):

@@ -4,7 +4,7 @@ import html
 import os
 
 from .compile_time import CACHE_NAMES, PHASES, PHASE_LABEL
-from .output import clip, cli_command, table, target_header
+from .output import clip, table, target_header
 
 COLORS = {"dynamo": "#4e79a7", "guards": "#a0cbe8", "aot": "#f28e2b", "passes": "#ffbe7d", "lowering": "#59a14f",
           "scheduling": "#8cd17d", "codegen": "#b6992d", "kernel_compile": "#e15759", "autotune": "#ff9d9a",
@@ -148,14 +148,6 @@ def _files(d):
     if not d:
         return ""
     return ", ".join(f"{k} {v}" for k, v in d.items())
-
-
-def next_command(res, argv_str):
-    if not argv_str:
-        return None
-    if not res.get("runs") or len(res["runs"]) < 2:
-        return cli_command("compile-time", "--all", "--", *argv_str.split())
-    return cli_command("triage", "--", *argv_str.split()) if res["summary"]["recompiles"] else None
 
 
 def write_chart(run_dir, runs):

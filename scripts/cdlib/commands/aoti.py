@@ -344,8 +344,7 @@ def next_command(args, r):
     f = r.get("failure") or {}
     mn = r.get("minify") or {}
     if mn.get("repro") and mn.get("verified"):
-        import shlex
-        return f"python3 {shlex.quote(mn['repro'])}"
+        return output.command_line([sys.executable, mn['repro']])
     if r["status"] == "ok":
         if args.device == "cpu":
             return output.cli_command("aoti", args.model, "--device", "cuda")

@@ -146,17 +146,11 @@ def _finish(args, res, chart_runs, trace_dir, argv):
         if html:
             res["artifacts"]["tlparse"] = html
     if argv is not None and len(res["runs"]) < 2:
-        res["next"] = cli_command("compile-time", "--all", "--", *_user_argv(argv))
+        res["next"] = cli_command("compile-time", "--all", "--", *argv)
     elif argv is not None and res["summary"]["recompiles"]:
-        res["next"] = cli_command("triage", "--", *_user_argv(argv))
+        res["next"] = cli_command("triage", "--", *argv)
     emit(args, res, markdown(res))
 
-
-def _user_argv(argv):
-    a = list(argv)
-    if a and a[0] == sys.executable:
-        a[0] = "python"
-    return a
 
 
 def _status(summary):
@@ -309,13 +303,13 @@ def suggestions(summary, summaries, runs, argv):
         else:
             out.append({"id": "regional", "title": title, "fix": fix, "saving_kind": "not measured",
                         "saving": "not measured (add --regional)", "saving_s": None,
-                        "command": cli_command("compile-time", "--regional", "--", *_user_argv(argv)) if argv else None})
+                        "command": cli_command("compile-time", "--regional", "--", *argv) if argv else None})
     if summary["recompiles"]:
         out.append({"id": "recompiles", "title": f"{k['recompiles']['title']}: {summary['recompiles']} recompile(s)",
                     "fix": " ".join(k["recompiles"]["fix"].split()), "saving_kind": "expected",
                     "saving": f"expected: up to {summary['recompile_time_s']} s (the recompiles' compile time)",
                     "saving_s": summary["recompile_time_s"],
-                    "command": cli_command("triage", "--", *_user_argv(argv)) if argv else None})
+                    "command": cli_command("triage", "--", *argv) if argv else None})
     if summary.get("restart_time_s"):
         out.append({"id": "restarts", "title": k["restarts"]["title"], "fix": " ".join(k["restarts"]["fix"].split()),
                     "saving_kind": "expected", "saving": f"expected: up to {summary['restart_time_s']} s",
