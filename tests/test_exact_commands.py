@@ -60,7 +60,9 @@ def pythons(tmp_path_factory):
         os.symlink(os.path.join(os.path.dirname(ydir), "_yaml"), only_yaml / "_yaml")
     cli_py = _venv(d / "venv_cli", [str(only_yaml)])
     path = os.path.dirname(none_py) + os.pathsep + os.environ.get("PATH", "")
-    env = dict(os.environ, PATH=path)
+    tmp = d / "tmp"   # run dirs of the re-runs (no --out) go under $TMPDIR/compile-debug
+    tmp.mkdir()
+    env = dict(os.environ, PATH=path, TMPDIR=str(tmp))
     for py, has in ((torch_py, True), (none_py, False), (cli_py, False)):
         ok = subprocess.run([py, "-c", "import importlib.util, sys; sys.exit(not importlib.util.find_spec('torch'))"],
                             env=env, timeout=60).returncode == 0
@@ -271,6 +273,13 @@ def test_bisect_and_minify_suggestions_run_as_shown(triaged, pythons):
         got = suggested(md, doc)
         assert got, md
         cmds += got
+        if sub == "minify":   # `<python> repro.py` and `<python> -m pytest -q test_regression.py` as shown
+            shown = re.findall(r"`([^`\n]*(?:repro\.py|-m pytest -q \S+))`", md)
+            assert doc["verified"] and len(shown) == 2 and all(c.startswith(pythons.torch + " ") for c in shown), md
+            for c in shown:
+                r = subprocess.run(["bash", "-c", c], capture_output=True, text=True, env=pythons.env,
+                                   cwd=pythons.work, timeout=600)
+                assert NO_TORCH not in r.stdout + r.stderr and r.returncode not in (0, 126, 127), (c, r.stderr[-1500:])
     check_all(list(dict.fromkeys(cmds)), pythons, "bisect-minify")
 
 

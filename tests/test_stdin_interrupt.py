@@ -4,6 +4,8 @@ import json
 import os
 import sys
 
+import pytest
+
 from conftest import CLI, program, run_cli, run_json
 from test_bad_input import interrupt_when, tagged_alive, _wait_gone
 
@@ -72,6 +74,7 @@ def test_ctrl_c_writes_the_report_of_what_it_saw(tmp_path):
     assert tagged_alive(str(out)) == [], "processes of the run survived Ctrl-C"
 
 
+@pytest.mark.slow
 def test_ctrl_c_multirank_writes_the_report(tmp_path):
     out = tmp_path / "run"
     env = dict(os.environ, PYTHONUNBUFFERED="1")

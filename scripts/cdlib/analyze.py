@@ -294,11 +294,9 @@ _RERUN_RE = re.compile(r"^(.*? (?:bisect|minify)(?: --stdin (?:'[^']*'|\S+))?)(?
 def _reuse_this_run(rep, run_dir):
     """bisect/minify next commands read this triage run (--from RUN_DIR: its command, classification
     and bad-if signature) instead of running the program again to classify it."""
-    import shlex
-
     def sub(cmd):
         m = _RERUN_RE.match(cmd or "")
-        return f"{m.group(1)} --from {shlex.quote(run_dir)}" if m else cmd
+        return f"{m.group(1)} {command_line(['--from', run_dir])}" if m else cmd
     for e in rep.errors:
         e.next_command = sub(e.next_command)
     fix_given = False

@@ -137,6 +137,10 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
             rep.errors = [e for e in rep.errors if e.source != "signal"]
             rep.next_steps = [x for x in rep.next_steps if "SIG" not in x["why"]]
             rep.notes.append(f"rank {r} was stopped by torchrun (exit code {code}) because another rank failed")
+        for e in rep.errors:   # a rank's `triage -- prog` is this launch again: --nproc N
+            e.next_command = _as_launch(e.next_command, tstr, nproc, extra)
+        for x in rep.next_steps:
+            x["command"] = _as_launch(x.get("command"), tstr, nproc, extra)
         tr = tracemod.parse(tdir) if os.path.isdir(tdir) else tracemod.Trace([], {}, [])
         facts = trace_facts(tr)
         stack_file = os.path.join(run_dir, "stacks", f"rank_{r}.txt")
@@ -304,6 +308,16 @@ def analyze_recorded(args, *, nproc, trace_path):
     return result, multirank_markdown(result, [r["_rep"] for r in ranks])
 
 
+def _as_launch(cmd, tstr, nproc, extra):
+    """A rank's suggested `triage [--nproc <N>] ... -- prog` as this same launch: --nproc N (and
+    --torchrun-args); other commands unchanged."""
+    if not cmd or not tstr or not cmd.endswith(" -- " + tstr) or " triage " not in cmd:
+        return cmd
+    opts = command_line(["--nproc", nproc] + (["--torchrun-args=" + shlex.join(extra)] if extra else []))
+    head = cmd[: -len(tstr)].replace(" --nproc <N>", "")
+    return head.replace(" triage ", f" triage {opts} ", 1) + tstr
+
+
 def next_steps(result, ranks, tstr, nproc, extra):
     steps = []
     div = result["divergence"]
@@ -351,9 +365,6 @@ def next_steps(result, ranks, tstr, nproc, extra):
             k = (s["skill"], s["command"], s["why"])
             by_key.setdefault(k, (s, []))[1].append(r["rank"])
     for (skill, cmd, why), (s, rks) in by_key.items():
-        if cmd and tstr and cmd.endswith(tstr) and " triage " in cmd:  # the same launch: --nproc (--torchrun-args)
-            opts = command_line(["--nproc", nproc] + (["--torchrun-args=" + shlex.join(extra)] if extra else []))
-            cmd = cmd[: -len(tstr)].replace(" triage ", f" triage {opts} ", 1) + tstr
         if len(rks) == len(ranks):
             steps.append(dict(s, command=cmd))
         else:

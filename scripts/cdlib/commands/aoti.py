@@ -438,7 +438,7 @@ def render(r):
         if mn.get("repro"):
             nodes = f"{mn.get('nodes_before', '?')} -> {mn.get('nodes_after', '?')} nodes"
             out.append(f"Minimal repro: {mn['repro']} ({nodes}, {mn.get('queries', '?')} compiles, {mn.get('seconds')} s)")
-            out.append("Verified: `python repro.py` " + ("fails the same way." if mn.get("verified") else
+            out.append(f"Verified: `{output.command_line([sys.executable, mn['repro']])}` " + ("fails the same way." if mn.get("verified") else
                        f"does NOT reproduce (exit {mn.get('repro_exit')}: {mn.get('repro_error')})"))
         else:
             out.append(mn.get("note") or "no repro")

@@ -389,8 +389,8 @@ def run(args):
     md += [output.table(["", ""], rows), ""]
     md += [f"- note: {n}" for n in notes]
     if verified:
-        md += ["Run the repro: `python " + repro + "`; the test (fails until the bug is fixed): "
-               f"`python -m pytest -q {test_path}`.", "",
+        md += [f"Run the repro: `{output.command_line([python, repro])}`; the test (fails until the bug is fixed): "
+               f"`{output.command_line([python, '-m', 'pytest', '-q', test_path])}`.", "",
                "Next: find which pass/lowering breaks it (or follow the bug-basher skill):", "",
                "    " + _bisect_cmd(args)]
     else:
