@@ -234,15 +234,13 @@ def test_triage_suggestions_run_as_shown(triaged, pythons, name):
 
 # ---- the other subcommands that print a next command ----------------------------------------------
 
-def _sub(pythons, name, *args):
-    p = _run_cli(pythons, pythons.torch, *args, marker=pythons.work / f"{name}.marker")
+def _sub(pythons, name, sub, *args):
+    """Run one subcommand (its run dir: --out); returns its Markdown (stdout) and report.json."""
+    out = pythons.work / f"{name}-run"
+    p = _run_cli(pythons, pythons.torch, sub, "--out", out, *args, marker=pythons.work / f"{name}.marker")
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-2000:]
-    doc = {}
-    m = re.search(r"(?:Run dir|run dir):? (\S+)", p.stdout)
-    if m and os.path.exists(os.path.join(m.group(1), "report.json")):
-        with open(os.path.join(m.group(1), "report.json")) as f:
-            doc = json.load(f)
-    return p.stdout, doc
+    with open(out / "report.json") as f:
+        return p.stdout, json.load(f)
 
 
 READS_ONLY = re.compile(r" (inductor|aot) --from | compare \S+ \S+$")

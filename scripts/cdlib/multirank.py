@@ -123,7 +123,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         dur = round((st.get("end") or time.time()) - st["start"], 3) if st else None
         rres = proc.ProcResult(argv=argv, returncode=code if not timed else None, duration_s=dur or 0.0,
                                timed_out=timed, signal=_signame(code) if not timed else None,
-                               stdout_path=so, stderr_path=se)
+                               stdout_path=so, stderr_path=se, interrupted=status == "interrupted")
         rep = analyze.analyze(tdir if os.path.isdir(tdir) else None, command=["torchrun", f"rank {r}", *sargs],
                               run_dir=os.path.join(run_dir, f"rank_{r}"), res=rres, stdout=stdout, stderr=stderr,
                               target_str=tstr)
