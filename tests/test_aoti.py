@@ -70,7 +70,8 @@ def test_markdown_report(built):
     out = open(os.path.join(built["run_dir"], "report.md")).read().strip()
     assert "| compare | ok |" in out and built["package"] in out
     assert f"compiled in {built['compile_seconds']} s" in out
-    assert out.splitlines()[-1].startswith("Next: `python3 ")
+    from cdlib.output import cli_command
+    assert out.splitlines()[-1].startswith(f"Next: `{cli_command()} ")  # the CLI as it runs here
 
 
 def test_export_failure_is_the_export_phase():

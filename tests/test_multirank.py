@@ -3,6 +3,7 @@ divergence between ranks; a hang killed at the timeout with no rank left behind;
 Plus unit tests of the parsers on synthetic input, and one GPU test (2 GPUs, NCCL)."""
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -368,7 +369,10 @@ def test_ctrl_c_kills_every_rank(tmp_path):
             any(os.listdir(out / "trace" / "rank_1")) if os.path.isdir(out / "trace" / "rank_1") else False
     p, took = interrupt_when(argv, ready, ready_timeout=300, exit_within=20)
     assert p.returncode == 130, p.stderr[-1500:]
-    assert p.stderr.strip().splitlines()[-1].endswith("interrupted"), p.stderr[-500:]
+    # the report of what the ranks did until then is kept (issue 26)
+    assert re.search(r": interrupted; what the ranks did in \d+ s: " + re.escape(str(out / "report.md")) + "$",
+                     p.stderr.strip().splitlines()[-1]), p.stderr[-500:]
+    assert json.load(open(out / "report.json"))["status"] == "interrupted"
     pids = [json.load(open(out / "status" / f"rank_{r}.json"))["pid"] for r in (0, 1)]
     assert tagged_alive(str(out)) == [] and _procs_mentioning(str(out)) == []
     for pid in pids:

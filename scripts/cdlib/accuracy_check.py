@@ -123,6 +123,11 @@ def _cd_stm_rec(gm, opt_gm, example_inputs, *args, **kwargs):
 
 _u.same = _cd_same_rec
 _aa.same_two_models = _cd_stm_rec
+# same_two_models may call `same` through its own module's name (from torch._dynamo.utils import same:
+# torch 2.11's debug_utils): rebind it there too, or no output is recorded
+for _m in {_sys.modules.get(_cd_stm.__module__), _sys.modules.get("torch._dynamo.debug_utils"), _aa}:
+    if _m is not None and getattr(_m, "same", None) is _cd_same:
+        _m.same = _cd_same_rec
 '''
 
 

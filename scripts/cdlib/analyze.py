@@ -5,7 +5,6 @@ builds the report from the trace plus the captured output. analyze() does the se
 existing trace (recorded fixtures, other torch versions). No torch import here."""
 import os
 import re
-import sys
 
 from . import accuracy_check, knowledge, proc, semantics, trace as tracemod, verdict
 from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_info as _function_info,  # noqa: F401
@@ -13,7 +12,7 @@ from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_
 from .analyze_dynamo import next_steps as _dynamo_next_steps
 from .frames import (FRAME_RE, innermost_user, is_user_file, loc as _loc, parse_py_frames,  # noqa: F401
                      src_line as _src_line)
-from .output import cli_command
+from .output import cli_command, command_line, template_command
 from .report import ErrorInfo, GraphInfo, Report
 
 # ---- errors -------------------------------------------------------------------------------
@@ -80,6 +79,8 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
     gb_ids = [f"GB{int(x):04d}" for x in GB_URL_RE.findall(message or "")]
     if loc is not None and loc.code is None and loc.line:
         loc.code = _src_line(loc.file, loc.line)
+    if exc and row.get("side") == "user" and _read_empty_stdin(exc, loc):
+        row = knowledge.triage_row("stdin_eof")
     inner = verdict.inner_error(etype, message)
     if exc and etype in ("SyntaxError", "IndentationError", "TabError") and loc is not None:
         message = f"{message} ({os.path.basename(loc.file)}:{loc.line})"
@@ -88,6 +89,17 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
                      advice=" ".join((row.get("advice") or "").split()), location=loc, source=source,
                      gb_id=gb_ids[0] if gb_ids else None, inner=inner, side=row.get("side", "compiler"),
                      suggested_fixes=suggested_fixes(message))
+
+
+_STDIN_READ_RE = re.compile(r"\bsys\.stdin\b|(?<![\w.])input\s*\(|\bfileinput\.")
+
+
+def _read_empty_stdin(exc, loc):
+    """The program failed on a line that reads standard input, in a run that gave it none (no --stdin):
+    it got '' or end of file there (int(input()), json.loads(sys.stdin.read()), ...)."""
+    return bool(loc is not None and loc.code and _STDIN_READ_RE.search(loc.code)
+                and not os.environ.get(proc.STDIN_VAR) and exc["type"] in (
+                    "EOFError", "ValueError", "IndexError", "KeyError", "JSONDecodeError", "StopIteration"))
 
 
 def suggested_fixes(message):
@@ -230,7 +242,8 @@ def _error_steps(rep, target_str, cli):
         if i == 0 and kind == "compile_only" and e.side == "user":
             steps.append({"why": f"{e.type}: only fails compiled, not measured yet: torch's accuracy check (one run) "
                                  "tells rounding from a compiled graph that computes differently",
-                          "skill": "bisect", "command": f"{cli} accuracy -- {target_str}" if target_str else None})
+                          "skill": "bisect", "command": template_command("{cli} accuracy -- {target}", target_str)
+                          if target_str else None})
             continue
         if e.side == "user" and not e.next_command:
             steps.append({"why": f"{e.type}: {e.title}" + (f" at {at}" if at else "") + f": {msg}",
@@ -291,17 +304,15 @@ def _custom_op_mutation(files):
     return None
 
 
-_RERUN_RE = re.compile(r"^(.*? (?:bisect|minify))(?: --bad-if-exception \S+)? -- .+$")
+_RERUN_RE = re.compile(r"^(.*? (?:bisect|minify)(?: --stdin (?:'[^']*'|\S+))?)(?: --bad-if-exception \S+)? -- .+$")
 
 
 def _reuse_this_run(rep, run_dir):
     """bisect/minify next commands read this triage run (--from RUN_DIR: its command, classification
     and bad-if signature) instead of running the program again to classify it."""
-    import shlex
-
     def sub(cmd):
         m = _RERUN_RE.match(cmd or "")
-        return f"{m.group(1)} --from {shlex.quote(run_dir)}" if m else cmd
+        return f"{m.group(1)} {command_line(['--from', run_dir])}" if m else cmd
     for e in rep.errors:
         e.next_command = sub(e.next_command)
     fix_given = False
@@ -312,15 +323,10 @@ def _reuse_this_run(rep, run_dir):
         if st.get("fixable") and not st["command"] and not fix_given and run_dir:
             if st.get("code_edit") and rep.command:
                 # an edit of the user's own line is the usual fix: say how to check it in one call
-                st["why"] += (f"; after the edit: `{cli_command('compare', run_dir, '--', *_display_argv(rep.command))}`"
+                st["why"] += (f"; after the edit: `{cli_command('compare', run_dir, '--', *rep.command)}`"
                               "; config-only fixes, measured:")
             st["command"] = cli_command("fix", "--from", run_dir)
             fix_given = True
-
-
-def _display_argv(argv):
-    """argv as the user would type it (this interpreter shown as `python`)."""
-    return ["python" if i == 0 and a == sys.executable else a for i, a in enumerate(argv)]
 
 
 def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=None, eager_stderr=None):
@@ -337,6 +343,12 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
         p = os.path.relpath(p, base) if p.startswith(base + os.sep) else os.path.basename(p)
         return f"{p}:{loc.line}" if loc.line else p
 
+    if err.category in ("stdin_eof", "torch_missing"):  # not a bug in the program, and no eager re-run
+        at = where(err.location) if err.location else None
+        rep.verdict = verdict.needs_input(at) if err.category == "stdin_eof" else \
+            verdict.no_torch(proc.target_python(rep.command) if rep.command else None, at)
+        rep.next_steps = _next_steps(rep, target_str, cli_command())
+        return rep
     rep.verdict = verdict.decide(err, exc if err.source != "signal" or rep.signal == "SIGABRT" else None,
                                  used_compile=rep.used_compile, run_eager_fn=run_eager_fn, eager_res=eager_res,
                                  eager_stderr=eager_stderr, parse_exception=parse_exception,
@@ -460,10 +472,14 @@ def _stats(tr, graphs, breaks, recompiles, res):
 def _next_steps(rep, target_str, cli):
     steps = semantics.steps(rep) + _error_steps(rep, target_str, cli)
     steps += _dynamo_next_steps(rep)
-    if rep.used_compile and not steps:
+    if rep.interrupted:  # nothing below is a conclusion about the whole program
+        steps.append({"why": f"interrupted after {rep.duration_s or 0:.0f} s: the findings above are what it did "
+                             "until then; run it to the end", "skill": "overview",
+                      "command": template_command("{cli} triage -- {target}", target_str) if target_str else None})
+    elif rep.used_compile and not steps:
         steps.append({"why": "compiles cleanly; check the speedup and kernels", "skill": "trace-inductor",
-                      "command": f"{cli} perf -- {target_str}" if target_str else None})
-    if not rep.used_compile and not rep.errors:
+                      "command": template_command("{cli} perf -- {target}", target_str) if target_str else None})
+    if not rep.used_compile and not rep.errors and not rep.interrupted:
         steps.append({"why": "the program never reached torch.compile (not called, or TORCH_COMPILE_DISABLE set)",
                       "skill": "overview", "command": None})
     # dedupe
@@ -484,6 +500,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
     rep = Report(command=list(command or []), run_dir=run_dir or "")
     if res is not None:
         rep.exit_code, rep.signal, rep.timed_out, rep.duration_s = res.returncode, res.signal, res.timed_out, res.duration_s
+        rep.interrupted = res.interrupted
     rep.torch_version = tr.torch_version()
     rep.used_compile = bool(tr.of("dynamo_start"))
     rep.graph_breaks = _graph_breaks(tr)
@@ -500,8 +517,8 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
 
 
 def target_string(argv):
-    import shlex
-    return " ".join(shlex.quote(x) for x in _display_argv(argv))
+    """The program's command as the user runs it (output.command_line renders every command)."""
+    return command_line(argv)
 
 
 # failures that only happen compiled and that no specific class explains: measured by one more run
@@ -509,16 +526,17 @@ MEASURED = ("accuracy_mismatch", "user_error")
 
 
 def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlparse=True, eager_check=False,
-                    vs_eager=False):
+                    vs_eager=False, keep_on_interrupt=False):
     """Run the target once with TORCH_TRACE into <run_dir>/trace; return the Report. When it fails
     (not on timeout), eager_check re-runs it once with compilation off for the verdict. vs_eager: run it
-    without compilation in any case (or reuse the eager check's run) and compare what both print."""
+    without compilation in any case (or reuse the eager check's run) and compare what both print. On
+    Ctrl-C, keep_on_interrupt returns the report of what it did until then (rep.interrupted)."""
     trace_dir = os.path.join(run_dir, "trace")
     os.makedirs(trace_dir, exist_ok=True)
     env = {"TORCH_TRACE": trace_dir, "PYTHONUNBUFFERED": "1"}
     env.update(env_add or {})
     res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, f"{tag}.stdout"),
-                   stderr_path=os.path.join(run_dir, f"{tag}.stderr"))
+                   stderr_path=os.path.join(run_dir, f"{tag}.stderr"), keep_on_interrupt=keep_on_interrupt)
     stdout, stderr = res.read_stdout(limit=2_000_000), res.read_stderr(limit=2_000_000)
     rep = analyze(trace_dir, command=argv, run_dir=run_dir, res=res, stdout=stdout, stderr=stderr,
                   target_str=target_string(argv))
@@ -540,12 +558,12 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             accuracy_check.apply(rep, chk, adir, (cli_command(), target_string(argv)))
             rep.artifacts["accuracy_check"] = adir
             rep.next_steps = _next_steps(rep, target_string(argv), cli_command())
-    if vs_eager and not res.timed_out:
+    if vs_eager and not res.timed_out and not res.interrupted:
         _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add)
     _reuse_this_run(rep, run_dir)
     if os.environ.get("TORCH_TRACE"):
         rep.notes.append("your TORCH_TRACE was overridden for this run (the trace is in the run dir)")
-    if tlparse:
+    if tlparse and not res.interrupted:
         html = run_tlparse(trace_dir, os.path.join(run_dir, "tlparse"))
         if html:
             rep.artifacts["tlparse"] = html

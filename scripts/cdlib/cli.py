@@ -73,6 +73,9 @@ def build_parser(mods):
                            parents=[common], formatter_class=argparse.RawDescriptionHelpFormatter,
                            epilog=getattr(mod, "EPILOG", None))
         mod.add_arguments(p)
+        if getattr(mod, "TAKES_TARGET", False):
+            p.add_argument("--stdin", metavar="FILE", help="give the program FILE as its standard input, in every "
+                           "run (default: an empty one: a program that waits for input gets EOF at once)")
         p.set_defaults(_module=mod)
     return parser
 
@@ -83,6 +86,18 @@ def split_target(argv):
         i = argv.index("--")
         return argv[:i], argv[i + 1:]
     return argv, None
+
+
+def _set_stdin(path):
+    """--stdin FILE: every run of the program (and every suggested re-run) reads it (proc.STDIN_VAR)."""
+    from . import proc
+    if path is None:
+        return
+    if not os.path.isfile(path):
+        raise CliError(f"--stdin {path}: no such file")
+    if not os.access(path, os.R_OK):
+        raise CliError(f"--stdin {path}: not readable")
+    os.environ[proc.STDIN_VAR] = os.path.abspath(path)
 
 
 def main(argv):
@@ -107,12 +122,13 @@ def main(argv):
         sys.stdout.write(f"parsed: {args.command} (target: {' '.join(args.target) or '-'})\n")
         return 0
     try:
+        _set_stdin(getattr(args, "stdin", None))
         return int(args._module.run(args) or 0)
     except CliError as e:
         sys.stderr.write(f"{PROG} {args.command}: error: {e}\n")
         return 2
-    except KeyboardInterrupt:
-        sys.stderr.write(f"{PROG} {args.command}: interrupted\n")
+    except KeyboardInterrupt as e:   # a message says what was kept (the report of what ran so far)
+        sys.stderr.write(f"{PROG} {args.command}: interrupted" + (f"; {e}" if str(e) else "") + "\n")
         return 130
     except BrokenPipeError:
         return 1

@@ -3,7 +3,6 @@
 import glob
 import os
 import shlex
-import sys
 
 from . import proc, rundir
 from . import trace as tracemod
@@ -22,10 +21,8 @@ def add_common(p, default_timeout=900):
 
 
 def target_string(argv):
-    a = list(argv)
-    if a and a[0] == sys.executable:
-        a[0] = "python"
-    return " ".join(shlex.quote(x) for x in a)
+    from .output import command_line
+    return command_line(argv)
 
 
 def run(args, name, extra_env=None):
@@ -62,7 +59,7 @@ def run(args, name, extra_env=None):
             except (ValueError, OSError):
                 res = None
         return {"run_dir": src, "trace": tracemod.parse(tdir), "res": res, "argv": argv,
-                "target_str": " ".join(shlex.quote(a) for a in argv) if argv else None,
+                "target_str": target_string(argv) if argv else None,
                 "stdout": "", "stderr": _read(os.path.join(src, "target.stderr")), "reused": True}
     argv = proc.resolve_target(args.target)
     run_dir = rundir.make(args.out, name)

@@ -51,10 +51,15 @@ def classify_error(signature, output="", signal=None):
 
 
 def render_command(row, cli, target):
+    """The row's command for this run; cli: output.cli_command() (the default), target: the program's
+    command line (output.command_line)."""
     cmd = row.get("command")
     if not cmd:
         return None
-    return cmd.replace("{cli}", cli).replace("{target}", target or "<your command>")
+    from .output import cli_command, template_command
+    if cli != cli_command() or not cmd.startswith("{cli} "):
+        return cmd.replace("{cli}", cli).replace("{target}", target or "<your command>")
+    return template_command(cmd, target)
 
 
 # ---- graph breaks -------------------------------------------------------------------------

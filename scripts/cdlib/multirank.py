@@ -23,7 +23,6 @@ import os
 import shlex
 import shutil
 import signal
-import sys
 import threading
 import time
 
@@ -35,6 +34,7 @@ from .multirank_launch import (  # noqa: F401 (some only re-exported for tests)
 from .analyze_multirank import (  # noqa: F401 (some only re-exported for tests)
     _drop_shim_frames, _ranks, _signame, classify_stack, collective_timeout, divergence, parse_stack_dump,
     root_cause, strip_rank_prefix, torchrun_exit_codes, torchrun_root_rank, trace_facts)
+from .output import command_line
 
 
 # ---- the run ------------------------------------------------------------------------------
@@ -51,17 +51,20 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         raise CliError("--nproc: at most 64 local ranks")
     extra = parse_torchrun_args(torchrun_args)
     sargs = script_args(target)
-    if shutil.which(sys.executable) is None and not os.path.exists(sys.executable):
-        raise CliError("cannot find this Python interpreter")
+    # torchrun runs under the Python the command names (`-- /venv/bin/python train.py`), else this one
+    python = proc.target_python(target)
+    if shutil.which(python) is None and not os.path.exists(python):
+        raise CliError(f"{python}: no such Python interpreter")
+    proc.check_torch(python, "run torchrun")
     run_dir = rundir.make(args.out, "triage")
     shim = os.path.join(run_dir, "rank_shim.py")
     with open(shim, "w") as f:
         f.write(SHIM)
     def make_argv(root):  # the same job for the eager check, into another root
-        return launcher_argv(nproc, extra, shim, root, sargs)
+        return launcher_argv(nproc, extra, shim, root, sargs, python)
     argv = make_argv(run_dir)
-    tstr = " ".join(shlex.quote(a) for a in (["python"] + sargs if sargs[0] != "-m" else ["python"] + sargs))
-    torchrun_str = " ".join(["torchrun", "--nproc-per-node", str(nproc)] + [shlex.quote(a) for a in extra] + [shlex.quote(a) for a in sargs])
+    tstr = command_line(target)
+    torchrun_str = command_line([python, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc), *extra, *sargs])
     proc.progress(f"running {torchrun_str} (timeout {timeout:.0f} s); artifacts in {run_dir}")
     run = _launch(run_dir, argv, nproc, shim, timeout, {"PYTHONUNBUFFERED": "1", "TORCH_TRACE": None})
     res, killed, left, dumped, dump_time = run["res"], run["killed"], run["left"], run["dumped"], run["dump_time"]
@@ -75,7 +78,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         tdir = rank_trace_dir(run_dir, r)
         rres = proc.ProcResult(argv=argv, returncode=code if not timed else None, duration_s=dur or 0.0,
                                timed_out=timed, signal=_signame(code) if not timed else None,
-                               stdout_path=so, stderr_path=se)
+                               stdout_path=so, stderr_path=se, interrupted=status == "interrupted")
         rep = analyze.analyze(tdir if os.path.isdir(tdir) else None, command=["torchrun", f"rank {r}", *sargs],
                               run_dir=os.path.join(run_dir, f"rank_{r}"), res=rres, stdout=stdout, stderr=stderr,
                               target_str=tstr)
@@ -89,6 +92,10 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
             rep.errors = [e for e in rep.errors if e.source != "signal"]
             rep.next_steps = [x for x in rep.next_steps if "SIG" not in x["why"]]
             rep.notes.append(f"rank {r} was stopped by torchrun (exit code {code}) because another rank failed")
+        for e in rep.errors:   # a rank's `triage -- prog` is this launch again: --nproc N
+            e.next_command = _as_launch(e.next_command, tstr, nproc, extra)
+        for x in rep.next_steps:
+            x["command"] = _as_launch(x.get("command"), tstr, nproc, extra)
         tr = tracemod.parse(tdir) if os.path.isdir(tdir) else tracemod.Trace([], {}, [])
         facts = trace_facts(tr)
         stack_file = os.path.join(run_dir, "stacks", f"rank_{r}.txt")
@@ -134,7 +141,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
     div = divergence(ranks)
     artifacts = {"trace_dir": os.path.join(run_dir, "trace"), "torchrun_stdout": res.stdout_path,
                  "torchrun_stderr": res.stderr_path, "rank_logs": os.path.join(run_dir, "ranks")}
-    if tlparse:
+    if tlparse and not res.interrupted:
         html = run_tlparse_all(run_dir, nproc)
         if html:
             artifacts["tlparse"] = html
@@ -152,12 +159,14 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         notes.append("no rank was alive to dump its stack at the timeout")
 
     launcher_error = None
-    if all(r["status"] == "not_started" for r in ranks) and not res.timed_out:
+    if all(r["status"] == "not_started" for r in ranks) and not res.timed_out and not res.interrupted:
         tail = [ln for ln in _read(res.stderr_path).splitlines() if ln.strip() and not ln.startswith("*")]
         launcher_error = (tail[-1] if tail else f"torchrun exited {res.returncode}")[:500]
     hung = [r["rank"] for r in ranks if r["status"] == "hung"]
     if res.timed_out:
         status = "timeout"
+    elif res.interrupted:
+        status = "interrupted"
     elif any(r["status"] in ("failed", "killed", "not_started") for r in ranks) or (res.returncode not in (0, None)):
         status = "error"
     elif div["divergent"]:
@@ -171,7 +180,8 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
     result = {
         "command": "triage", "schema": "compile-debug/triage-multirank/1", "run_dir": run_dir, "status": status,
         "target": tstr, "nproc": nproc, "torchrun_args": extra, "launcher": argv, "torchrun": torchrun_str,
-        "launcher_exit_code": res.returncode, "timed_out": res.timed_out, "timeout_s": timeout,
+        "launcher_exit_code": res.returncode, "timed_out": res.timed_out, "interrupted": res.interrupted,
+        "timeout_s": timeout,
         "duration_s": res.duration_s, "killed_ranks": killed, "surviving_ranks": left,
         "first_failed_rank": first_failed, "restarts": restarts_seen(run_dir), "launcher_error": launcher_error,
         "eager_check": eager,
@@ -204,7 +214,7 @@ def _launch(root, argv, nproc, shim, timeout, env):
     try:
         timer.start()
         res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(root, "torchrun.stdout"),
-                       stderr_path=os.path.join(root, "torchrun.stderr"))
+                       stderr_path=os.path.join(root, "torchrun.stderr"), keep_on_interrupt=True)
     finally:  # proc.run already ended every process of the run (ranks too: they carry its tag)
         timer.cancel()
         killed = kill_ranks(root, nproc, shim)
@@ -230,6 +240,8 @@ def _outcome(root, r, run):
     timed = bool(run["res"].timed_out and not ended)
     if st is None:
         status = "not_started"
+    elif run["res"].interrupted and not ended:
+        status = "interrupted"   # still running at Ctrl-C
     elif timed:
         status = "hung"
     elif ended:
@@ -365,6 +377,16 @@ def analyze_recorded(args, *, nproc, trace_path):
     }
     result["next_steps"] = next_steps(result, ranks, None, nproc, [])
     return result, multirank_markdown(result, [r["_rep"] for r in ranks])
+
+
+def _as_launch(cmd, tstr, nproc, extra):
+    """A rank's suggested `triage [--nproc <N>] ... -- prog` as this same launch: --nproc N (and
+    --torchrun-args); other commands unchanged."""
+    if not cmd or not tstr or not cmd.endswith(" -- " + tstr) or " triage " not in cmd:
+        return cmd
+    opts = command_line(["--nproc", nproc] + (["--torchrun-args=" + shlex.join(extra)] if extra else []))
+    head = cmd[: -len(tstr)].replace(" --nproc <N>", "")
+    return head.replace(" triage ", f" triage {opts} ", 1) + tstr
 
 
 def next_steps(result, ranks, tstr, nproc, extra):

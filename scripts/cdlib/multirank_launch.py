@@ -104,9 +104,10 @@ def script_args(target):
     return [os.path.abspath(t[0])] + t[1:]
 
 
-def launcher_argv(nproc, extra, shim, run_dir, sargs):
+def launcher_argv(nproc, extra, shim, run_dir, sargs, python=None):
+    """torchrun's argv, as `<python> -m torch.distributed.run`: the ranks run under that Python."""
     rdzv = [] if any(a.split("=", 1)[0] in RDZV for a in extra) else ["--standalone"]
-    return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc), *rdzv,
+    return [python or sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc), *rdzv,
             "--log-dir", os.path.join(run_dir, "ranks"), "--redirects", "3", *extra, shim, run_dir, *sargs]
 
 

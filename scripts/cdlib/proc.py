@@ -1,6 +1,7 @@
 """Run a target command in its own process group with a timeout; never leave it running."""
 import dataclasses
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -22,6 +23,7 @@ class ProcResult:
     stdout_path: str | None = None
     stderr_path: str | None = None
     strays: list = dataclasses.field(default_factory=list)   # tagged pids still alive after the leader exited
+    interrupted: bool = False        # Ctrl-C: run(keep_on_interrupt=True) ended the run and returned
 
     @property
     def ok(self):
@@ -60,7 +62,8 @@ def resolve_target(target, what="target command"):
         if not os.path.isfile(first):
             raise CliError(f"{first}: no such file")
         if not os.access(first, os.X_OK):
-            raise CliError(f"{first}: not executable (run it as `-- python {first}`?)")
+            from .output import command_line
+            raise CliError(f"{first}: not executable (run it as `-- {command_line([sys.executable, first])}`?)")
         return argv
     if shutil.which(first) is None:
         if first in ("python", "python3"):  # no `python` on PATH: use the interpreter running us
@@ -73,6 +76,30 @@ def resolve_target(target, what="target command"):
     return argv
 
 
+def target_python(argv):
+    """The Python that runs the user's program, for every command that starts it through an interpreter
+    of its own (torchrun, the bisector, the minifier): the one the command names (`/venv/bin/python
+    train.py`, `python3.11 -m pkg`), else the one running this CLI."""
+    first = os.path.basename(argv[0]) if argv else ""
+    if re.match(r"^python[\d.]*$", first):
+        return shutil.which(argv[0]) or argv[0]
+    return sys.executable
+
+
+def check_torch(python, what="run the program"):
+    """CliError naming the interpreter when it has no torch (looked up without importing it)."""
+    code = ("import importlib.util, sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+            "s = importlib.util.find_spec('torch'); sys.exit(0 if s and s.origin else 3)")  # not a dir named torch
+    res = run([python, "-c", code], timeout=60)
+    if res.returncode == 3:
+        raise CliError(f"{python} cannot import torch (No module named 'torch'), so it cannot {what}: name the "
+                       "Python that has torch before the script, e.g. `-- /path/to/venv/bin/python train.py`")
+    if res.returncode != 0:
+        raise CliError(f"{python}: cannot start it to look for torch "
+                       f"({'timed out' if res.timed_out else res.signal or f'exit {res.returncode}'})")
+
+
+STDIN_VAR = "COMPILE_DEBUG_STDIN"    # --stdin FILE (absolute); set for the whole CLI process and its workers
 OWNER_VAR = "COMPILE_DEBUG_OWNER"   # set in every target's environment: finds descendants that left the group
 OUTPUT_HEAD = 1 << 20                # a huge stdout/stderr keeps its first 1 MiB ...
 OUTPUT_TAIL = 4 << 20                # ... and its last 4 MiB (the traceback is at the end)
@@ -216,10 +243,12 @@ def trim_output(path, head=None, tail=None):
     return dropped
 
 
-def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=None, stderr_path=None, started=None):
+def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=None, stderr_path=None, started=None,
+        keep_on_interrupt=False):
     """Run argv; stdout/stderr go to files (or are discarded). Kills the process group, and every
     process that inherited this run's OWNER_VAR tag, on timeout, on Ctrl-C (then re-raises
-    KeyboardInterrupt) and when the leader exits. Huge output files keep their head and tail. started(popen) is called
+    KeyboardInterrupt, or with keep_on_interrupt returns a result with interrupted=True so that the
+    caller can report what the run did until then) and when the leader exits. Huge output files keep their head and tail. started(popen) is called
     once the process exists (to cancel it from another thread with kill_group)."""
     full_env = dict(os.environ if env is None else env)
     for k, v in (env_add or {}).items():
@@ -232,8 +261,11 @@ def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=Non
     full_env[OWNER_VAR] = ":".join(filter(None, [full_env.get(OWNER_VAR), token]))
     out = open(stdout_path, "wb") if stdout_path else subprocess.DEVNULL
     err = open(stderr_path, "wb") if stderr_path else subprocess.DEVNULL
+    # standard input: an empty one on purpose (a program waiting for input would hang the run), or the
+    # --stdin FILE, read from its start by every run
+    inp = open(os.environ[STDIN_VAR], "rb") if os.environ.get(STDIN_VAR) else subprocess.DEVNULL
     t0 = time.monotonic()
-    timed_out = False
+    timed_out = interrupted = False
     strays = []
     try:
         # a Ctrl-C while the child is being started must not leave it running unseen: hold it until p exists
@@ -241,7 +273,7 @@ def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=Non
         main = threading.current_thread() is threading.main_thread()
         old = signal.signal(signal.SIGINT, lambda *_: pending.append(1)) if main else None
         try:
-            p = subprocess.Popen(argv, env=full_env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+            p = subprocess.Popen(argv, env=full_env, cwd=cwd, stdin=inp, stdout=out,
                                  stderr=err, start_new_session=True)
         except OSError as e:
             raise CliError(f"cannot start {argv[0]}: {e.strerror}")
@@ -257,20 +289,25 @@ def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=Non
         except subprocess.TimeoutExpired:
             timed_out = True
             terminate(p, token)
-        except BaseException:  # Ctrl-C (or anything else): end every process of the run, fast
+        except KeyboardInterrupt:  # Ctrl-C: end every process of the run, fast
+            terminate(p, token, grace=1.0)
+            if not keep_on_interrupt:
+                raise
+            interrupted = True
+        except BaseException:  # anything else: the same
             terminate(p, token, grace=1.0)
             raise
         else:
             # the leader exited; don't leave its children (compile workers, ranks) behind
             strays = terminate(p, token)
     finally:
-        for f in (out, err):
+        for f in (out, err, inp):
             if hasattr(f, "close"):
                 f.close()
     for path in (stdout_path, stderr_path):
         if path:
             trim_output(path)
-    rc = p.returncode
+    rc = None if interrupted else p.returncode   # ended by Ctrl-C: how we ended it is not how it ended
     sig = None
     if rc is not None and rc < 0:
         try:
@@ -279,7 +316,7 @@ def run(argv, *, env=None, env_add=None, cwd=None, timeout=None, stdout_path=Non
             sig = f"signal {-rc}"
     return ProcResult(argv=list(argv), returncode=rc, duration_s=round(time.monotonic() - t0, 3),
                       timed_out=timed_out, signal=sig, stdout_path=stdout_path, stderr_path=stderr_path,
-                      strays=strays)
+                      strays=strays, interrupted=interrupted)
 
 
 def find_tool(name):

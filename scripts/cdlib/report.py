@@ -110,6 +110,7 @@ class Report:
     exit_code: int | None = None
     signal: str | None = None
     timed_out: bool = False
+    interrupted: bool = False      # Ctrl-C ended the program: the report covers what it did until then
     duration_s: float | None = None
     torch_version: str | None = None
     used_compile: bool = False     # Dynamo started at least once
@@ -138,6 +139,8 @@ class Report:
 
     @property
     def status(self):
+        if self.interrupted and not self.errors:
+            return "interrupted"
         if self.errors:
             return "error"
         if self.graph_breaks or self.semantics or (self.vs_eager or {}).get("differ") or \

@@ -15,6 +15,8 @@ goes in Report.verdict (a JSON-safe dict):
   before_compile           failed before torch.compile ever ran (syntax/import error, ...): no re-run
   export_failure           torch.export raised (the compile stance does not affect export): no re-run
   not_checked              --no-eager-check
+  needs_input              the program read standard input and got none (or too little): no re-run
+  no_torch                 the interpreter that ran the program cannot import torch: no re-run
 No torch import here."""
 import os
 import re
@@ -22,7 +24,7 @@ import re
 from . import proc
 
 KINDS = ("fails_eager_too", "compile_only", "different_failure_eager", "not_sure", "before_compile",
-         "export_failure", "not_checked")
+         "export_failure", "not_checked", "needs_input", "no_torch")
 USER_SIDE = ("fails_eager_too", "before_compile")   # the next step is to fix the program, not bisect
 
 # ---- the innermost real message -----------------------------------------------------------
@@ -218,6 +220,23 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
             "summary": f"fails differently without torch.compile ({esig['type'] if esig else 'exit'}"
                        f"{': ' + _first(esig['message']) if esig and esig['message'] else ''}); "
                        "compare both before blaming either side"}
+
+
+def needs_input(at):
+    """The verdict when the program hit the end of its standard input (knowledge row stdin_eof)."""
+    given = os.environ.get(proc.STDIN_VAR)
+    where = f" at {at}" if at else ""
+    summary = (f"the program read past the end of its input ({given}){where}: give it the whole input"
+               if given else f"not a bug: the program reads standard input{where} and the run gave it none "
+                             "(every run gets an empty one); give the input with --stdin FILE")
+    return {"kind": "needs_input", "location": at, "summary": summary, "eager": None}
+
+
+def no_torch(python, at):
+    """The verdict when the program's interpreter cannot import torch (knowledge row torch_missing)."""
+    return {"kind": "no_torch", "location": at, "eager": None,
+            "summary": f"not a bug in your program: {python or 'its Python'} cannot import torch"
+                       + (f" ({at})" if at else "") + "; run it with the Python that has torch"}
 
 
 def _first(s, n=160):

@@ -32,13 +32,15 @@ def headline(rep):
     if (rep.vs_eager or {}).get("differ"):
         parts.append("output differs from eager")
     if not parts:
-        parts.append("clean" if rep.used_compile else "torch.compile never ran")
+        parts.append("nothing found so far" if rep.interrupted else "clean" if rep.used_compile
+                     else "torch.compile never ran")
     v = (rep.verdict or {}).get("kind")
     tag = {"fails_eager_too": "a bug in your program (fails without torch.compile too)",
            "before_compile": "a bug in your program (before torch.compile ran)",
            "compile_only": "only fails compiled", "export_failure": "torch.export failed",
            "different_failure_eager": "fails differently without torch.compile",
-           "not_sure": "not sure whose bug"}.get(v)
+           "not_sure": "not sure whose bug", "needs_input": "the program needs standard input (--stdin FILE)",
+           "no_torch": "its Python has no torch"}.get(v)
     return ", ".join(parts) + (f": {tag}" if tag else "")
 
 
@@ -67,7 +69,11 @@ def verdict_lines(rep, base=None):
              "different_failure_eager": "Route: compare both failures; fix the eager one first if it is in your code.",
              "not_sure": "Route: the class below; confirm by running the program without torch.compile.",
              "export_failure": "Route: PyTorch's suggested fixes below, or the export command on a factory.",
-             "not_checked": "Route: the class below (unconfirmed: eager check skipped)."}.get(v["kind"])
+             "not_checked": "Route: the class below (unconfirmed: eager check skipped).",
+             "needs_input": "Route: put the input in a file and run again with --stdin FILE (below); "
+                            "torch.compile is not involved.",
+             "no_torch": "Route: name the Python that has torch in the command (-- /path/to/venv/bin/python "
+                         "prog.py); torch.compile is not involved."}.get(v["kind"])
     if acc:
         route = {"rounding": "Route: fix the program's output check (the gate below); not a compiler bug, no bisect.",
                  "miscompile": "Route: a measured miscompile: bisect the layer and pass (command below), then minify.",
@@ -109,11 +115,17 @@ def vs_eager_md(cmp):
 def triage_markdown(rep, target_str=None, cwd=None):
     base = cwd or os.getcwd()
     st = rep.stats
-    out = [f"# torch.compile triage: {headline(rep)}"]
+    ended = ("interrupted" if rep.interrupted else "timed out" if rep.timed_out else None)
+    out = [f"# torch.compile triage{f' ({ended} after {rep.duration_s or 0:.0f} s)' if ended else ''}: {headline(rep)}"]
+    if ended:
+        out.append(f"The run {'was interrupted' if rep.interrupted else 'timed out'} after {rep.duration_s or 0:.0f} s: "
+                   "this report is what it did until then.")
     out += verdict_lines(rep, base)
     run = f"`{clip(target_str, 120)}`" if target_str else "trace"
     if rep.timed_out:
         status = "TIMED OUT"
+    elif rep.interrupted:
+        status = "INTERRUPTED (Ctrl-C)"
     elif rep.signal:
         status = f"killed by {rep.signal}"
     elif rep.exit_code is not None:

@@ -36,6 +36,9 @@ def _title(result):
     if result["timed_out"]:
         hung = result["hang"]["ranks"] if result.get("hang") else []
         head = f"HANG — timed out after {result['timeout_s']:.0f} s" + (f", rank(s) {','.join(map(str, hung))} still running" if hung else "")
+    elif result.get("interrupted"):
+        head = (f"INTERRUPTED after {result['duration_s']:.0f} s (Ctrl-C): this report is what the ranks did "
+                "until then")
     elif result.get("launcher_error"):
         head = f"torchrun FAILED before starting the ranks — {clip(result['launcher_error'], 160)}"
     elif result["status"] == "error":
@@ -62,7 +65,8 @@ def multirank_markdown(result, reps, cwd=None):
     if result.get("mode") == "recorded":
         facts = [f"{result['torchrun']} ({sum(1 for r in result['ranks'] if r['status'] == 'recorded')} ranks with a trace)"]
     else:
-        facts = [f"`{clip(result['torchrun'], 140)}` → " + ("TIMED OUT" if result["timed_out"] else f"exit {result['launcher_exit_code']}")
+        facts = [f"`{clip(result['torchrun'], 140)}` → " + ("TIMED OUT" if result["timed_out"] else "INTERRUPTED"
+                                                             if result.get("interrupted") else f"exit {result['launcher_exit_code']}")
                  + f" in {result['duration_s']:.1f} s"]
     if tv:
         facts.append(f"torch {tv}")

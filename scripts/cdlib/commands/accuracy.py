@@ -8,6 +8,7 @@
   same way as a model target."""
 import json
 import os
+import sys
 
 from .. import accuracy_check, output, proc, rundir, target
 from ..errors import CliError
@@ -133,9 +134,9 @@ def _run_model(args):
         md.append(f"- note: {data['note']}")
     if verdict == "FAIL" and not fix:
         md += ["", "Next: find the failing layer with a script that checks the result, e.g.", "",
-               "    " + output.cli_command("bisect", "--bad-if-exception", "AssertionError", "--", "python", "your_check.py")]
+               "    " + output.cli_command("bisect", "--bad-if-exception", "AssertionError", "--", sys.executable, "your_check.py")]
     else:
-        md += ["", "Next: see the whole compile (graphs, breaks) with", "", "    " + output.cli_command("triage", "--", "python", "your_script.py")]
+        md += ["", "Next: see the whole compile (graphs, breaks) with", "", "    " + output.cli_command("triage", "--", sys.executable, "your_script.py")]
     result["next_command"] = md[-1].strip()
     output.emit(args, result, "\n".join(md))
     return 0

@@ -344,8 +344,7 @@ def next_command(args, r):
     f = r.get("failure") or {}
     mn = r.get("minify") or {}
     if mn.get("repro") and mn.get("verified"):
-        import shlex
-        return f"python3 {shlex.quote(mn['repro'])}"
+        return output.command_line([sys.executable, mn['repro']])
     if r["status"] == "ok":
         if args.device == "cpu":
             return output.cli_command("aoti", args.model, "--device", "cuda")
@@ -439,7 +438,7 @@ def render(r):
         if mn.get("repro"):
             nodes = f"{mn.get('nodes_before', '?')} -> {mn.get('nodes_after', '?')} nodes"
             out.append(f"Minimal repro: {mn['repro']} ({nodes}, {mn.get('queries', '?')} compiles, {mn.get('seconds')} s)")
-            out.append("Verified: `python repro.py` " + ("fails the same way." if mn.get("verified") else
+            out.append(f"Verified: `{output.command_line([sys.executable, mn['repro']])}` " + ("fails the same way." if mn.get("verified") else
                        f"does NOT reproduce (exit {mn.get('repro_exit')}: {mn.get('repro_error')})"))
         else:
             out.append(mn.get("note") or "no repro")

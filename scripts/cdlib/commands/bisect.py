@@ -98,14 +98,6 @@ def add_arguments(p):
                         "Python API (sequential, older torch)")
 
 
-def target_python(argv):
-    """The Python that runs the target (its torch is the one to bisect)."""
-    first = os.path.basename(argv[0])
-    if re.match(r"^python[\d.]*$", first):
-        return shutil.which(argv[0]) or argv[0]
-    return sys.executable
-
-
 def probe_torch(python, run_dir, timeout=120):
     res = proc.run([python, "-c", _PROBE], timeout=timeout, stdout_path=os.path.join(run_dir, "probe.stdout"),
                    stderr_path=os.path.join(run_dir, "probe.stderr"))
@@ -154,7 +146,7 @@ def run(args):
     from_note = _apply_from(args) if args.from_dir else None
     argv = proc.resolve_target(args.target)
     run_dir = rundir.make(args.out, "bisect")
-    python = target_python(argv)
+    python = proc.target_python(argv)   # its torch is the one to bisect
     info = probe_torch(python, run_dir)
     if not info.get("torch"):
         raise CliError(f"{python}: cannot find torch (is the target's Python the right one?)")

@@ -145,17 +145,11 @@ def _finish(args, res, chart_runs, trace_dir, argv):
         if html:
             res["artifacts"]["tlparse"] = html
     if argv is not None and len(res["runs"]) < 2:
-        res["next"] = cli_command("compile-time", "--all", "--", *_user_argv(argv))
+        res["next"] = cli_command("compile-time", "--all", "--", *argv)
     elif argv is not None and any(g["id"] == "recompiles" for g in res["suggestions"]):
-        res["next"] = cli_command("triage", "--", *_user_argv(argv))
+        res["next"] = cli_command("triage", "--", *argv)
     emit(args, res, markdown(res))
 
-
-def _user_argv(argv):
-    a = list(argv)
-    if a and a[0] == sys.executable:
-        a[0] = "python"
-    return a
 
 
 def _status(summary):
@@ -378,7 +372,7 @@ def suggestions(summary, summaries, runs, argv):
         else:
             out.append({"id": "regional", "title": title, "fix": fix, "saving_kind": "not measured",
                         "saving": "not measured (add --regional)", "saving_s": None,
-                        "command": cli_command("compile-time", "--regional", "--", *_user_argv(argv)) if argv else None})
+                        "command": cli_command("compile-time", "--regional", "--", *argv) if argv else None})
     to_fix = [f for f in summary["frames"] if f["recompile"] and not f.get("recompile_expected")]
     if to_fix:
         secs = round(sum(f["total_s"] or 0 for f in to_fix), 2)
@@ -389,7 +383,7 @@ def suggestions(summary, summaries, runs, argv):
                               "Dynamo tracing to kernel compile" + (f"; the {exp} recompile(s) torch expects "
                                                                     "are not counted" if exp else "") + ")",
                     "saving_s": secs, "compile_ids": [f["compile_id"] for f in to_fix],
-                    "command": cli_command("triage", "--", *_user_argv(argv)) if argv else None})
+                    "command": cli_command("triage", "--", *argv) if argv else None})
     if summary.get("restart_time_s"):
         out.append({"id": "restarts", "title": k["restarts"]["title"], "fix": " ".join(k["restarts"]["fix"].split()),
                     "saving_kind": "expected", "saving": f"expected: up to {summary['restart_time_s']} s per cold start "

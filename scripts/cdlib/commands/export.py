@@ -8,6 +8,7 @@ import glob
 import json
 import os
 import re
+import sys
 
 from .. import output, proc, rundir, target
 from ..errors import CliError
@@ -95,7 +96,7 @@ def check_model_spec(text, command):
         if not os.path.isfile(text):
             raise CliError(f"{text}: no such file")
         raise CliError(f"{command} needs a model target `{text}:FACTORY`; for a script that calls torch.export "
-                       f"itself run: {output.cli_command('triage', '--', 'python', text)}")
+                       f"itself run: {output.cli_command('triage', '--', sys.executable, text)}")
     return target.parse_spec(text)
 
 

@@ -45,7 +45,7 @@ def _baseline(args, run_dir, jobs, deadline):
         for a in argv[1:2]:
             if a.endswith(".py") and not os.path.isfile(a):
                 raise CliError(f"{a}: not found from here; run fix in the directory the triage ran in")
-        tstr = base.get("target") or analyze.target_string(argv)
+        tstr = analyze.target_string(argv)
         tasks = [("control", lambda t: fixes.run_trial(argv, os.path.join(run_dir, "control"), [], t, tstr))]
         proc.progress(f"baseline from {base['run_dir']}; control run of {tstr}")
         res = fixes.run_parallel(jobs, tasks, deadline, lambda n, r: None)
@@ -116,6 +116,7 @@ def run(args):
     fixes.credit_limit_hits(tried, found)
     combo = _combine(args, argv, tstr, run_dir, base, ctrl, deterministic, tried, deadline)
     result = _result(run_dir, tstr, base, ctrl, deterministic, found, cands, combo, time.monotonic() - t0, jobs)
+    result["target_argv"] = list(argv)
     emit(args, result, _markdown(result))
     return 0
 
@@ -271,5 +272,6 @@ def _markdown(r):
 
 
 def _target_words(r):
-    return (r.get("target") or "python prog.py").split()
+    import shlex
+    return r.get("target_argv") or shlex.split(r["target"])
 

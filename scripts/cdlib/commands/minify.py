@@ -325,7 +325,7 @@ def run(args):
     # in-process (--no-isolate) is much faster, but a runtime error consumes the inputs of the
     # in-process query (Inductor's boxed calling convention clears the list): isolate those.
     isolate = args.isolate or kind == "crash" or fail.get("category") == "compiled_runtime_error"
-    python = argv[0] if os.path.basename(argv[0]).startswith("python") else proc.sys.executable
+    python = proc.target_python(argv)
     repro = os.path.join(run_dir, "repro.py")
 
     def minify_once(isolated, tag):
@@ -389,8 +389,8 @@ def run(args):
     md += [output.table(["", ""], rows), ""]
     md += [f"- note: {n}" for n in notes]
     if verified:
-        md += ["Run the repro: `python " + repro + "`; the test (fails until the bug is fixed): "
-               f"`python -m pytest -q {test_path}`.", "",
+        md += [f"Run the repro: `{output.command_line([python, repro])}`; the test (fails until the bug is fixed): "
+               f"`{output.command_line([python, '-m', 'pytest', '-q', test_path])}`.", "",
                "Next: find which pass/lowering breaks it (or follow the bug-basher skill):", "",
                "    " + _bisect_cmd(args)]
     else:
@@ -482,7 +482,6 @@ def _last_checkpoint(debug):
 
 def _write_test(run_dir, repro, kind, fail, before, after, argv, timeout):
     import jinja2
-    import shlex
     tdir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(tdir), keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
@@ -494,7 +493,7 @@ def _write_test(run_dir, repro, kind, fail, before, after, argv, timeout):
     text = env.get_template("regression_test.py.j2").render(
         summary=summary + (f" ({', '.join(ops)})" if ops else ""), signature=_fail_text(fail),
         repro_name=os.path.basename(repro), nodes_before=(before or {}).get("nodes"),
-        nodes_after=(after or {}).get("nodes"), ops=ops, original_command=" ".join(shlex.quote(a) for a in argv),
+        nodes_after=(after or {}).get("nodes"), ops=ops, original_command=output.command_line(argv),
         torch_version=_torch_version(run_dir), test_name=name, kind=kind, func_name=func,
         timeout=int(min(timeout, 3600)))
     path = os.path.join(run_dir, name)

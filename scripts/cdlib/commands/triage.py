@@ -80,8 +80,11 @@ def run(args):
     tstr = analyze.target_string(argv)
     proc.progress(f"running {tstr} (timeout {args.timeout:.0f} s); artifacts in {run_dir}")
     rep = analyze.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=not args.no_tlparse,
-                                  eager_check=not args.no_eager_check, vs_eager=args.vs_eager)
-    return _emit(args, rep, tstr)
+                                  eager_check=not args.no_eager_check, vs_eager=args.vs_eager, keep_on_interrupt=True)
+    _emit(args, rep, tstr)
+    if rep.interrupted:  # Ctrl-C: the report of what it did is written; exit as interrupted (130)
+        raise KeyboardInterrupt(f"what it did in {rep.duration_s or 0:.0f} s: {os.path.join(run_dir, 'report.md')}")
+    return 0
 
 
 def _multirank(args):
@@ -99,6 +102,9 @@ def _multirank(args):
     result, md = multirank.run_triage(args, nproc=args.nproc, torchrun_args=args.torchrun_args,
                                       target=args.target, timeout=args.timeout, tlparse=not args.no_tlparse)
     emit(args, result, md)
+    if result.get("interrupted"):
+        raise KeyboardInterrupt(f"what the ranks did in {result['duration_s']:.0f} s: "
+                                f"{os.path.join(result['run_dir'], 'report.md')}")
     return 0
 
 
