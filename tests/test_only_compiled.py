@@ -138,3 +138,16 @@ def test_gpu_triton_relu_bug_is_a_measured_miscompile(tmp_path):
     assert acc["verdict"] == "miscompile", acc
     assert acc["rmse"]["rmse_compiled_vs_fp64"] > 100 * acc["rmse"]["rmse_eager_vs_fp64"]
     assert tri["next_steps"][0]["command"].endswith(f"bisect --from {tmp_path / 't'}")
+
+
+def test_assert_that_compares_no_numbers_is_not_rounding(tmp_path):
+    """Only fails compiled, every graph is as close to fp64 as eager, but the assert counts hook calls:
+    not measured (rounding cannot explain it), next: compare the printed output, not bisect."""
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                      program("assert_hook_count.py"), timeout=900)
+    acc = tri["verdict"]["accuracy"]
+    assert acc["verdict"] == "not_measured" and acc["next"] == "vs_eager", acc
+    assert "does not compare numbers" in acc["summary"] and acc["summary"].startswith("not measured: ")
+    assert acc["graphs_checked"] >= 1 and acc["worst"]["passed"]
+    assert tri["errors"][0]["category"] == "accuracy_mismatch"   # an AssertionError only compiled; not rounding
+    assert tri["next_steps"][0]["command"].endswith("triage --vs-eager -- python3 " + program("assert_hook_count.py"))

@@ -180,7 +180,16 @@ def run(argv, run_dir, *, timeout, env_add=None):
            "last_words": bisect_step.last_words(res.read_stdout(limit=200_000), err) if failed and not et else None,
            "tolerance": TOLERANCE, "hook_failed": "[compile-debug startup]" in err}
     out["dtypes"], out["inductor"] = graph_dtypes(trace_dir), _inductor_ran(trace_dir)
+    out["error_code"] = _failing_line(err) if failed and et else None
     return out
+
+
+def _failing_line(stderr):
+    """The source line of the innermost user frame of the last traceback (what a bare assert compares)."""
+    from .analyze import innermost_user, parse_exception, _src_line
+    exc = parse_exception(stderr)
+    loc = innermost_user(exc["frames"]) if exc else None
+    return _src_line(loc.file, loc.line) if loc is not None and loc.line else None
 
 
 def _read_records(path):
@@ -219,13 +228,20 @@ def graph_dtypes(trace_dir):
     return found
 
 
-def is_output_check(etype, message=""):
-    """A failure that a numeric difference explains: an assert, a mismatch message, a non-zero exit
-    without an exception (a gate that prints and exits)."""
+# a check that compares numbers: what an assert's line / message or a gate's last words say
+_NUMERIC = re.compile(r"(?i)allclose|isclose|assert_close|torch\.equal|array_equal|\batol\b|\brtol\b|toleran|\btol\b|"
+                      r"diff|not close|mismatch|differ|deviat|max[ _]abs|\brmse\b|\bmse\b|\bnan\b")
+
+
+def is_output_check(etype, text=""):
+    """A failure that a numeric difference can explain: an accuracy-mismatch message, or an assert / a
+    non-zero exit whose line, message or last words compare numbers (allclose, atol, "MISMATCH", ...).
+    `assert len(calls) == 1` is not one: rounding cannot make it fail."""
     from . import knowledge
-    etype = etype or ""
-    return etype.endswith("AssertionError") or etype.startswith("exit ") or \
-        knowledge.classify_error(f"{etype}: {message or ''}").get("id") in ("accuracy_mismatch",)
+    etype, text = etype or "", text or ""
+    if knowledge.classify_error(f"{etype}: {text}").get("id") == "accuracy_mismatch":
+        return True
+    return (etype.endswith("AssertionError") or etype.startswith("exit ")) and bool(_NUMERIC.search(text))
 
 
 # ---- the verdict ---------------------------------------------------------------------------
@@ -308,9 +324,13 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None):
                   f"not {ftype})", "bisect")
     worst = max(measured, key=_ratio)
     summary_n = f"RMSE {_fmt(worst['rmse_compiled_vs_fp64'])} vs {_fmt(worst['rmse_eager_vs_fp64'])}, dtype {worst['dtype']}"
-    if not is_output_check(ftype, failure_message):
+    text = failure_message if failure_type else "\n".join(filter(None, [chk.get("error"), chk.get("last_words"),
+                                                                       chk.get("error_code")]))
+    if not is_output_check(ftype, text):
+        said = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
         why = (f"every compiled graph is as close to fp64 as eager on its first call ({summary_n}), but the "
-               f"failure ({ftype}) is not an output comparison that rounding explains")
+               f"failure ({ftype}{': ' + said[:120] if said else ''}) does not compare numbers, so rounding does not "
+               "explain it")
         return nm(why, "vs_eager") | {"worst": worst}
     return dict(base, verdict="rounding", worst=worst, gate=gate(measured), next="fix_gate",
                 summary=f"rounding: compiled is as close to fp64 as eager ({summary_n}); fix the gate",
@@ -339,7 +359,8 @@ def gate(measured):
     return ("compare both against an fp64 reference (compiled's error no larger than a few times eager's, as "
             "torch._dynamo.utils.same does); or a tolerance from the dtype's eps and the outputs' scale: here max "
             f"|compiled - eager| = {diff:.3g} on {d} outputs up to {scale:.3g}"
-            + (f" = {k:.3g} × eps({d}) × max|output|, so atol ≈ {max(k * 2, 4):.0f} × eps × max|output|" if k else ""))
+            + (f" = {k:.3g} × eps({d}) × max|output|, so atol ≈ {max(k * 2, 4):.0f} × eps × max|output| (twice that, "
+               "at least 4)" if k else ""))
 
 
 def next_command(kind, cli, target, timeout=None):
@@ -350,8 +371,8 @@ def next_command(kind, cli, target, timeout=None):
     if kind == "bisect":
         return "nothing cheaper decides: bisect names the layer, pass and op", f"{cli} bisect -- {target}"
     if kind == "vs_eager":
-        return ("compare what the program prints compiled and eager (one more run each); bisect only if that does "
-                "not show it"), f"{cli} triage --vs-eager -- {target}"
+        return ("compare what the program prints compiled and eager (a compiled and an eager run); bisect only if "
+                "that does not show it"), f"{cli} triage --vs-eager -- {target}"
     if kind == "timeout":
         return "give the check run more time", f"{cli} accuracy --timeout {max(2 * (timeout or 900), 60):.0f} -- {target}"
     return ("measure the model directly: a factory function returning (model, inputs) in a file, then the "
@@ -365,7 +386,8 @@ def apply(rep, chk, run_dir, where):
     from . import knowledge
     err = rep.errors[0]
     cli, target = where
-    j = judge(chk, err.type, err.message, rep.exit_code)
+    j = judge(chk, err.type, "\n".join(filter(None, [err.message, err.location.code if err.location else None])),
+              rep.exit_code)
     dur = chk["res"].duration_s
     rep.verdict["accuracy"] = dict(j, run_dir=run_dir, failing_graph=chk["failing_graph"],
                                    graph_nodes=chk["graph_nodes"], precision=j["verdict"] == "rounding",
@@ -388,5 +410,7 @@ def apply(rep, chk, run_dir, where):
         err.next_command = None
     else:
         err.title = "Fails only when compiled; not measured (see the verdict)"
-        err.advice = f"Torch's accuracy check (one more run) decided nothing: {j['why']}."
+        err.advice = f"One more run under torch's accuracy check did not decide it: {j['why']}."
+        if j["next"] != "bisect":
+            err.skill = "overview"
         err.next_command = next_command(j["next"], cli, target, chk["res"].duration_s)[1]
