@@ -52,21 +52,20 @@ def _shared_fixture_module(item):
     return None
 
 
-@pytest.hookimpl(tryfirst=True)     # before xdist reads the xdist_group marks
+def pytest_itemcollected(item):      # before any pytest_collection_modifyitems (xdist reads the marks there)
+    mod = _shared_fixture_module(item)
+    if mod:
+        item.add_marker(pytest.mark.xdist_group(mod))
+
+
 def pytest_collection_modifyitems(config, items):
     if not HAS_CUDA:
         skip = pytest.mark.skip(reason="needs a CUDA GPU")
         for item in items:
             if "gpu" in item.keywords:
                 item.add_marker(skip)
-    groups = {}
-    for item in items:
-        mod = _shared_fixture_module(item)
-        if mod:
-            item.add_marker(pytest.mark.xdist_group(mod))
-            groups[item] = mod
     if hasattr(config, "workerinput"):   # an xdist worker: the shared runs and the slow tests first
-        items.sort(key=lambda it: 0 if it in groups else 1 if "slow" in it.keywords else 2)
+        items.sort(key=lambda it: 0 if it.get_closest_marker("xdist_group") else 1 if "slow" in it.keywords else 2)
 
 
 def program(name):
