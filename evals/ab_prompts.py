@@ -1,6 +1,9 @@
 """Write the two prompts of the agent A/B for each case in evals/agent_cases/ (docs/agent-eval.md).
 
-    python3 evals/ab_prompts.py OUT_DIR [CASE ...]
+    python3 evals/ab_prompts.py [--blind] OUT_DIR [CASE ...]
+
+--blind takes the cases from evals/blind_cases/ (written from public reports by a helper that had not
+read this repository; issue 22) instead of evals/agent_cases/.
 
 For each case: OUT_DIR/<case>-plugin/ and OUT_DIR/<case>-bare/ get fresh copies of the case's
 program files, and OUT_DIR/prompt-<case>-<arm>.txt the helper's whole prompt. The plugin arm gets
@@ -73,8 +76,11 @@ def command_text(arguments):
 
 
 def main(argv):
+    global CASES
+    if argv[:1] == ["--blind"]:
+        CASES, argv = ROOT / "evals" / "blind_cases", argv[1:]
     if not argv:
-        sys.exit("usage: python3 evals/ab_prompts.py OUT_DIR [CASE ...]")
+        sys.exit("usage: python3 evals/ab_prompts.py [--blind] OUT_DIR [CASE ...]")
     out = pathlib.Path(argv[0])
     names = argv[1:] or sorted(p.name for p in CASES.iterdir() if (p / "case.yaml").exists())
     for name in names:

@@ -136,20 +136,22 @@ def test_claude_install_and_details(tmp_path):
         assert re.search(rf"\b{re.escape(s)}\b", line), f"{s} missing from: {line}"
 
 
-def test_agent_cases_are_complete_and_prompts_render(tmp_path):
-    """evals/agent_cases: every case has the user's message and how to judge the answer, and the A/B
+@pytest.mark.parametrize("kind", ["agent_cases", "blind_cases"])
+def test_agent_cases_are_complete_and_prompts_render(tmp_path, kind):
+    """evals/agent_cases and evals/blind_cases: every case has the user's message and how to judge the answer, and the A/B
     prompt writer gives the plugin arm the expanded /compile-debug command (no placeholders left)."""
     import glob
     import subprocess
     import sys
     import yaml
-    cases = sorted(glob.glob(os.path.join(ROOT, "evals", "agent_cases", "*", "case.yaml")))
+    cases = sorted(glob.glob(os.path.join(ROOT, "evals", kind, "*", "case.yaml")))
     assert len(cases) >= 6
     for c in cases:
         d = yaml.safe_load(open(c))
         assert {"user_message", "category", "root_cause", "good_fix", "misleading_if"} <= set(d), c
         assert glob.glob(os.path.join(os.path.dirname(c), "*.py")), c
-    p = subprocess.run([sys.executable, os.path.join(ROOT, "evals", "ab_prompts.py"), str(tmp_path)],
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "evals", "ab_prompts.py")]
+                       + (["--blind"] if kind == "blind_cases" else []) + [str(tmp_path)],
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     for c in cases:
