@@ -47,10 +47,10 @@ The user says: "{message}"
 
 PLUGIN = """\
 You are a coding agent in Claude Code helping a PyTorch user. The user has the torch-compile plugin
-installed; its root is /work/main (CLAUDE_PLUGIN_ROOT=/work/main: write that path out in commands).
-Its skills (load one by reading /work/main/skills/<name>/SKILL.md; its references/ as it says):
+installed; its root is {root} (CLAUDE_PLUGIN_ROOT={root}: write that path out in commands).
+Its skills (load one by reading {root}/skills/<name>/SKILL.md; its references/ as it says):
 {skills}
-Do not read /work/main/evals, /work/main/tests, /work/main/docs or anything else under /tmp/ab.
+Do not read {root}/evals, {root}/tests, {root}/docs, /work/main or anything else under /tmp/ab.
 
 The user typed the plugin's slash command, which Claude Code expanded to:
 ----
@@ -92,7 +92,7 @@ def main(argv):
             if arm == "bare":
                 text = BARE.format(message=case["user_message"], work=work)
             else:
-                text = PLUGIN.format(skills=skill_listing(), work=work,
+                text = PLUGIN.format(skills=skill_listing(), work=work, root=ROOT,
                                      command=command_text(case.get("arguments", case["user_message"])))
             (out / f"prompt-{name}-{arm}.txt").write_text(text)
             print(out / f"prompt-{name}-{arm}.txt")
