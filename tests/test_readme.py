@@ -25,7 +25,7 @@ def test_ci_runs_the_readme_test_command():
     [i] = [n for n, ln in enumerate(lines) if ln.startswith(tests)]
     assert lines[i] == tests + " || fail=1"                  # verbatim; its failure is CI's failure
     before = lines[:i]
-    assert "venv=$(.ci/venv main -r requirements.txt)" in before      # a venv from requirements.txt only
+    assert "venv=$(.ci/venv main -r requirements.txt \"torch==$NEWEST\")" in before   # a venv from requirements.txt only
     assert 'source "$venv/bin/activate"' in before                     # its python3 runs the command
     assert "fail=0" in before and lines[-1] == "exit $fail" and "set -euo pipefail" in lines
     for name in ("run", "venv", "torch29"):
