@@ -44,16 +44,14 @@ def _read(path):
 
 # ---- normalized facts of one run ----------------------------------------------------------
 
-_TIMING = re.compile(r"(?i)(\d\s*(s|sec|secs|seconds|ms|us|µs|min)\b|\btime\b|elapsed|took|it/s|per ?sec|throughput|fps\b)")
-_ADDR = re.compile(r"0x[0-9a-fA-F]{6,}")
-
-
 def normalize_output(text):
-    """The program's stdout without lines that carry timings (they differ run to run) and with
-    object addresses blanked. None stays None (no output captured)."""
+    """The program's stdout, line by line, with clock stamps, timings and object addresses masked (they
+    differ run to run; the rest of each line, e.g. `kept=4638 dropped=482` after a log timestamp, is
+    compared). None stays None (no output captured)."""
+    from .verdict import mask_times
     if text is None:
         return None
-    return [_ADDR.sub("0x…", ln.rstrip()) for ln in text.splitlines() if not _TIMING.search(ln)]
+    return [mask_times(ln) for ln in text.splitlines()]
 
 
 def _ws(s):
@@ -286,7 +284,7 @@ def markdown(res, next_cmd=None):
             out.append(f"first error {name}: **{e['type']}** `{clip(e['message'], 200)}`")
     out.append(f"output: {res['output']}" + (f" (line {res['output_diff']['line']}: `{res['output_diff']['before']}` → "
                                              f"`{res['output_diff']['after']}`)" if res.get("output_diff") else "")
-               + (" — lines with timings ignored" if res["output"] != "unknown (no captured output)" else ""))
+               + (" — clock stamps and timings masked" if res["output"] != "unknown (no captured output)" else ""))
     if res["output"] == "changed":
         out.append("  (a program that draws random inputs without a seed prints different numbers on any two runs: "
                    "seed it (torch.manual_seed) or compare eager vs compiled inside one run)")

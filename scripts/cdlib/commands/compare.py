@@ -12,7 +12,7 @@ DESCRIPTION = """Compare two triage runs of the same program (e.g. before and af
 graph breaks fixed / still there / new (matched by registry id, the source line's text and the
 function, so line shifts from the edit do not matter), recompiles and their causes, graphs, ops,
 compile and wall time, exit status, first error, and whether the printed output changed (lines
-with timings ignored). With `-- <command>` it first runs triage on the command (your edited
+with clock stamps and timings masked). With `-- <command>` it first runs triage on the command (your edited
 program) and compares that run with BEFORE. With `--torch VERSION -- <command>` it runs the same
 unmodified command under your torch and under torch VERSION (installed once into a cached throwaway
 venv that sees your other packages) and says what changed between the releases: "it broke after I
