@@ -6,6 +6,7 @@ import json
 import os
 import re
 
+from .verdict import printed as _printed
 from .errors import CliError
 from .output import clip, table
 
@@ -29,7 +30,10 @@ def load_run(path):
     out = (rep.get("artifacts") or {}).get("stdout") or os.path.join(run_dir, "target.stdout")
     if not os.path.isfile(out):
         out = os.path.join(run_dir, "target.stdout")
-    rep["_stdout"] = _read(out)
+    err = (rep.get("artifacts") or {}).get("stderr") or os.path.join(run_dir, "target.stderr")
+    stdout = _read(out)
+    # what the program printed: stdout and its own stderr lines (logging), torch's lines left out
+    rep["_stdout"] = None if stdout is None else _printed(stdout, _read(err) or "")
     rep.setdefault("run_dir", run_dir)
     return rep
 
@@ -184,8 +188,14 @@ def compare(before, after):
         output = "unknown (no captured output)"
     else:
         output = "same" if out_b == out_a else "changed"
-        if output == "changed" and not run_ok(fb) and run_ok(fa) and out_a[:len(out_b)] == out_b:
-            output = "now complete (the before run failed)"   # the crashed run's lines are all still there
+        if not out_b and not out_a:
+            output = "nothing printed in either run"
+        elif output == "changed" and not run_ok(fb) and run_ok(fa):
+            # the crashed run's lines are all still there, or a run that stopped early is not comparable
+            output = ("now complete (the before run failed)" if out_a[:len(out_b)] == out_b
+                      else "not comparable (the before run failed)")
+        elif output == "same" and run_ok(fb) != run_ok(fa):
+            output = f"same lines printed, but the {'before' if run_ok(fa) else 'after'} run failed"
     diff = _first_diff(out_b, out_a) if output != "same" and not output.startswith("unknown") else None
     rec = _recompile_diff(fb["recompiling_functions"], fa["recompiling_functions"])
     scripts = [next((os.path.basename(w) for w in (f["target"] or "").split() if w.endswith(".py")), None) for f in (fb, fa)]

@@ -304,7 +304,15 @@ _NOT_PROGRAM = re.compile(r"^[VIWEC]\d{4} \d{2}:\d{2}|site-packages/|/torch/|^\s
 def printed(stdout, stderr):
     """What the program printed: its stdout, then its own stderr lines (logging writes there by default),
     prefixed "[stderr] "; torch's log lines, warnings and tracebacks on stderr are left out."""
-    err = [f"[stderr] {ln}" for ln in (stderr or "").splitlines() if ln.strip() and not _NOT_PROGRAM.search(ln)]
+    err, in_tb = [], False
+    for ln in (stderr or "").splitlines():
+        if ln.startswith("Traceback (most recent call last)"):
+            in_tb = True
+        elif in_tb and not ln[:1].isspace():   # the exception line ends the traceback
+            in_tb = False
+            continue
+        if not in_tb and ln.strip() and not _NOT_PROGRAM.search(ln):
+            err.append(f"[stderr] {ln}")
     return "\n".join((stdout or "").splitlines() + err)
 
 
