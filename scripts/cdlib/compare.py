@@ -31,9 +31,10 @@ def load_run(path):
     if not os.path.isfile(out):
         out = os.path.join(run_dir, "target.stdout")
     err = (rep.get("artifacts") or {}).get("stderr") or os.path.join(run_dir, "target.stderr")
-    stdout = _read(out)
-    # what the program printed: stdout and its own stderr lines (logging), torch's lines left out
-    rep["_stdout"] = None if stdout is None else _printed(stdout, _read(err) or "")
+    rep["_stdout"] = _read(out)
+    # what the program printed: stdout and its own stderr lines (logging), torch's lines left out (compare
+    # reads this; fix's trials compare stdout only: a trial that drops a logging call is not "changed")
+    rep["_printed"] = None if rep["_stdout"] is None else _printed(rep["_stdout"], _read(err) or "")
     rep.setdefault("run_dir", run_dir)
     return rep
 
@@ -183,17 +184,15 @@ def compare(before, after):
                     break
     fixed = [break_label(b) for b in bb]
     new = [break_label(a) for a in remaining]
-    out_b, out_a = normalize_output(before.get("_stdout")), normalize_output(after.get("_stdout"))
+    out_b, out_a = (normalize_output(r.get("_printed", r.get("_stdout"))) for r in (before, after))
     if out_b is None or out_a is None:
         output = "unknown (no captured output)"
     else:
         output = "same" if out_b == out_a else "changed"
         if not out_b and not out_a:
             output = "nothing printed in either run"
-        elif output == "changed" and not run_ok(fb) and run_ok(fa):
-            # the crashed run's lines are all still there, or a run that stopped early is not comparable
-            output = ("now complete (the before run failed)" if out_a[:len(out_b)] == out_b
-                      else "not comparable (the before run failed)")
+        elif output == "changed" and not run_ok(fb) and run_ok(fa) and out_a[:len(out_b)] == out_b:
+            output = "now complete (the before run failed)"   # the crashed run's lines are all still there
         elif output == "same" and run_ok(fb) != run_ok(fa):
             output = f"same lines printed, but the {'before' if run_ok(fa) else 'after'} run failed"
     diff = _first_diff(out_b, out_a) if output != "same" and not output.startswith("unknown") else None
