@@ -132,6 +132,7 @@ def facts(rep):
         "graph_break_hits": sum(b.get("count") or 1 for b in breaks),
         "recompiles": st.get("recompiles", sum(f["recompiles"] for f in funcs)),
         "recompile_limit_hit": st.get("recompile_limit_hit", sum(1 for f in funcs if f["limit_hit"])),
+        "unexpected_recompiles": unexpected_recompiles(rep),
         "graphs": st.get("graphs", len(rep.get("graphs") or [])),
         "ops": st.get("ops"),
         "compile_time_s": st.get("compile_time_s"),
@@ -235,9 +236,13 @@ def verdict(fb, fa, fixed, new, output):
     """One line: did the change work?"""
     if run_ok(fb) and not run_ok(fa):
         return "worse: the program now fails"
-    better = bool(fixed) or (fa["recompiles"] or 0) < (fb["recompiles"] or 0) \
+    # recompiles triage marks as one-time and expected (automatic dynamic, a grad-mode switch, ...) do not count
+    known = fb.get("unexpected_recompiles") is not None and fa.get("unexpected_recompiles") is not None
+    rb, ra = ((fb["unexpected_recompiles"], fa["unexpected_recompiles"]) if known
+              else (fb["recompiles"] or 0, fa["recompiles"] or 0))
+    better = bool(fixed) or ra < rb \
         or (fa["recompile_limit_hit"] or 0) < (fb["recompile_limit_hit"] or 0) or (not run_ok(fb) and run_ok(fa))
-    worse = bool(new) or (fa["recompiles"] or 0) > (fb["recompiles"] or 0) \
+    worse = bool(new) or ra > rb \
         or (fa["recompile_limit_hit"] or 0) > (fb["recompile_limit_hit"] or 0)
     tail = "; output changed" if output == "changed" else ""
     if better and not worse:

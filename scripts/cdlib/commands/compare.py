@@ -16,7 +16,8 @@ with clock stamps and timings masked). With `-- <command>` it first runs triage 
 program) and compares that run with BEFORE. With `--torch VERSION -- <command>` it runs the same
 unmodified command under your torch and under torch VERSION (installed once into a cached throwaway
 venv that sees your other packages) and says what changed between the releases: "it broke after I
-upgraded torch"."""
+upgraded torch". A multi-rank run dir (triage --nproc N) is compared rank by rank; with
+`-- <command>` the command is launched again the same way (same --nproc and --torchrun-args)."""
 EPILOG = """examples:
   compile_debug.py compare /tmp/compile-debug/triage-A /tmp/compile-debug/triage-B
   compile_debug.py compare /tmp/compile-debug/triage-A -- python train_edited.py
