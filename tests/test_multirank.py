@@ -112,6 +112,12 @@ def test_graph_break_on_one_rank(tmp_path):
         assert rec["mode"] == "recorded" and rec["status"] == "divergent"
         assert [(g["site"], g["ranks"]) for g in rec["divergence"]["graph_breaks"]] == [(gb["site"], [1])]
         assert rec["divergence"]["graphs"]["per_rank"] == {"0": 1, "1": 2}
+    # compare takes multi-rank run dirs: rank by rank (the launched run vs its recorded traces)
+    cmp, p = run_json("compare", out, tmp_path / "rec_trace", timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert cmp["nproc"] == 2 and set(cmp["ranks"]) == {"0", "1"}
+    assert len(cmp["ranks"]["1"]["graph_breaks"]["still"]) == 1 and not cmp["ranks"]["1"]["graph_breaks"]["new"]
+    assert not cmp["ranks"]["0"]["graph_breaks"]["still"]
 
 
 def test_recompile_on_one_rank(tmp_path):

@@ -18,7 +18,8 @@ SIGNALS = {"error", "output", "recompile", "guards_mixed", "guards_none", "dynam
            "source", "source_traced", "failure"}
 # the eager check still calls through the torch.compile(module) wrapper, so it fails the same way: the
 # verdict says so and the class (seen from PyTorch's warning) still gives the fix
-VERDICT = {"hooks_changed_after_compile": None, "global_hooks_extra_call": "fails_eager_too"}
+VERDICT = {"hooks_changed_after_compile": None, "global_hooks_extra_call": "fails_eager_too",
+           "compiled_state_dict_prefix": None}
 API_RE = re.compile(r"\btorch(?:\.[A-Za-z_]\w*)+")
 
 

@@ -469,6 +469,23 @@ def _stats(tr, graphs, breaks, recompiles, res):
 
 # ---- next steps ---------------------------------------------------------------------------
 
+_FLAG_RE = re.compile(r"""add_argument\(\s*(?:["']-\w["']\s*,\s*)?["'](--[\w-]*compil[\w-]*)["']""")
+_ENV_RE = re.compile(r"""(?:environ(?:\.get)?[\[(]|getenv\()\s*["'](\w*COMPIL\w*)["']""")
+
+
+def compile_flags(command):
+    """Command-line flags (argparse) and environment variables the program's own source offers to turn
+    torch.compile on: ['--compile', 'USE_COMPILE'] (for a run that never reached torch.compile)."""
+    script = next((a for a in (command or []) if a.endswith(".py") and os.path.isfile(a)), None)
+    try:
+        with open(script, encoding="utf-8", errors="replace") as f:
+            src = f.read(500_000)
+    except (OSError, TypeError):
+        return []
+    given = set(command or [])
+    flags = [f for f in dict.fromkeys(_FLAG_RE.findall(src)) if f not in given]
+    return flags + [v for v in dict.fromkeys(_ENV_RE.findall(src)) if v not in os.environ]
+
 def _next_steps(rep, target_str, cli):
     steps = semantics.steps(rep) + _error_steps(rep, target_str, cli)
     steps += _dynamo_next_steps(rep)
@@ -477,10 +494,17 @@ def _next_steps(rep, target_str, cli):
                              "until then; run it to the end", "skill": "overview",
                       "command": template_command("{cli} triage -- {target}", target_str) if target_str else None})
     elif rep.used_compile and not steps:
-        steps.append({"why": "compiles cleanly; check the speedup and kernels", "skill": "trace-inductor",
+        if rep.vs_eager is None:   # a clean run says nothing about its results: wrong numbers are not slowness
+            steps.append({"why": "compiles cleanly (no error, graph break or recompile); if its results look wrong, "
+                                 "compare what it prints compiled and eager", "skill": "overview",
+                          "command": template_command("{cli} triage --vs-eager -- {target}", target_str)
+                          if target_str else None})
+        steps.append({"why": "if it is slow: check the speedup and kernels", "skill": "trace-inductor",
                       "command": template_command("{cli} perf -- {target}", target_str) if target_str else None})
     if not rep.used_compile and not rep.errors and not rep.interrupted:
-        steps.append({"why": "the program never reached torch.compile (not called, or TORCH_COMPILE_DISABLE set)",
+        flags = compile_flags(rep.command)
+        steps.append({"why": "the program never reached torch.compile (not called, or TORCH_COMPILE_DISABLE set)"
+                             + (f"; its source has {' / '.join(flags)}: run it with that to compile" if flags else ""),
                       "skill": "overview", "command": None})
     # dedupe
     seen, out = set(), []
@@ -581,14 +605,21 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
         eres = verdict.run_eager(argv, run_dir, timeout=timeout, env_add=env_add)
         rep.artifacts.update({"eager_check_stdout": eres.stdout_path, "eager_check_stderr": eres.stderr_path})
         path = eres.stdout_path
-    with open(path, encoding="utf-8", errors="replace") as f:
-        eager_out = f.read(2_000_000)
+
+    def read(p):
+        try:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                return f.read(2_000_000)
+        except (OSError, TypeError):
+            return ""
     dtypes = accuracy_check.graph_dtypes(rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace"))
-    cmp = verdict.compare_outputs(stdout or "", eager_out, dtypes)
+    cmp = verdict.compare_outputs(verdict.printed(stdout, read(rep.artifacts.get("stderr"))),
+                                  verdict.printed(read(path), read(rep.artifacts.get("eager_check_stderr"))), dtypes)
     ev = (rep.verdict or {}).get("eager") or {}
     cmp["eager_exit_code"] = eres.returncode if eres is not None else ev.get("exit_code")
     cmp["eager_timed_out"] = bool(eres.timed_out if eres is not None else ev.get("timed_out"))
     rep.vs_eager = cmp
+    rep.next_steps = [s for s in rep.next_steps if "triage --vs-eager" not in (s.get("command") or "")]   # just ran
     if cmp["differ"]:
         tstr = target_string(argv)
         rep.next_steps.insert(1 if rep.errors else 0, {

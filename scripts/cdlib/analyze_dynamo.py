@@ -386,6 +386,9 @@ def _expected(kind, guard, primary, limit_hit):
         return "automatic dynamic: after a dim's first new size torch recompiles it as dynamic (once)"
     if kind in ("python_int", "python_float") or (kind == "module_attribute" and _FLOAT_RE.search(guard)):
         return "automatic dynamic: after its first change torch recompiles the number as a dynamic input (once)"
+    if kind == "module_attribute" and re.search(r"\bis None\s*$", guard or ""):
+        return ("set during the first call: the attribute was None when first compiled and got its value in that "
+                "call (transformers sets config.problem_type on the first forward); one recompile, then stable")
     if kind == "grad_mode":
         return "one switch between grad and no_grad / inference mode: one graph per mode"
     if kind == "requires_grad":

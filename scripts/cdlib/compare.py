@@ -6,6 +6,7 @@ import json
 import os
 import re
 
+from .verdict import printed as _printed
 from .errors import CliError
 from .output import clip, table
 
@@ -29,7 +30,11 @@ def load_run(path):
     out = (rep.get("artifacts") or {}).get("stdout") or os.path.join(run_dir, "target.stdout")
     if not os.path.isfile(out):
         out = os.path.join(run_dir, "target.stdout")
+    err = (rep.get("artifacts") or {}).get("stderr") or os.path.join(run_dir, "target.stderr")
     rep["_stdout"] = _read(out)
+    # what the program printed: stdout and its own stderr lines (logging), torch's lines left out (compare
+    # reads this; fix's trials compare stdout only: a trial that drops a logging call is not "changed")
+    rep["_printed"] = None if rep["_stdout"] is None else _printed(rep["_stdout"], _read(err) or "")
     rep.setdefault("run_dir", run_dir)
     return rep
 
@@ -44,16 +49,14 @@ def _read(path):
 
 # ---- normalized facts of one run ----------------------------------------------------------
 
-_TIMING = re.compile(r"(?i)(\d\s*(s|sec|secs|seconds|ms|us|µs|min)\b|\btime\b|elapsed|took|it/s|per ?sec|throughput|fps\b)")
-_ADDR = re.compile(r"0x[0-9a-fA-F]{6,}")
-
-
 def normalize_output(text):
-    """The program's stdout without lines that carry timings (they differ run to run) and with
-    object addresses blanked. None stays None (no output captured)."""
+    """The program's stdout, line by line, with clock stamps, timings and object addresses masked (they
+    differ run to run; the rest of each line, e.g. `kept=4638 dropped=482` after a log timestamp, is
+    compared). None stays None (no output captured)."""
+    from .verdict import mask_times
     if text is None:
         return None
-    return [_ADDR.sub("0x…", ln.rstrip()) for ln in text.splitlines() if not _TIMING.search(ln)]
+    return [mask_times(ln) for ln in text.splitlines()]
 
 
 def _ws(s):
@@ -129,6 +132,7 @@ def facts(rep):
         "graph_break_hits": sum(b.get("count") or 1 for b in breaks),
         "recompiles": st.get("recompiles", sum(f["recompiles"] for f in funcs)),
         "recompile_limit_hit": st.get("recompile_limit_hit", sum(1 for f in funcs if f["limit_hit"])),
+        "unexpected_recompiles": unexpected_recompiles(rep),
         "graphs": st.get("graphs", len(rep.get("graphs") or [])),
         "ops": st.get("ops"),
         "compile_time_s": st.get("compile_time_s"),
@@ -181,13 +185,17 @@ def compare(before, after):
                     break
     fixed = [break_label(b) for b in bb]
     new = [break_label(a) for a in remaining]
-    out_b, out_a = normalize_output(before.get("_stdout")), normalize_output(after.get("_stdout"))
+    out_b, out_a = (normalize_output(r.get("_printed", r.get("_stdout"))) for r in (before, after))
     if out_b is None or out_a is None:
         output = "unknown (no captured output)"
     else:
         output = "same" if out_b == out_a else "changed"
-        if output == "changed" and not run_ok(fb) and run_ok(fa) and out_a[:len(out_b)] == out_b:
+        if not out_b and not out_a:
+            output = "nothing printed in either run"
+        elif output == "changed" and not run_ok(fb) and run_ok(fa) and out_a[:len(out_b)] == out_b:
             output = "now complete (the before run failed)"   # the crashed run's lines are all still there
+        elif output == "same" and run_ok(fb) != run_ok(fa):
+            output = f"same lines printed, but the {'before' if run_ok(fa) else 'after'} run failed"
     diff = _first_diff(out_b, out_a) if output != "same" and not output.startswith("unknown") else None
     rec = _recompile_diff(fb["recompiling_functions"], fa["recompiling_functions"])
     scripts = [next((os.path.basename(w) for w in (f["target"] or "").split() if w.endswith(".py")), None) for f in (fb, fa)]
@@ -228,9 +236,13 @@ def verdict(fb, fa, fixed, new, output):
     """One line: did the change work?"""
     if run_ok(fb) and not run_ok(fa):
         return "worse: the program now fails"
-    better = bool(fixed) or (fa["recompiles"] or 0) < (fb["recompiles"] or 0) \
+    # recompiles triage marks as one-time and expected (automatic dynamic, a grad-mode switch, ...) do not count
+    known = fb.get("unexpected_recompiles") is not None and fa.get("unexpected_recompiles") is not None
+    rb, ra = ((fb["unexpected_recompiles"], fa["unexpected_recompiles"]) if known
+              else (fb["recompiles"] or 0, fa["recompiles"] or 0))
+    better = bool(fixed) or ra < rb \
         or (fa["recompile_limit_hit"] or 0) < (fb["recompile_limit_hit"] or 0) or (not run_ok(fb) and run_ok(fa))
-    worse = bool(new) or (fa["recompiles"] or 0) > (fb["recompiles"] or 0) \
+    worse = bool(new) or ra > rb \
         or (fa["recompile_limit_hit"] or 0) > (fb["recompile_limit_hit"] or 0)
     tail = "; output changed" if output == "changed" else ""
     if better and not worse:
@@ -286,7 +298,7 @@ def markdown(res, next_cmd=None):
             out.append(f"first error {name}: **{e['type']}** `{clip(e['message'], 200)}`")
     out.append(f"output: {res['output']}" + (f" (line {res['output_diff']['line']}: `{res['output_diff']['before']}` → "
                                              f"`{res['output_diff']['after']}`)" if res.get("output_diff") else "")
-               + (" — lines with timings ignored" if res["output"] != "unknown (no captured output)" else ""))
+               + (" — clock stamps and timings masked" if res["output"] != "unknown (no captured output)" else ""))
     if res["output"] == "changed":
         out.append("  (a program that draws random inputs without a seed prints different numbers on any two runs: "
                    "seed it (torch.manual_seed) or compare eager vs compiled inside one run)")

@@ -430,6 +430,8 @@ def next_steps(result, ranks, tstr, nproc, extra):
         for s in r["_rep"].next_steps:
             if result["timed_out"] and s["skill"] == "overview" and "timeout" in (s.get("command") or "") + s["why"].lower():
                 continue  # the hang section above replaces "raise the timeout"
+            if "triage --vs-eager" in (s.get("command") or ""):
+                continue  # --vs-eager runs one process: not with --nproc
             if s["skill"] == "trace-inductor":
                 if div["divergent"] or result["status"] != "clean":
                     continue
@@ -438,7 +440,8 @@ def next_steps(result, ranks, tstr, nproc, extra):
             by_key.setdefault(k, (s, []))[1].append(r["rank"])
     for (skill, cmd, why), (s, rks) in by_key.items():
         if cmd and tstr and cmd.endswith(tstr) and " triage " in cmd:
-            cmd = cmd[: -len(tstr)].replace(" triage ", f" triage --nproc {nproc} ", 1) + tstr
+            if " --nproc " not in cmd[: -len(tstr)]:   # already the same launch (_as_launch)
+                cmd = cmd[: -len(tstr)].replace(" triage ", f" triage --nproc {nproc} ", 1) + tstr
         elif cmd and tstr and cmd.endswith(tstr):  # bisect, minify, ...: they run the script as one process
             s = dict(s, why=s["why"] + f" (`{cmd}` runs one process, without torchrun: first reproduce the "
                                        "failing rank's case in a single-process script)")

@@ -115,11 +115,23 @@ def _search_source(run, rx, traced):
     return None
 
 
+_COMPILED_NAME = re.compile(r"^\s*((?:self\.)?\w+)\s*=\s*torch\.compile\(", re.M)
+
+
+def _compiled_names(run):
+    """Names the program's own files assign a torch.compile(...) result to (`model = torch.compile(model)`)."""
+    names = []
+    for path in run.files:
+        text, _ = _source(path)
+        names += _COMPILED_NAME.findall(text or "")
+    return list(dict.fromkeys(names))
+
+
 def _signal(kind, pat, run, err):
     """Evidence (a string) when signal `kind` with regex `pat` holds for this run, else None."""
     if kind == "failure":
         return "" if pat and err is not None and err.category in GENERIC else None
-    rx = re.compile(pat, re.M)
+    rx = re.compile(pat, re.M) if "{compiled}" not in pat else None
     if kind in ("error", "output"):
         text = run.stderr if kind == "error" else run.stdout + "\n" + run.stderr
         if kind == "error" and err is None:
@@ -161,6 +173,11 @@ def _signal(kind, pat, run, err):
                 return _ev(text, m, f"{'Dynamo graph' if kind == 'dynamo_graph' else 'Inductor code'} {cid}: ")
         return None
     if kind in ("source", "source_traced"):
+        if "{compiled}" in pat:   # a name the program assigned from torch.compile(...)
+            names = _compiled_names(run)
+            if not names:
+                return None
+            rx = re.compile(pat.replace("{compiled}", "(?:" + "|".join(map(re.escape, names)) + ")"), re.M)
         return _search_source(run, rx, kind == "source_traced")
     raise ValueError(f"knowledge/semantics.yaml: unknown signal {kind!r}")
 

@@ -251,15 +251,24 @@ _NUM_RE = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?!
 _TIME_RE = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?\s?(?:s|ms|us|µs|ns|sec|secs|seconds|"
                       r"min|it/s|s/it|\w+/s)(?![\w/])")
 _HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
+# a wall-clock stamp: logging's "2026-11-25 08:04:37,787", ISO "2026-11-25T08:04:37.787Z", a bare
+# "08:04:37", glog's "I1125 08:04:37.787000 1308" (with the process id)
+_STAMP_RE = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?Z?|^[VIWEC]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+|"
+                       r"(?<![\d:])\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?![\d:])")
+
+
+def mask_times(line):
+    """A printed line with its clock stamps, timings (1.2 s, 30 it/s, 48134 tokens/s) and hex addresses
+    masked: they differ between any two runs of the same program."""
+    return _HEX_RE.sub("0x?", _TIME_RE.sub("<time>", _STAMP_RE.sub("<time>", line.rstrip())))
 _COARSEST = ("bf16", "f16", "f32", "f64")
 _EPS = {"bf16": 2.0 ** -7, "f16": 2.0 ** -10, "f32": 2.0 ** -23, "f64": 2.0 ** -52}
 _NAMES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64"}
 
 
 def _template(line):
-    """(line with numbers as '#', [number tokens]); timings and hex addresses are masked (they differ
-    between any two runs)."""
-    s = _HEX_RE.sub("0x?", _TIME_RE.sub("<time>", line.rstrip()))
+    """(line with numbers as '#', [number tokens]); clock stamps, timings and hex addresses masked."""
+    s = mask_times(line)
     return _NUM_RE.sub("#", s), _NUM_RE.findall(s)
 
 
@@ -287,10 +296,30 @@ def _close(a, b, rtol):
     return abs(x - y) <= rtol * max(abs(x), abs(y)) + max(_unit(a), _unit(b))
 
 
+# stderr lines that are torch's or Python's, not the program's own (compiled runs print more of them)
+_NOT_PROGRAM = re.compile(r"^[VIWEC]\d{4} \d{2}:\d{2}|site-packages/|/torch/|^\s+warnings\.warn\(|Warning: |"
+                          r"^\s*(?:File \"|Traceback \(most recent call last\))|^\[compile-debug")
+
+
+def printed(stdout, stderr):
+    """What the program printed: its stdout, then its own stderr lines (logging writes there by default),
+    prefixed "[stderr] "; torch's log lines, warnings and tracebacks on stderr are left out."""
+    err, in_tb = [], False
+    for ln in (stderr or "").splitlines():
+        if ln.startswith("Traceback (most recent call last)"):
+            in_tb = True
+        elif in_tb and not ln[:1].isspace():   # the exception line ends the traceback
+            in_tb = False
+            continue
+        if not in_tb and ln.strip() and not _NOT_PROGRAM.search(ln):
+            err.append(f"[stderr] {ln}")
+    return "\n".join((stdout or "").splitlines() + err)
+
+
 def compare_outputs(compiled, eager, dtypes=(), show=5):
     """Compare two programs' stdout line by line: the text must be identical, numbers may differ by the
     rounding of the compiled graphs' coarsest dtype (rtol = sqrt(eps), plus one unit in the last printed
-    digit); timings and hex addresses are ignored. -> dict(differ, lines {compiled, eager}, dtype, rtol,
+    digit); clock stamps, timings and hex addresses are masked. -> dict(differ, lines {compiled, eager}, dtype, rtol,
     first [{compiled_line, eager_line, compiled, eager, why}], verdict)."""
     import difflib
     dt = next((d for d in _COARSEST if d in set(dtypes)), "f32")
@@ -316,7 +345,9 @@ def compare_outputs(compiled, eager, dtypes=(), show=5):
               "compiled": c_lines[i][:300] if i is not None else None, "eager": e_lines[j][:300] if j is not None else None,
               "why": why} for i, j, why in diffs[:show]]
     n = len(diffs)
-    if not n:
+    if not c_lines and not e_lines:
+        verdict = "nothing to compare: the program printed nothing (stdout, or its own lines on stderr) in either run"
+    elif not n:
         verdict = (f"compiled and eager print the same output ({len(c_lines)} line(s); numbers within rtol {rtol:.2g}, "
                    f"√eps of {_NAMES[dt]})")
     else:

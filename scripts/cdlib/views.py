@@ -79,6 +79,8 @@ def verdict_lines(rep, base=None):
                  "miscompile": "Route: a measured miscompile: bisect the layer and pass (command below), then minify.",
                  }.get(acc.get("verdict"), "Route: the cheapest step that can decide (below); bisect only if "
                                            "nothing cheaper can.")
+    if v["kind"] == "compile_only" and rep.errors and rep.errors[0].side == "semantics":
+        route = "Route: torch.compile behaves differently here by design (the section above): its fix, no bisect."
     if route:
         out.append(route)
     return out

@@ -12,11 +12,12 @@ DESCRIPTION = """Compare two triage runs of the same program (e.g. before and af
 graph breaks fixed / still there / new (matched by registry id, the source line's text and the
 function, so line shifts from the edit do not matter), recompiles and their causes, graphs, ops,
 compile and wall time, exit status, first error, and whether the printed output changed (lines
-with timings ignored). With `-- <command>` it first runs triage on the command (your edited
+with clock stamps and timings masked). With `-- <command>` it first runs triage on the command (your edited
 program) and compares that run with BEFORE. With `--torch VERSION -- <command>` it runs the same
 unmodified command under your torch and under torch VERSION (installed once into a cached throwaway
 venv that sees your other packages) and says what changed between the releases: "it broke after I
-upgraded torch"."""
+upgraded torch". A multi-rank run dir (triage --nproc N) is compared rank by rank; with
+`-- <command>` the command is launched again the same way (same --nproc and --torchrun-args)."""
 EPILOG = """examples:
   compile_debug.py compare /tmp/compile-debug/triage-A /tmp/compile-debug/triage-B
   compile_debug.py compare /tmp/compile-debug/triage-A -- python train_edited.py
@@ -40,6 +41,8 @@ def run(args):
         raise CliError("--timeout must be positive")
     if args.torch:
         return run_versions(args, runs, target)
+    if runs and _ranks_of(runs[0]) is not None:
+        return run_multirank(args, runs, target)
     if target and len(runs) == 1:
         before = compare.load_run(runs[0])
         argv = proc.resolve_target(target)
@@ -66,6 +69,59 @@ def run(args):
                                                              or (left if left is not None
                                                                  else res["after"]["recompiles"])) else None
     emit(args, result, compare.markdown(res, nxt))
+    return 0
+
+
+def _ranks_of(path):
+    """The rank numbers of a multi-rank triage run dir (triage --nproc N), else None."""
+    import json
+    p = os.path.abspath(os.path.expanduser(path))
+    try:
+        with open(os.path.join(p, "report.json"), encoding="utf-8") as f:
+            d = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(d, dict) or not d.get("nproc") or "ranks" not in d:
+        return None
+    return d, sorted(int(n[5:]) for n in os.listdir(p) if n.startswith("rank_") and n[5:].isdigit()
+                     and os.path.isfile(os.path.join(p, n, "report.json")))
+
+
+def run_multirank(args, runs, target):
+    """compare on multi-rank runs (triage --nproc N): rank by rank. With `-- <command>`, the command is
+    launched again the same way (same --nproc and --torchrun-args) first."""
+    from .. import multirank
+    (bd, branks) = _ranks_of(runs[0])
+    if target and len(runs) == 1:
+        run_dir = rundir.make(args.out, "compare")
+        after_dir = os.path.join(run_dir, "after")
+        ns = type("Args", (), {"out": after_dir, "json": False})()
+        proc.progress(f"running triage --nproc {bd['nproc']} on {analyze.target_string(proc.resolve_target(target))} "
+                      f"(timeout {args.timeout:.0f} s); artifacts in {after_dir}")
+        res_after, _ = multirank.run_triage(ns, nproc=int(bd["nproc"]), target=target, timeout=args.timeout,
+                                            torchrun_args=" ".join(bd.get("torchrun_args") or []) or None, tlparse=False)
+        emit_quiet(after_dir, res_after)
+        after = after_dir
+    elif len(runs) == 2 and not target and _ranks_of(runs[1]) is not None:
+        run_dir, after = None, runs[1]
+    else:
+        raise CliError(f"{runs[0]} is a multi-rank run (triage --nproc {bd['nproc']}): compare it with another "
+                       "multi-rank run dir, or with a command (compare RUN -- python train.py), launched the same way")
+    aranks = _ranks_of(after)[1]
+    pairs, md = {}, []
+    for r in sorted(set(branks) | set(aranks)):
+        if r not in branks or r not in aranks:
+            md.append(f"## rank {r}: only in the {'after' if r in aranks else 'before'} run\n")
+            continue
+        res = compare.compare(compare.load_run(os.path.join(runs[0], f"rank_{r}")),
+                              compare.load_run(os.path.join(after, f"rank_{r}")))
+        pairs[str(r)] = res
+        md.append(f"## rank {r}: " + compare.markdown(res, None).split("# compare: ", 1)[1])
+    verdicts = {r: p["verdict"] for r, p in pairs.items()}
+    result = {"command": "compare", "run_dir": run_dir, "nproc": bd["nproc"], "after": os.path.abspath(after),
+              "status": "same" if len(set(verdicts.values())) == 1 else "ranks differ", "ranks": pairs}
+    head = f"# compare, {bd['nproc']} ranks: " + "; ".join(f"rank {r}: {v}" for r, v in verdicts.items())
+    emit(args, result, head + "\n\n" + "\n\n".join(md))
     return 0
 
 
