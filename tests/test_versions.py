@@ -51,6 +51,18 @@ def test_a_crash_fixed_in_215(tmp_path):
     assert "GB6602" in md                                            # 2.15 breaks on the .data resize instead
 
 
+@pytest.mark.slow
+@needs_214_215
+def test_a_step_that_runs_eagerly_after_the_upgrade(tmp_path):
+    d, p = run_json("compare", "--torch", OTHER, "--timeout", "600", "--out", tmp_path / "r", "--", "python",
+                    program("ver_dataptr.py"))
+    assert p.returncode == 0, p.stderr[-2000:]
+    (pair,) = d["pairs"]
+    old, new = pair["before"], pair["after"]
+    assert old["graphs"] >= 1 and new["graphs"] == 0 and new["graph_break_hits"] > old["graph_break_hits"], pair
+    assert pair["output"].startswith("same")                        # the losses agree within rounding
+
+
 def test_a_release_that_cannot_be_installed_is_one_line(tmp_path):
     p = run_cli("compare", "--torch", "99.0.0", "--out", tmp_path / "r", "--", "python", program("clean.py"),
                 env={"COMPILE_DEBUG_TORCH_CACHE": str(tmp_path / "cache")}, timeout=600)

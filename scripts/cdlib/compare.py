@@ -6,7 +6,7 @@ import json
 import os
 import re
 
-from .verdict import printed as _printed
+from .verdict import compare_outputs as _compare_numbers, printed as _printed
 from .errors import CliError
 from .output import clip, table
 
@@ -190,6 +190,9 @@ def compare(before, after):
         output = "unknown (no captured output)"
     else:
         output = "same" if out_b == out_a else "changed"
+        if output == "changed" and run_ok(fb) and run_ok(fa) and len(out_b) == len(out_a) \
+                and not _compare_numbers("\n".join(out_b), "\n".join(out_a))["differ"]:
+            output = "same within rounding (numbers within √eps of float32)"
         if not out_b and not out_a:
             output = "nothing printed in either run"
         elif output == "changed" and not run_ok(fb) and run_ok(fa) and out_a[:len(out_b)] == out_b:
