@@ -187,7 +187,7 @@ def run(argv, run_dir, *, timeout, env_add=None):
 
 def _failing_line(stderr):
     """The source line of the innermost user frame of the last traceback (what a bare assert compares)."""
-    from .analyze import innermost_user, parse_exception, _src_line
+    from .frames import innermost_user, parse_exception, src_line as _src_line
     exc = parse_exception(stderr)
     loc = innermost_user(exc["frames"]) if exc else None
     return _src_line(loc.file, loc.line) if loc is not None and loc.line else None

@@ -10,57 +10,12 @@ from . import accuracy_check, knowledge, proc, semantics, trace as tracemod, ver
 from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_info as _function_info,  # noqa: F401
                              parse_graph_break, _graph_breaks, _recompiles, split_reasons as _split_reasons)
 from .analyze_dynamo import next_steps as _dynamo_next_steps
-from .frames import (FRAME_RE, innermost_user, is_user_file, loc as _loc, parse_py_frames,  # noqa: F401
-                     src_line as _src_line)
+from .frames import (EXC_RE, FRAME_RE, innermost_user, is_user_file, loc as _loc, parse_exception,  # noqa: F401
+                     parse_py_frames, src_line as _src_line)
 from .output import cli_command, command_line, template_command
 from .report import ErrorInfo, GraphInfo, Report
 
 # ---- errors -------------------------------------------------------------------------------
-
-EXC_RE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Unsupported|Exceeded|Hit|Violation\w*)|[A-Za-z_][\w.]*\.[A-Z]\w+|AssertionError|KeyboardInterrupt)(?::\s?(.*))?$")
-
-
-def parse_exception(text):
-    """The last Python exception in text -> dict(full_type, type, message, frames, block) or None."""
-    if not text:
-        return None
-    lines = text.splitlines()
-    starts = [i for i, ln in enumerate(lines) if ln.strip().startswith("Traceback (most recent call last)")]
-    if starts:
-        i0 = starts[-1]
-        lines_from = lines[i0:]
-        j = 1
-        while j < len(lines_from) and (lines_from[j].startswith(" ") or lines_from[j].startswith("\t") or not lines_from[j].strip()):
-            j += 1
-        if j >= len(lines_from):
-            return None
-        head = lines_from[j]
-        m = re.match(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$", head.strip())
-        if not m:
-            return None
-        msg = [m.group(2) or ""]
-        for ln in lines_from[j + 1: j + 60]:
-            if re.match(r"^[VIWEC]\d{4} |^Set TORCHDYNAMO_VERBOSE|^Traceback|^During handling|^The above exception", ln):
-                break
-            msg.append(ln)
-        frames = parse_py_frames("\n".join(lines_from[:j]))
-        block = "\n".join(lines_from[:j + 1])
-    else:  # no traceback: the last line that looks like "SomeError: message"
-        for k in range(len(lines) - 1, -1, -1):
-            m = EXC_RE.match(lines[k].strip())
-            if m:
-                break
-        else:
-            return None
-        msg, block = [m.group(2) or ""] + lines[k + 1:k + 20], lines[k]
-        # a SyntaxError in the main script has no "Traceback" header, only its File "x", line N
-        frames = parse_py_frames("\n".join(lines[max(0, k - 6):k]))
-        if frames:
-            block = "\n".join(lines[max(0, k - 6):k + 1])
-    full = m.group(1)
-    message = "\n".join(msg).strip()
-    return {"full_type": full, "type": full.rsplit(".", 1)[-1], "message": message, "frames": frames, "block": block}
-
 
 def make_error(exc, *, output="", signal=None, source="stderr", target_str=None, cli=None):
     cli = cli or cli_command()

@@ -211,7 +211,7 @@ def make_break(gb, gb_id, location=None, entries=()):
 
 def breaks_from_errors(rep, stderr=""):
     """Under fullgraph=True the first break is an exception, not a logged break: list it too."""
-    from .analyze import parse_exception
+    from .frames import parse_exception
     exc = None
     for err in rep.errors:
         if err.category != "graph_break_fullgraph":

@@ -202,7 +202,7 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
                   for m in _FAULT_FRAME_RE.finditer(eager_stderr or "")]
         eloc = innermost_user(frames[::-1])
     if eloc is None and eexc and eexc.get("message") and innermost_user:
-        from .analyze import parse_py_frames
+        from .frames import parse_py_frames
         eloc = innermost_user(parse_py_frames(eexc["message"]))
     esig, csig = signature(eexc, eloc), signature(exc, loc)
     if exc is None:  # compiled run died of a signal / bare exit: compare the way it ended
