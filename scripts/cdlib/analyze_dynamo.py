@@ -11,7 +11,7 @@ from . import knowledge
 from .frames import chain, innermost_user, is_stdlib, is_user_file, library_of, loc as _loc, parse_py_frames, \
     qualified_name, src_line
 from .report import FunctionRecompiles, GraphBreak, GuardFailure, Location, Recompile
-from .wrappers import split_by_wrapper, wrapper_break_sites, wrapper_label, wrapper_of
+from .wrappers import split_by_wrapper, wrapper_label, wrapper_of
 
 # ---- graph breaks -------------------------------------------------------------------------
 
@@ -508,3 +508,16 @@ def next_steps(rep):
         steps.append({"why": f"stop the recompiles{what[:200]} (fix per cause above)", "skill": "trace-dynamo",
                       "command": None, "fixable": True})
     return steps
+
+
+def wrapper_break_sites(tr):
+    """(file, line) of the user's line where a wrapper's own code broke the graph -> the wrapper."""
+    sites = {}
+    for e in tr.artifacts("dynamo_graph_break_reason"):
+        gb = parse_graph_break(e.payload)
+        stack = chain(gb["frames"])
+        wr = wrapper_of(stack)
+        user = [f for f in stack if f.user]
+        if wr and user:
+            sites.setdefault((user[-1].file, user[-1].line), (wr[0], user[-1]))
+    return sites

@@ -5,6 +5,8 @@ import json
 import os
 import sys
 
+STDIN_VAR = "COMPILE_DEBUG_STDIN"    # --stdin FILE (absolute); set for the whole CLI process and its workers
+
 CLI = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compile_debug.py")
 
 
@@ -30,7 +32,6 @@ def cli_command(*words):
 
 def rerun_options():
     """Options a command that re-runs the program needs to run it as this run did: --stdin FILE."""
-    from .proc import STDIN_VAR
     stdin = os.environ.get(STDIN_VAR)
     return ["--stdin", stdin] if stdin else []
 

@@ -99,7 +99,7 @@ def check_torch(python, what="run the program"):
                        f"({'timed out' if res.timed_out else res.signal or f'exit {res.returncode}'})")
 
 
-STDIN_VAR = "COMPILE_DEBUG_STDIN"    # --stdin FILE (absolute); set for the whole CLI process and its workers
+from .output import STDIN_VAR  # noqa: E402  (--stdin FILE; defined beside the command renderer that names it)
 OWNER_VAR = "COMPILE_DEBUG_OWNER"   # set in every target's environment: finds descendants that left the group
 OUTPUT_HEAD = 1 << 20                # a huge stdout/stderr keeps its first 1 MiB ...
 OUTPUT_TAIL = 4 << 20                # ... and its last 4 MiB (the traceback is at the end)

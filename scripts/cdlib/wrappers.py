@@ -4,7 +4,6 @@ through (knowledge/graph_breaks.yaml `wrappers`). No torch import."""
 import os
 
 from . import knowledge
-from .frames import chain
 
 
 def wrapper_of(stack):
@@ -22,20 +21,6 @@ def wrapper_label(w, frame):
     return {"id": w["id"], "name": w["name"], "frame": f"{frame.display or frame.file}:{frame.line}",
             "function": frame.function, "expected": " ".join(w["expected"].split()),
             "setup": " ".join(w["setup"].split())}
-
-
-def wrapper_break_sites(tr):
-    """(file, line) of the user's line where a wrapper's own code broke the graph -> the wrapper."""
-    from .analyze_dynamo import parse_graph_break
-    sites = {}
-    for e in tr.artifacts("dynamo_graph_break_reason"):
-        gb = parse_graph_break(e.payload)
-        stack = chain(gb["frames"])
-        wr = wrapper_of(stack)
-        user = [f for f in stack if f.user]
-        if wr and user:
-            sites.setdefault((user[-1].file, user[-1].line), (wr[0], user[-1]))
-    return sites
 
 
 def split_by_wrapper(tr, frame_id, sites):
