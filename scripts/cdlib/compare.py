@@ -6,7 +6,7 @@ import json
 import os
 import re
 
-from .verdict import compare_outputs as _compare_numbers, printed as _printed
+from .verdict import compare_outputs as _compare_numbers, mask_times, printed as _printed
 from .errors import CliError
 from .output import clip, table
 
@@ -53,7 +53,6 @@ def normalize_output(text):
     """The program's stdout, line by line, with clock stamps, timings and object addresses masked (they
     differ run to run; the rest of each line, e.g. `kept=4638 dropped=482` after a log timestamp, is
     compared). None stays None (no output captured)."""
-    from .verdict import mask_times
     if text is None:
         return None
     return [mask_times(ln) for ln in text.splitlines()]
