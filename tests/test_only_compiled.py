@@ -167,3 +167,15 @@ def test_assert_that_compares_no_numbers_is_not_rounding(tmp_path):
     assert err["category"] == "hook_added_after_compile"
     assert "skip_nnmodule_hook_guards" in tri["next_steps"][0]["why"]
     assert not any("bisect" in (s["command"] or "") for s in tri["next_steps"])
+
+
+def test_integer_graph_that_differs_is_a_measured_miscompile(tmp_path):
+    """A hash over int64 tokens that Inductor computes from a buffer it overwrote first (blind A/B case,
+    from pytorch #198101): no float anywhere in the graph, so an integer output that differs from eager is
+    a miscompile, not 'an argmax flipped by rounding'."""
+    case = os.path.join(os.path.dirname(GATE), "..", "..", "evals", "blind_cases", "ringbuffer_hash_miscompile")
+    d, p = run_json("accuracy", "--out", tmp_path / "a", "--", "python3", os.path.join(case, "dedup_stream.py"),
+                    "--steps", "3", "--compile", timeout=900)
+    m = d["measured"]
+    assert m["verdict"] == "miscompile" and "int64" in m["summary"] and not m["dtypes"], m
+    assert "rounding cannot explain it" in m["summary"] and d["status"] == "fail"

@@ -314,6 +314,15 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None):
                         summary=f"measured miscompile in graph {name} ({numbers(o)}, {o.get('dtype')})",
                         why=f"graph `{name}` is further from fp64 than eager: {numbers(o)}, {o.get('dtype')}"
                             + (f" (torch's limit: {float(m.group(1)):g}× eager's)" if m else ""))
+        if o is not None and o.get("dtype") and "float" not in o["dtype"] and not chk.get("dtypes") \
+                and chk.get("inductor"):
+            # no floating-point value in any compiled graph: no rounding can move an integer result
+            return dict(base, verdict="miscompile", graph=name, worst=o, next="bisect",
+                        summary=f"measured miscompile in graph {name}: its {o['dtype']} output differs from eager, and "
+                                "the compiled graphs compute no floating-point values (rounding cannot explain it)",
+                        why=f"graph `{name}` gives a different {o['dtype']} result than eager on the same inputs "
+                            f"(shape {o.get('shape')}; torch's check: {'; '.join(o.get('torch_says') or []) or 'failed'}), "
+                            "and no compiled graph has a float tensor")
         what = ("it differs only in a non-floating output (an integer/bool result: an argmax or comparison "
                 "can flip on a rounding tie; torch's RMSE rule measures floating outputs only)"
                 if o is not None and o.get("dtype") and "float" not in o["dtype"]
