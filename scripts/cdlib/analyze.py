@@ -450,8 +450,8 @@ def _next_steps(rep, target_str, cli):
                       "command": template_command("{cli} triage -- {target}", target_str) if target_str else None})
     elif rep.used_compile and not steps:
         if rep.vs_eager is None:   # a clean run says nothing about its results: wrong numbers are not slowness
-            steps.append({"why": "compiles cleanly (no error, graph break or recompile); if its results look wrong, "
-                                 "compare what it prints compiled and eager", "skill": "overview",
+            steps.append({"why": "compiles cleanly; if its results look wrong, compare what it prints compiled "
+                                 "and eager", "skill": "overview",
                           "command": template_command("{cli} triage --vs-eager -- {target}", target_str)
                           if target_str else None})
         steps.append({"why": "if it is slow: check the speedup and kernels", "skill": "trace-inductor",
