@@ -140,9 +140,13 @@ def test_program_without_torch_compile(triaged):
 
 
 def test_clean_program_points_to_perf(triaged):
+    """A clean run says nothing about its results: Next offers the compiled-vs-eager output check first
+    (wrong numbers are not slowness; blind A/B case ringbuffer), then perf."""
     d = triaged("clean.py")
     assert d["status"] == "clean" and d["stats"]["graphs"] == 1 and d["stats"]["ops"] >= 3
-    assert d["next_steps"][0]["skill"] == "trace-inductor"
+    first, second = d["next_steps"][:2]
+    assert "triage --vs-eager -- " in first["command"] and "recompile" not in first["why"]
+    assert second["skill"] == "trace-inductor" and " perf -- " in second["command"]
 
 
 def test_markdown_report_and_artifacts(tmp_path):
