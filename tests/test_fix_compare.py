@@ -186,3 +186,17 @@ def test_compare_output_change_in_the_shared_part_is_still_changed():
             "command": ["python", "app.py"], "run_dir": "/r1", "_stdout": "step 0 loss 1.0\n"}
     after = dict(base, exit_code=0, run_dir="/r2", _stdout="step 0 loss 2.0\nstep 1 loss 1.5\n")
     assert cmp.compare(base, after)["output"] == "changed"
+
+
+def test_printed_leaves_out_torchs_multiline_warnings():
+    """A Dynamo UserWarning whose message spans lines (torch 2.14's `time.time` warning, as printed) is
+    torch's, not the program's: none of its lines counts as printed output; the program's own lines do."""
+    from cdlib import verdict
+    err = ("/venv/lib/python3.11/site-packages/torch/_dynamo/variables/functions.py:2604: UserWarning: Dynamo does "
+           "not know how to trace the builtin `time.time.` This function is either a Python builtin\n"
+           "If it is a Python builtin, please file an issue on GitHub so the PyTorch team can add support.\n"
+           "If it is a third-party C/C++ Python extension, please either wrap it into a custom operator.\n"
+           "  torch._dynamo.utils.warn_once(explanation + \"\\n\" + \"\\n\".join(hints))\n"
+           "INFO:train:epoch 1 done\n"
+           "W1125 11:40:54.287000 14410 torch/utils/cpp_extension.py:183] No CUDA runtime is found\n")
+    assert verdict.printed("loss 0.5\n", err) == "loss 0.5\n[stderr] INFO:train:epoch 1 done"

@@ -301,11 +301,23 @@ _NOT_PROGRAM = re.compile(r"^[VIWEC]\d{4} \d{2}:\d{2}|site-packages/|/torch/|^\s
                           r"^\s*(?:File \"|Traceback \(most recent call last\))|^\[compile-debug")
 
 
+_WARNING_HEAD = re.compile(r"^\S.*:\d+: \w*Warning: ")   # warnings.showwarning: "file:line: Category: message"
+
+
 def printed(stdout, stderr):
     """What the program printed: its stdout, then its own stderr lines (logging writes there by default),
-    prefixed "[stderr] "; torch's log lines, warnings and tracebacks on stderr are left out."""
-    err, in_tb = [], False
+    prefixed "[stderr] "; torch's log lines, warnings (with the rest of a multi-line message, up to the
+    indented source line that ends it) and tracebacks on stderr are left out."""
+    err, in_tb, in_warning = [], False, 0
     for ln in (stderr or "").splitlines():
+        if in_warning:
+            in_warning -= 1
+            if ln.startswith("  "):          # the source line: the warning ends here
+                in_warning = 0
+            continue
+        if _WARNING_HEAD.match(ln):
+            in_warning = 30
+            continue
         if ln.startswith("Traceback (most recent call last)"):
             in_tb = True
         elif in_tb and not ln[:1].isspace():   # the exception line ends the traceback
