@@ -14,7 +14,8 @@ from conftest import ROOT
 
 DIRS = ["scripts", "tests", "examples", "evals", "benchmarks"]
 # import name -> distribution, where packages_distributions() can't tell (the module is not installed)
-DIST = {"yaml": "pyyaml", "jinja2": "jinja2", "PIL": "pillow", "sklearn": "scikit-learn", "cv2": "opencv-python"}
+DIST = {"yaml": "pyyaml", "jinja2": "jinja2", "PIL": "pillow", "sklearn": "scikit-learn", "cv2": "opencv-python",
+        "pysource_minimize": "pysource-minimize"}
 # imports that fail by design: programs the tests run to see the CLI classify the failure
 MISSING_BY_DESIGN = {"my_missing_model_zoo": "tests/error_corpus/import_error.py"}
 CORPUS = os.path.join(ROOT, "tests", "error_corpus")   # holds programs with syntax errors on purpose

@@ -335,8 +335,15 @@ def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wa
            "from_note": getattr(args, "from_note", None),
            "steps_log": os.path.join(run_dir, "steps", "steps.jsonl"),
            "bisector_output": os.path.join(run_dir, "bisector.stdout")}
-    nxt = output.cli_command("minify", "--from", args.from_dir) if getattr(args, "from_dir", None) else \
-        output.cli_command("minify", "--", *args.target)
+    # the last backend that passed before the first failing one: minify's source stage keeps it passing
+    good = None
+    for step in ladder:
+        if step["bad"]:
+            break
+        good = step["backend"]
+    gb = ["--good-backend", good] if good and first_bad else []
+    nxt = output.cli_command("minify", "--from", args.from_dir, *gb) if getattr(args, "from_dir", None) else \
+        output.cli_command("minify", *gb, "--", *args.target)
     md = []
     if bisector_error and not parsed:
         res.update(status="error", error=bisector_error)

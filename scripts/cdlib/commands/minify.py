@@ -15,6 +15,7 @@ import time
 from .. import output, proc, rundir
 from ..errors import CliError
 from ..workers import bisect_step
+from . import _minify_source
 
 HELP = "shrink a failure to a verified standalone repro.py (+ a pytest regression test)"
 ORDER = 45
@@ -53,6 +54,20 @@ def add_arguments(p):
                         "auto, the accuracy dump run (LEVEL=4) runs next to the triage run; 1 = one after the other")
     p.add_argument("--isolate", action="store_true",
                    help="run every minifier query in a fresh process (slower; automatic for crashes)")
+    s = p.add_argument_group("source stage (shrink the program file itself; runs on its own with --source, and "
+                             "after the graph stage when that gives no verified repro)")
+    s.add_argument("--source", action="store_true",
+                   help="go straight to the source stage: for failures outside any graph (Dynamo errors, guards, "
+                        "what feeds the graph) and, on a program that does not fail, for one graph break")
+    s.add_argument("--source-limit", type=float, default=1800, metavar="SEC",
+                   help="time for the source reduction; the smallest program found by then is kept (default 1800)")
+    s.add_argument("--good-backend", metavar="NAME",
+                   help="a backend the program passes with (bisect's last good one, e.g. aot_eager): every kept "
+                        "candidate must pass with it too")
+    s.add_argument("--torch-python", metavar="PYTHON",
+                   help="a second Python with another torch: every kept candidate keeps the original's outcome there")
+    s.add_argument("--break", dest="break_id", metavar="GB_ID",
+                   help="the graph break to keep (registry id, e.g. GB0291; default: the first in the program file)")
 
 
 # ------------------------------------------------------------------ graph text helpers (no torch)
@@ -201,6 +216,10 @@ def run(args):
         raise CliError("--timeout must be positive")
     if args.jobs is not None and args.jobs < 1:
         raise CliError("--jobs must be at least 1")
+    if args.source_limit <= 0:
+        raise CliError("--source-limit must be positive")
+    if args.break_id and not args.source:
+        raise CliError("--break picks the graph break to keep in the source stage: add --source")
     tri = None
     if args.from_dir:
         if args.target:
@@ -211,6 +230,11 @@ def run(args):
             raise CliError(f"--from: {e}")
         args.target = tri["argv"]
     argv = proc.resolve_target(args.target)
+    if args.source:
+        why = _minify_source.applies(argv)
+        if why:
+            raise CliError(why)
+        return _minify_source.run(args, argv, rundir.make(args.out, "minify"), from_dir=args.from_dir)
     run_dir = rundir.make(args.out, "minify")
     debug = os.path.join(run_dir, "debug")
     os.makedirs(debug, exist_ok=True)
@@ -313,12 +337,8 @@ def run(args):
                "error": "the failure did not happen inside a backend compiler call (it is probably in Dynamo's "
                         "tracing or in the program itself), so the minifier could not capture a graph"}[kind]
         result.update(status="not-minified", verified=False, reason=why)
-        md = ["# minify: no repro", "", f"- failure: {_fail_text(fail)}", f"- {why}.",
-              "", "Next: find the failing layer instead:", "",
-              "    " + _bisect_cmd(args)]
-        result["next_command"] = md[-1].strip()
-        output.emit(args, result, "\n".join(md))
-        return 0
+        md = ["# minify: no repro", "", f"- failure: {_fail_text(fail)}", f"- {why}."]
+        return _second_stage(args, argv, run_dir, result, md)
     before_stats = graph_stats(launcher)
     result["launcher"] = launcher
     # 3. minify
@@ -359,11 +379,8 @@ def run(args):
                       reason="the minifier wrote no repro.py" + (" (timed out)" if mres.timed_out else ""))
         md = ["# minify: the minifier produced no repro", "", f"- failure: {_fail_text(fail)}",
               f"- launcher (unminified, {before_stats['nodes'] if before_stats else '?'} nodes): {launcher}",
-              f"- minifier log: {mres.stderr_path}", "", "Next: run the launcher yourself, or bisect:", "",
-              "    " + _bisect_cmd(args)]
-        result["next_command"] = md[-1].strip()
-        output.emit(args, result, "\n".join(md))
-        return 0
+              f"- minifier log: {mres.stderr_path}"]
+        return _second_stage(args, argv, run_dir, result, md)
     after_stats = graph_stats(repro)
     # 4. verify
     proc.progress("minify 4/4: verify repro.py fails the same way")
@@ -394,8 +411,26 @@ def run(args):
                "Next: find which pass/lowering breaks it (or follow the bug-basher skill):", "",
                "    " + _bisect_cmd(args)]
     else:
-        md += ["The repro does not fail like the original: it may have minified to a different bug. "
-               "Try `--isolate`, or bisect instead:", "", "    " + _bisect_cmd(args)]
+        result["reason"] = why
+        md += ["The repro does not fail like the original: it may have minified to a different bug."]
+        return _second_stage(args, argv, run_dir, result, md)
+    result["next_command"] = md[-1].strip()
+    output.emit(args, result, "\n".join(md))
+    return 0
+
+
+def _second_stage(args, argv, run_dir, result, md):
+    """No verified graph-level repro: reduce the program file itself (the source stage), when it is a .py
+    program; else say why not and point to bisect (never back to the minify just run)."""
+    why = _minify_source.applies(argv)
+    if why is None:
+        with open(os.path.join(run_dir, "report_graph_stage.md"), "w") as f:
+            f.write("\n".join(md) + "\n")
+        proc.progress(f"graph stage: {result.get('status')}; next, the source stage: reduce the program itself "
+                      f"(up to {args.source_limit:.0f} s, --source-limit)")
+        return _minify_source.run(args, argv, run_dir, prior=result, from_dir=getattr(args, "from_dir", None))
+    result["source_stage"] = why
+    md += [f"- source stage not run: {why}", "", "Next: find the failing layer instead:", "", "    " + _bisect_cmd(args)]
     result["next_command"] = md[-1].strip()
     output.emit(args, result, "\n".join(md))
     return 0
