@@ -72,15 +72,29 @@ def test_candidates_without_the_failures_text_or_the_compile_are_refused_without
     o = sr.Oracle([sys.executable, prog], 1, str(tmp_path), timeout=60)
     o.mode, o.orig = "failure", _sig(last="MONITOR: 5 of 6 monitored steps logged nothing: [4, 8, 12, 16, 20]")
     o._learn_anchors(text)
-    assert o.anchors == [" monitored steps logged nothing: ", "MONITOR: "] and o.needs_compile
-    gone = text.replace("MONITOR: ", "")
-    assert "of the failure is gone" in o._static_refusal(gone)
+    assert "f'MONITOR: {len(missing)} of {len(monitored)} monitored steps logged nothing: {missing}'" in o.anchors
+    assert o.needs_compile
+    for gone in (text.replace("MONITOR: ", ""), text.replace(" nothing: {missing}", " nothing:")):
+        assert "changed or is gone" in o._static_refusal(gone)
     assert "torch.compile is gone" in o._static_refusal(text.replace(' = torch.compile(model, backend="aot_eager")', " = model"))
     assert o._static_refusal(text) is None
     o.mode, o.orig = "graph_break", _sig(rc=0, last="all monitored steps logged")
     o._learn_anchors(text)
     assert o.anchors == []
     o.close()
+
+
+@pytest.mark.parametrize("text, what", [
+    ("x = 1()\n", "calls the constant 1"), ("for x in 1:\n    pass\n", "iterates over 1"),
+    ("y = [a for a in 0]\n", "iterates over 0"), ("z = 3 in 1\n", "`in` a number"),
+    ("1 .exit(1)\n", "1 .exit"), ("v = None.x\n", "an attribute of None"), ("r = range()\n", "range() without"),
+    ("print(1)\n", None), ("s = ''.join([])\n", None), ("n = (1).real\n", None), ("x = range(3)\n", None),
+])
+def test_candidates_that_always_raise_are_refused_without_a_run(text, what):
+    """What a reducer makes of an expression it replaced by a constant: a TypeError the original did not
+    have, known without a run (about a third of the queries of one measured run were these)."""
+    got = sr.nonsense(text)
+    assert (got is None) if what is None else (what in got), got
 
 
 @pytest.mark.parametrize("argv, msg", [
@@ -107,7 +121,8 @@ def test_source_stage_syntax_error_one_line(tmp_path):
 def test_oracle_refuses_a_candidate_that_slid_to_rounding(tmp_path):
     """(iii) The original fails on a real miscompile (difference ~2.6e3); a candidate without the bug
     and with a zero tolerance fails the same gate by rounding (~3e-3): same exit status, same line, but
-    the oracle refuses it. A candidate that lost `import sys` (NameError, exit 1) is refused too."""
+    the oracle refuses it. A candidate that lost `import sys` (a NameError that exits 1 after printing the
+    line) is refused too, without a run."""
     prog = program("src_rounding_slide.py")
     text = open(prog).read()
     o = sr.Oracle([sys.executable, prog], 1, str(tmp_path), timeout=600)
@@ -121,7 +136,7 @@ def test_oracle_refuses_a_candidate_that_slid_to_rounding(tmp_path):
     assert "another size of difference" in verdict, verdict
     no_sys = text.replace("import sys\n", "")
     assert not o.interesting(no_sys)
-    assert "NameError" in list(o.memo.values())[-1][1]
+    assert "sys never defined" in list(o.memo.values())[-1][1]   # refused without a run
     assert o.interesting(text.replace('print("ok")\n', ""))   # the failure itself is kept
     o.close()
 
@@ -171,8 +186,32 @@ def test_source_stage_reduces_a_transformers_program_to_its_graph_break(tmp_path
     assert p.returncode == 0, p.stderr[-3000:]
     gb = doc["graph_break"]
     assert doc["mode"] == "graph_break" and gb["function"] == "train_step" and gb["gb_id"], gb
-    assert doc["verified"] and doc["lines_before"] >= 150, (doc["status"], doc["verify"])
+    assert doc["verified"], (doc["status"], doc["verify"])
+    assert len(open(prog).read().splitlines()) >= 150 and doc["lines_before"] >= 120   # lines with code
     assert doc["lines_after"] < doc["lines_before"] // 3, (doc["lines_before"], doc["lines_after"])
     assert ".item()" in (out / "repro.py").read_text()
     t = run_cli_pytest(doc["regression_test"])
     assert t.returncode != 0 and "graph break still there" in t.stdout, t.stdout[-2000:]
+
+
+def test_a_flaky_failure_is_not_reduced(tmp_path):
+    """Fails on every other run (a counter beside the program): not 3 of 3, so nothing is reduced.
+    Plain Python: the oracle runs any program the same way."""
+    d = tmp_path / "p"
+    d.mkdir()
+    prog = d / "flaky.py"
+    prog.write_text("import os, sys\nn = int(open('n').read()) if os.path.exists('n') else 0\n"
+                    "open('n', 'w').write(str(n + 1))\nif n % 2 == 0:\n    print('MISMATCH: 1.5')\n    sys.exit(1)\n")
+    o = sr.Oracle([sys.executable, str(prog)], 1, str(tmp_path / "run"), timeout=60)
+    ok, why = o.baseline(prog.read_text())
+    o.close()
+    assert not ok and why.startswith("flaky: the failure did not reproduce 3 of 3 times"), why
+    assert not (d / "n").exists()     # the program ran in the scratch copy, never in the user's directory
+
+
+def test_a_failure_without_torch_compile_is_not_reduced(tmp_path, capsys):
+    prog = tmp_path / "bug.py"
+    prog.write_text("raise ValueError('bad shape 3')\n")
+    p = run_cli("minify", "--out", tmp_path / "o", "--source", "--", sys.executable, prog, timeout=120)
+    assert p.returncode == 0 and "nothing reduced" in p.stdout and "fails without torch.compile too" in p.stdout, \
+        p.stdout + p.stderr[-2000:]

@@ -21,7 +21,6 @@ import hashlib
 import os
 import re
 import shutil
-import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -351,6 +350,7 @@ class Oracle:
         if why_not:
             self.memo[key] = (False, why_not)
             self.skipped += 1
+            self.log.write(f"----- not  {lines_of(text):4d} lines    0.0s {why_not}\n")
             return False
         with self._lock:
             self.queries += 1
@@ -371,12 +371,16 @@ class Oracle:
         if missing:   # a NameError-to-be (the original defines every name it uses)
             return f"not run: {', '.join(sorted(missing)[:3])} never defined"
         if self.anchors:   # the program's own text of the failure (a print, a raise, an assert message)
-            have = string_parts(text)
+            have = string_exprs(text)
             gone = [a for a in self.anchors if a not in have]
             if gone:
-                return f"not run: the text {gone[0]!r} of the failure is gone"
+                return f"not run: the failure's text {output_clip(gone[0])} changed or is gone"
         if self.needs_compile and "compile" not in attr_names(text):
             return "not run: torch.compile is gone"
+        if self.mode == "graph_break" or self.orig.get("type") not in ("TypeError", "AttributeError"):
+            bad = nonsense(text)
+            if bad:
+                return f"not run: {bad} (a TypeError the original did not have)"
         return None
 
     def _learn_anchors(self, text):
@@ -384,8 +388,9 @@ class Oracle:
         its exception): a candidate without them can't end the same way. And whether the program calls
         a `compile` itself (then a candidate without one runs eagerly)."""
         shown = (self.orig or {}).get("last_line", "") + "\n" + (self.orig or {}).get("message", "")
-        self.anchors = sorted({p for p in string_parts(text) if len(p.strip()) >= 4 and p in shown}) \
-            if self.mode == "failure" else []
+        parts = {p for p in string_parts(text) if len(p.strip()) >= 4 and p in shown} if self.mode == "failure" else ()
+        # the whole string expressions that hold them (an f-string with its fields) must stay as they are
+        self.anchors = sorted(e for e in string_exprs(text) if any(p in e for p in parts))
         self.needs_compile = "compile" in attr_names(text)
 
     def _decide(self, text, tag):
@@ -459,6 +464,42 @@ def undefined_names(text):
 def string_parts(text):
     """The string constants of a program, f-strings by their constant parts."""
     return {n.value for n in ast.walk(ast.parse(text)) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def nonsense(text):
+    """What a reducer's candidate does that always raises (it replaced an expression by a constant):
+    calling a number, an attribute of a number or None, iterating over one, range() without
+    arguments. None when there is nothing of the kind."""
+    def const(n):
+        return isinstance(n, ast.Constant) and not isinstance(n.value, (str, bytes))
+    for n in ast.walk(ast.parse(text)):
+        if isinstance(n, ast.Call):
+            if const(n.func):
+                return f"calls the constant {ast.unparse(n.func)}"
+            if isinstance(n.func, ast.Name) and n.func.id == "range" and not n.args:
+                return "range() without arguments"
+        elif isinstance(n, ast.Attribute) and const(n.value) and not isinstance(n.value.value, (int, float, complex)) \
+                or isinstance(n, ast.Attribute) and isinstance(n.value, ast.Constant) and n.value.value is None:
+            return f"an attribute of {ast.unparse(n.value)}"
+        elif isinstance(n, (ast.For, ast.comprehension)) and const(n.iter):
+            return f"iterates over {ast.unparse(n.iter)}"
+        elif isinstance(n, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) and const(c)
+                                                for op, c in zip(n.ops, n.comparators)):
+            return "`in` a number"
+        elif isinstance(n, ast.Attribute) and const(n.value) and n.attr in ("exit", "append", "setdefault",
+                                                                             "item", "detach", "join"):
+            return f"{ast.unparse(n)}"
+    return None
+
+
+def string_exprs(text):
+    """The string expressions of a program (constants and f-strings), as source text."""
+    return {ast.unparse(n) for n in ast.walk(ast.parse(text))
+            if isinstance(n, ast.JoinedStr) or (isinstance(n, ast.Constant) and isinstance(n.value, str))}
+
+
+def output_clip(s, n=60):
+    return s if len(s) <= n else s[:n - 1] + "…"
 
 
 def attr_names(text):

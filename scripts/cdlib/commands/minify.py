@@ -16,6 +16,7 @@ from .. import output, proc, rundir
 from ..errors import CliError
 from ..workers import bisect_step
 from . import _minify_source
+from ..minify_graph import exc_names, graph_stats, same_failure  # noqa: F401  (graph_stats: tests, benchmarks)
 
 HELP = "shrink a failure to a verified standalone repro.py (+ a pytest regression test)"
 ORDER = 45
@@ -23,11 +24,17 @@ TAKES_TARGET = True
 DESCRIPTION = """Shrink a torch.compile failure (compile error, runtime error in compiled code,
 wrong results, crash) to a minimal standalone repro with PyTorch's minifier, verify that the
 repro fails the same way, and write a pytest regression test next to it (fails now, passes once
-the bug is fixed). Everything goes into the run dir; your program is not modified."""
+the bug is fixed). When no graph-level repro can be verified (the bug is in what feeds the graph,
+in Dynamo's handling of Python state, or it is a graph break), the source stage reduces the .py
+program itself, keeping only candidates that still fail compiled the same way and pass eager.
+Everything goes into the run dir; your program is not modified."""
 EPILOG = """examples:
   compile_debug.py minify -- python train.py
   compile_debug.py minify --kind accuracy -- python check.py     # wrong results
-  compile_debug.py minify --kind crash -- python train.py        # segfault / illegal memory access"""
+  compile_debug.py minify --kind crash -- python train.py        # segfault / illegal memory access
+  compile_debug.py minify --source -- python train.py            # reduce the program file itself
+  compile_debug.py minify --from RUN_DIR --good-backend aot_eager # after bisect named the layer
+  compile_debug.py minify --source --break GB0109 -- python train.py   # keep one graph break"""
 
 ERROR_CATS = {"inductor_compile_error", "backend_compiler_failed", "triton_compile_error",
               "compiled_runtime_error", "missing_cxx_compiler", "aoti_error", "oom"}
@@ -35,8 +42,6 @@ CRASH_CATS = {"segfault", "cuda_illegal_memory_access"}
 ACC_CATS = {"accuracy_mismatch"}
 BEFORE_AOT_CATS = {"dynamo_internal_error", "graph_break_fullgraph", "data_dependent_guard"}
 NO_GRAPH_CACHE = {"TORCHINDUCTOR_FX_GRAPH_CACHE": "0", "TORCHINDUCTOR_AUTOGRAD_CACHE": "0"}
-GENERIC_EXC = {"BackendCompilerFailed", "InductorError", "RuntimeError", "Exception", "AssertionError",
-               "TorchRuntimeError", "InternalTorchDynamoError"}
 
 
 def add_arguments(p):
@@ -68,65 +73,6 @@ def add_arguments(p):
                    help="a second Python with another torch: every kept candidate keeps the original's outcome there")
     s.add_argument("--break", dest="break_id", metavar="GB_ID",
                    help="the graph break to keep (registry id, e.g. GB0291; default: the first in the program file)")
-
-
-# ------------------------------------------------------------------ graph text helpers (no torch)
-def graph_stats(path):
-    """Count FX nodes of the `Repro.forward` in a minifier launcher / repro file (placeholders +
-    calls + output, i.e. len(gm.graph.nodes)) and list the ops it calls."""
-    if not path or not os.path.exists(path):
-        return None
-    with open(path, errors="replace") as f:
-        text = f.read()
-    m = re.search(r"^    def forward\(self(?:, )?([^)]*)\):\n((?:        .*\n|\s*\n)+)", text, re.M)
-    if not m:
-        return None
-    params = [a.strip() for a in m.group(1).split(",") if a.strip() and not a.strip().startswith("*")]
-    body = m.group(2)
-    calls = re.findall(r"^        \w+ = ((?:torch|operator|math|builtins)[\w.]*|self\.\w+)\(", body, re.M)
-    attrs = re.findall(r"^        \w+ = self\.\w+\s*(?:;|$)", body, re.M)
-    ops = []
-    for c in calls:
-        name = c.replace("torch.ops.", "")
-        if name not in ops:
-            ops.append(name)
-    return {"nodes": len(params) + len(calls) + len(attrs) + 1, "ops": ops, "calls": len(calls)}
-
-
-def exc_names(type_, message):
-    """'InductorError', 'CppCompileError: C++ compile error' -> ['InductorError', 'CppCompileError']"""
-    names = [type_.rsplit(".", 1)[-1]] if type_ else []
-    for tok in re.findall(r"\b([A-Z]\w*(?:Error|Exception|Failed))\b", (message or "").split("\n")[0]):
-        if tok not in names:
-            names.append(tok)
-    return names
-
-
-def same_failure(orig, got, kind):
-    """Does the repro fail like the original? Returns (verified: bool, why)."""
-    if got["rc"] == 0 and not got.get("signal"):
-        return False, "repro.py ran without failing"
-    if kind == "crash":
-        if got.get("signal"):
-            return True, f"repro.py dies with {got['signal']}" + ("" if got["signal"] == orig.get("signal") else
-                                                                  f" (original: {orig.get('signal') or 'crash'})")
-        return got["rc"] != 0 and "illegal memory access" in (got.get("message") or "").lower(), \
-            f"repro.py fails with {got.get('type')}"
-    if kind == "accuracy":
-        ok = "AccuracyError" in (got.get("names") or []) or "Bad accuracy" in (got.get("message") or "")
-        return ok, ("repro.py raises AccuracyError (compiled != fp64/eager reference)" if ok else
-                    f"repro.py fails differently: {got.get('type')}: {output.clip(got.get('message'), 120)}")
-    on, gn = orig.get("names") or [], got.get("names") or []
-    specific = [n for n in on if n not in GENERIC_EXC]
-    if specific and any(n in gn for n in specific):
-        return True, f"same exception: {', '.join(n for n in specific if n in gn)}"
-    norm = lambda s: re.sub(r"(/[\w.\-]+)+|0x[0-9a-f]+|\d+", "#", (s or "").split("\n")[0]).strip()[:80]
-    if on and gn and on[-1] == gn[-1] and norm(orig.get("message")) == norm(got.get("message")):
-        return True, f"same exception and message: {gn[-1]}"
-    if not specific and on and gn and set(on) & set(gn):
-        return True, f"same exception type: {', '.join(sorted(set(on) & set(gn)))}"
-    return False, (f"repro.py fails differently: {got.get('type')}: {output.clip(got.get('message'), 120)} "
-                   f"(original: {orig.get('type')}: {output.clip(orig.get('message'), 120)})")
 
 
 # ------------------------------------------------------------------ steps
