@@ -55,11 +55,12 @@ def run(args, argv, run_dir, *, prior=None, from_dir=None):
         result["graph_break"] = oracle.graph_break
     if not ok:
         oracle.close()
-        result.update(status="not-reduced", verified=False, reason=why, queries=oracle.queries)
+        result.update(status="not-reduced", verified=False, reason=why, queries=oracle.queries, next_command=None)
         md = ["# minify --source: nothing reduced", "", f"- program: {path} ({result['lines_before']} lines)",
               f"- {why}."]
         if prior:
-            md.insert(2, f"- graph stage: {prior.get('status')} ({output.clip(prior.get('reason') or '', 160)})")
+            md.insert(2, f"- graph stage: {prior.get('status')} ({output.clip(prior.get('reason') or '', 160)}; "
+                         f"its report: {os.path.join(run_dir, 'report_graph_stage.md')})")
         if "without torch.compile too" in why:
             md += ["", "Fix the program first: `triage` shows where it fails."]
         output.emit(args, result, "\n".join(md))
@@ -87,7 +88,10 @@ def run(args, argv, run_dir, *, prior=None, from_dir=None):
     verified, checks = False, []
     if stopped != "interrupted":
         proc.progress("source 3/3: verify the reduced program: 3 runs of the full test, each from a cold cache")
-        verified, checks = _verify(oracle, best)
+        try:
+            verified, checks = _verify(oracle, best)
+        except KeyboardInterrupt:   # the best so far is written; it stays unverified
+            stopped = result["stopped"] = "interrupted"
     oracle.close()
     result.update(verified=verified, verify=checks, wall_s=round(time.monotonic() - t0, 1),
                   reduce_s=round(reduce_s, 1), notes=oracle.notes)
