@@ -608,24 +608,24 @@ def reduce(text, oracle, *, limit_s, jobs=1, on_keep=None):
     deadline = t0 + limit_s
     state = {"best": text, "stopped": None}
 
-    def keep(t):
-        if len(t) < len(state["best"]) or lines_of(t) < lines_of(state["best"]):
-            state["best"] = t
-            if on_keep:
-                on_keep(t)
+    def keep(t):   # every kept candidate derives from the one before: the latest is the best
+        state["best"] = t
+        if on_keep:
+            on_keep(t)
 
-    def test(t):
+    def test(t, record=False):
         if state["stopped"]:
             return False
         if time.monotonic() > deadline:
             state["stopped"] = "time"
             return False
         ok = oracle.interesting(t)
-        if ok:
+        if ok and record:
             keep(t)
         return ok
     try:
-        cur = shrink_literals(text, test, t0 + limit_s / 4, jobs=jobs)
+        # the literal pass reports the candidate it keeps itself (with --jobs, several may pass at once)
+        cur = shrink_literals(text, test, t0 + limit_s / 4, jobs=jobs, on_keep=keep)
         cur = ast.unparse(ast.parse(cur))
         if not state["stopped"] and oracle.interesting(cur):
 
@@ -633,7 +633,7 @@ def reduce(text, oracle, *, limit_s, jobs=1, on_keep=None):
                 if state["stopped"] or time.monotonic() > deadline:
                     state["stopped"] = state["stopped"] or "time"
                     raise pysource_minimize.StopMinimization
-                return test(src)
+                return test(src, record=True)
             try:
                 pysource_minimize.minimize(cur, checker, retries=0)
             except pysource_minimize.CouldNotMinimize:
