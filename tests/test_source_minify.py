@@ -87,7 +87,7 @@ def test_candidates_without_the_failures_text_or_the_compile_are_refused_without
 @pytest.mark.parametrize("text, what", [
     ("x = 1()\n", "calls the constant 1"), ("for x in 1:\n    pass\n", "iterates over 1"),
     ("y = [a for a in 0]\n", "iterates over 0"), ("z = 3 in 1\n", "`in` a number"),
-    ("1 .exit(1)\n", "1 .exit"), ("v = None.x\n", "an attribute of None"), ("r = range()\n", "range() without"),
+    ("1 .exit(1)\n", "1 .exit: no such attribute"), ("v = None.x\n", "None.x: no such"), ("(1).abs()", "no such"), ("r = range()\n", "range() without"),
     ("print(1)\n", None), ("s = ''.join([])\n", None), ("n = (1).real\n", None), ("x = range(3)\n", None),
 ])
 def test_candidates_that_always_raise_are_refused_without_a_run(text, what):

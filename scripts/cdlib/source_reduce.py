@@ -468,7 +468,7 @@ def string_parts(text):
 
 def nonsense(text):
     """What a reducer's candidate does that always raises (it replaced an expression by a constant):
-    calling a number, an attribute of a number or None, iterating over one, range() without
+    calling a number, an attribute a number or None does not have, iterating over one, range() without
     arguments. None when there is nothing of the kind."""
     def const(n):
         return isinstance(n, ast.Constant) and not isinstance(n.value, (str, bytes))
@@ -478,17 +478,13 @@ def nonsense(text):
                 return f"calls the constant {ast.unparse(n.func)}"
             if isinstance(n.func, ast.Name) and n.func.id == "range" and not n.args:
                 return "range() without arguments"
-        elif isinstance(n, ast.Attribute) and const(n.value) and not isinstance(n.value.value, (int, float, complex)) \
-                or isinstance(n, ast.Attribute) and isinstance(n.value, ast.Constant) and n.value.value is None:
-            return f"an attribute of {ast.unparse(n.value)}"
+        elif isinstance(n, ast.Attribute) and const(n.value) and not hasattr(n.value.value, n.attr):
+            return f"{ast.unparse(n)}: no such attribute"
         elif isinstance(n, (ast.For, ast.comprehension)) and const(n.iter):
             return f"iterates over {ast.unparse(n.iter)}"
         elif isinstance(n, ast.Compare) and any(isinstance(op, (ast.In, ast.NotIn)) and const(c)
                                                 for op, c in zip(n.ops, n.comparators)):
             return "`in` a number"
-        elif isinstance(n, ast.Attribute) and const(n.value) and n.attr in ("exit", "append", "setdefault",
-                                                                             "item", "detach", "join"):
-            return f"{ast.unparse(n)}"
     return None
 
 
