@@ -84,6 +84,11 @@ def test_candidates_without_the_failures_text_or_the_compile_are_refused_without
     o.close()
 
 
+def test_docstrings_go_in_one_candidate():
+    text = '"""mod"""\nimport torch\n\nclass A:\n    """a"""\n\ndef f():\n    """f"""\n    return 1\n'
+    assert sr.without_docstrings(text) == "import torch\n\nclass A:\n    pass\n\ndef f():\n    return 1"
+
+
 @pytest.mark.parametrize("text, what", [
     ("x = 1()\n", "calls the constant 1"), ("for x in 1:\n    pass\n", "iterates over 1"),
     ("y = [a for a in 0]\n", "iterates over 0"), ("z = 3 in 1\n", "`in` a number"),

@@ -591,6 +591,17 @@ def _literal_round(text, first_kept, deadline, on_keep):
     return text
 
 
+def without_docstrings(text):
+    """The program without its docstrings (module, classes, functions; a body left empty gets `pass`)."""
+    tree = ast.parse(text)
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and n.body \
+                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant) \
+                and isinstance(n.body[0].value.value, str):
+            n.body = n.body[1:] or [ast.Pass()]
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
 # ------------------------------------------------------------------ the reduction
 def reduce(text, oracle, *, limit_s, jobs=1, on_keep=None):
     """Literal pass (at most a quarter of the time), then pysource-minimize until done or limit_s.
@@ -605,6 +616,8 @@ def reduce(text, oracle, *, limit_s, jobs=1, on_keep=None):
     state = {"best": text, "stopped": None}
 
     def keep(t):   # every kept candidate derives from the one before: the latest is the best
+        if t == state["best"]:
+            return
         state["best"] = t
         if on_keep:
             on_keep(t)
@@ -623,6 +636,9 @@ def reduce(text, oracle, *, limit_s, jobs=1, on_keep=None):
         # the literal pass reports the candidate it keeps itself (with --jobs, several may pass at once)
         cur = shrink_literals(text, test, t0 + limit_s / 4, jobs=jobs, on_keep=keep)
         cur = ast.unparse(ast.parse(cur))
+        bare = without_docstrings(cur)   # one query for what pysource-minimize would take many for
+        if bare != cur and test(bare, record=True):
+            cur = bare
         if not state["stopped"] and oracle.interesting(cur):
 
             def checker(src):
@@ -632,8 +648,8 @@ def reduce(text, oracle, *, limit_s, jobs=1, on_keep=None):
                 return test(src, record=True)
             try:
                 pysource_minimize.minimize(cur, checker, retries=0)
-            except pysource_minimize.CouldNotMinimize:
-                pass
+            except (pysource_minimize.CouldNotMinimize, pysource_minimize.StopMinimization):
+                pass   # StopMinimization escapes when time runs out on its first (round-trip) check
     except KeyboardInterrupt:
         state["stopped"] = "interrupted"
     return state["best"], state["stopped"]

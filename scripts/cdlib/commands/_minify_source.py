@@ -220,7 +220,7 @@ def _markdown(r, oracle, argv, index, stopped, limit, args, from_dir):
     rows = [["program", r["program"]], ["keeps", _what(oracle)],
             ["queries", f"{r['queries']} run ({r['kept']} kept), {r['reduce_s']:.0f} s; timeout per query "
                         f"{oracle.query_timeout:.0f} s; {r['not_run']} more candidates refused without a run "
-                        "(a name never defined)"],
+                        "(source/queries.log says why)"],
             ["check", "; ".join(dict.fromkeys(r["verify"])) or "not run"],
             ["repro", r["repro"]]]
     if r.get("regression_test"):
