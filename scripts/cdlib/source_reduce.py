@@ -25,7 +25,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import proc, verdict
+from . import output, proc, verdict
 from .workers import bisect_step
 
 
@@ -246,7 +246,7 @@ class Oracle:
         return env
 
     def run(self, text, how, tag, timeout=None, python=None):
-        """Run the candidate text one way: compiled | eager | good | other. -> ProcResult."""
+        """Run the candidate text one way: compiled | eager | good (python: the other torch's). -> ProcResult."""
         with self._cv:
             while not self._free:
                 self._cv.wait()
@@ -374,7 +374,7 @@ class Oracle:
             have = string_exprs(text)
             gone = [a for a in self.anchors if a not in have]
             if gone:
-                return f"not run: the failure's text {output_clip(gone[0])} changed or is gone"
+                return f"not run: the failure's text {output.clip(gone[0], 60)!r} changed or is gone"
         if self.needs_compile and "compile" not in attr_names(text):
             return "not run: torch.compile is gone"
         if self.mode == "graph_break" or self.orig.get("type") not in ("TypeError", "AttributeError"):
@@ -492,10 +492,6 @@ def string_exprs(text):
     """The string expressions of a program (constants and f-strings), as source text."""
     return {ast.unparse(n) for n in ast.walk(ast.parse(text))
             if isinstance(n, ast.JoinedStr) or (isinstance(n, ast.Constant) and isinstance(n.value, str))}
-
-
-def output_clip(s, n=60):
-    return s if len(s) <= n else s[:n - 1] + "…"
 
 
 def attr_names(text):

@@ -6,7 +6,7 @@ import re
 import shutil
 import time
 
-from .. import output, proc, source_reduce
+from .. import output, proc, source_reduce, torch_versions
 from ..errors import CliError
 from ..source_reduce import SourceError, lines_of
 
@@ -35,6 +35,9 @@ def run(args, argv, run_dir, *, prior=None, from_dir=None):
         raise CliError(str(e))
     limit = args.source_limit
     jobs = args.jobs or 1
+    versions = {argv[0]: torch_versions.probe(argv[0])}   # CliError naming the interpreter when it has no torch
+    if args.torch_python:
+        versions[args.torch_python] = torch_versions.probe(args.torch_python)
     oracle = source_reduce.Oracle(argv, index, run_dir, timeout=args.timeout, good_backend=args.good_backend,
                                   other_python=args.torch_python, jobs=jobs,
                                   mode="graph_break" if args.break_id else "auto", break_id=args.break_id)
@@ -101,8 +104,8 @@ def run(args, argv, run_dir, *, prior=None, from_dir=None):
         if os.path.exists(repro):   # the graph stage's unverified repro keeps its own name
             os.replace(repro, os.path.join(run_dir, "repro_graph_unverified.py"))
         shutil.copyfile(best_path, repro)
-        test_path = _write_test(run_dir, oracle, argv, index, n0, lines_of(best), args.timeout)
-        report_path = _bug_report(run_dir, oracle, argv, index, best, checks, args)
+        test_path = _write_test(run_dir, oracle, argv, index, n0, lines_of(best), args.timeout, versions)
+        report_path = _bug_report(run_dir, oracle, argv, index, best, checks, versions)
     result.update(status="verified" if verified else ("interrupted" if stopped == "interrupted" else "unverified"),
                   repro=repro if verified else best_path, regression_test=test_path, bug_report=report_path)
     output.emit(args, result, _markdown(result, oracle, argv, index, stopped, limit, args, from_dir))
@@ -135,13 +138,7 @@ def _verify(oracle, best):
     return True, checks
 
 
-def _torch_version(python, run_dir):
-    path = os.path.join(run_dir, "source", "torch_version.txt")
-    r = proc.run([python, "-c", "import torch; print(torch.__version__)"], timeout=180, stdout_path=path)
-    return (r.read_stdout().strip() if r.ok else "") or "unknown"
-
-
-def _write_test(run_dir, oracle, argv, index, n0, n1, timeout):
+def _write_test(run_dir, oracle, argv, index, n0, n1, timeout, versions):
     import jinja2
     tdir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(tdir), keep_trailing_newline=True,
@@ -158,7 +155,7 @@ def _write_test(run_dir, oracle, argv, index, n0, n1, timeout):
     text = env.get_template("source_regression_test.py.j2").render(
         mode=oracle.mode, what=what, repro_name="repro.py", lines_before=n0, lines_after=n1,
         good_backend=oracle.good_backend, original_command=output.command_line(argv),
-        torch_version=_torch_version(argv[0], run_dir), test_name=name, args=list(argv[index + 1:]), signature=sig,
+        torch_version=versions[argv[0]], test_name=name, args=list(argv[index + 1:]), signature=sig,
         func_name=func, timeout=int(min(max(oracle.query_timeout * 2, 60), 3600)),
         gb_id=gb.get("gb_id") or gb.get("gb_type") or "")
     path = os.path.join(run_dir, name)
@@ -174,7 +171,7 @@ def _end_text(s):
                                                  if s["last_line"] else "")
 
 
-def _bug_report(run_dir, oracle, argv, index, best, checks, args):
+def _bug_report(run_dir, oracle, argv, index, best, checks, versions):
     """A block ready for a PyTorch issue: versions, the repro, compiled vs eager output, the oracle."""
     q = os.path.join(oracle.root, "queries")
     last = sorted(d for d in os.listdir(q) if d.startswith("q"))[-1] if os.path.isdir(q) else None
@@ -182,11 +179,10 @@ def _bug_report(run_dir, oracle, argv, index, best, checks, args):
     def tail(how, n=15):
         if not last:
             return ""
-        out = proc._read(os.path.join(q, last, f"{how}.stdout"), 20000) + proc._read(
-            os.path.join(q, last, f"{how}.stderr"), 20000)
+        out = "".join(proc._read(os.path.join(q, last, f"{how}.{ext}"), 20000) for ext in ("stdout", "stderr"))
         lines = [ln for ln in out.splitlines() if ln.strip() and not re.match(r"^[VIWEC]\d{4} ", ln)]
         return "\n".join(lines[-n:])
-    tv = _torch_version(argv[0], run_dir)
+    tv = versions[argv[0]]
     cmd = output.command_line(["python", "repro.py", *argv[index + 1:]])   # for the issue: no local paths
     md = [f"### torch.compile: {'graph break ' + (oracle.graph_break or {}).get('gb_id', '') if oracle.mode == 'graph_break' else _end_text(oracle.orig)}",
           "", f"torch {tv}; reduced by compile-debug `minify --source` from {output.command_line(argv)} "
@@ -202,7 +198,7 @@ def _bug_report(run_dir, oracle, argv, index, best, checks, args):
             md += ["", f"It passes with `backend=\"{oracle.good_backend}\"` (the last good backend of `bisect`): "
                        "the failure is in the layer after it."]
     if oracle.other_python:
-        md += ["", f"Under {oracle.other_python} (torch {_torch_version(oracle.other_python, run_dir)}) the original "
+        md += ["", f"Under {oracle.other_python} (torch {versions[oracle.other_python]}) the original "
                    f"{oracle.orig_other}."]
     md += ["", "Checked 3 times from a cold cache: " + "; ".join(dict.fromkeys(checks)) + "."]
     path = os.path.join(run_dir, "bug_report.md")
@@ -242,11 +238,18 @@ def _markdown(r, oracle, argv, index, stopped, limit, args, from_dir):
     if ok:
         md += ["", f"Run it: `{output.command_line([argv[0], r['repro'], *argv[index + 1:]])}`; the test fails until "
                    f"it is fixed: `{output.command_line([argv[0], '-m', 'pytest', '-q', r['regression_test']])}`."]
+        triage = output.cli_command("triage", "--", argv[0], r["repro"], *argv[index + 1:])
         if oracle.mode == "graph_break":
-            md += ["", "Attach repro.py to a PyTorch issue, or fix the break in your program with triage's recipe."]
-        elif oracle.good_backend:
-            md += ["", "Next: file it with bug_report.md (bisect already named the layer)."]
+            md += ["", f"PyTorch's hint and our recipe for this break: `{triage}`; most breaks are documented "
+                       "behaviour with a fix in your code. Attach repro.py to a PyTorch issue only when the hint "
+                       "does not fit."]
         else:
+            md += ["", "Failing only compiled is not yet a compiler bug: a difference torch documents (hooks changed "
+                       f"after compiling, CUDA-graph outputs reused, rounding) fits this too; `{triage}` names those "
+                       "on the small program in one run."]
+        if oracle.mode != "graph_break" and oracle.good_backend:
+            md += ["", "Next: file it with bug_report.md (bisect already named the layer)."]
+        elif oracle.mode != "graph_break":
             nxt = output.cli_command("bisect", "--", argv[0], r["repro"], *argv[index + 1:])
             md += ["", "Next: find the compiler layer on the small program (fast), then file it with bug_report.md:",
                    "", "    " + nxt]
