@@ -2,6 +2,7 @@
 environment made from requirements.txt alone (as on a fresh machine), and fails when it fails."""
 import os
 import re
+import subprocess
 
 from conftest import ROOT
 
@@ -30,6 +31,20 @@ def test_ci_runs_the_readme_test_command():
     assert "fail=0" in before and lines[-1] == "exit $fail" and "set -euo pipefail" in lines
     for name in ("run", "venv", "torch29"):
         assert os.access(os.path.join(ROOT, ".ci", name), os.X_OK), name
+
+
+def test_ci_exit_status_is_the_tests_status():
+    """.ci/run's EXIT trap ends the background venv builds; by then they have finished, so its kill fails.
+    Under set -e that failure made CI exit 1 after every test passed (CI run after stop 29). The trap line,
+    run as .ci/run runs it, must leave the exit status to `exit $fail`."""
+    lines = open(os.path.join(ROOT, ".ci", "run")).read().splitlines()
+    [trap] = [ln for ln in lines if ln.startswith("trap ")]
+    for fail in (0, 3):
+        script = ("set -euo pipefail\nold_log=$(mktemp) prev_log=$(mktemp) times_log=$(mktemp)\n"
+                  "setsid true & old_pid=$!\nsetsid true & prev_pid=$!\n"
+                  f"{trap}\nwait $old_pid; wait $prev_pid; sleep 0.2\nexit {fail}\n")
+        rc = subprocess.run(["bash", "-c", script], timeout=30).returncode
+        assert rc == fail, f".ci/run's EXIT trap turns exit {fail} into {rc}"
 
 
 def test_readme_lists_every_subcommand():
