@@ -1,9 +1,13 @@
 """Write the two prompts of the agent A/B for each case in evals/agent_cases/ (docs/agent-eval.md).
 
     python3 evals/ab_prompts.py [--blind] OUT_DIR [CASE ...]
+    python3 evals/ab_prompts.py --qa OUT_DIR [ID ...]
 
 --blind takes the cases from evals/blind_cases/ (written from public reports by a helper that had not
 read this repository; issue 22) instead of evals/agent_cases/.
+--qa writes CompileQA-Bench prompts (evals/compileqa/selection.yaml): the user's question and the
+issue's first 1500 characters, as the benchmark's answerer sees them; the answer goes to
+OUT_DIR/answers/<id>-<arm>.md for a blind judge (rubric v3, the real issue thread).
 
 For each case: OUT_DIR/<case>-plugin/ and OUT_DIR/<case>-bare/ get fresh copies of the case's
 program files, and OUT_DIR/prompt-<case>-<arm>.txt the helper's whole prompt. The plugin arm gets
@@ -60,6 +64,77 @@ The user typed the plugin's slash command, which Claude Code expanded to:
 """ + COMMON
 
 
+QA_COMMON = """\
+Answer as you would answer this user. You may write and run small programs in {work} to check what you
+say (torch {torch} is installed: `source {venv}/bin/activate` gives its python3); the issue was filed
+against an older torch, so say which version your facts hold for where it matters. Do not use the
+search, fetch, find_repos, find_files, find_string or read_file tools, and do not look the issue up:
+answer from what you know and what you run. Do not start helper agents. Run `date +%s` as your very
+first and very last command. Spend at most about 10 minutes.
+
+Write the answer for the user to {answer} (Markdown: the cause, what to do, what you checked), then
+end your reply with exactly:
+ANSWER FILE: {answer}
+TOOL CALLS: <number of tool calls you made, the two date calls included>
+START/END: <the two date +%s values>
+RAN: <what you ran to check your answer, one line; 'nothing' if nothing>
+"""
+
+QA_BARE = """\
+You are a coding agent helping a PyTorch user. Do not read or run anything under /work (another
+project lives there) and do not look at {out} other than {work}.
+
+The user asks: "{message}"
+
+""" + QA_COMMON
+
+QA_PLUGIN = """\
+You are a coding agent in Claude Code helping a PyTorch user. The user has the torch-compile plugin
+installed; its root is {root} (CLAUDE_PLUGIN_ROOT={root}: write that path out in commands).
+Its skills (load one by reading {root}/skills/<name>/SKILL.md; its references/ as it says):
+{skills}
+Do not read {root}/evals, {root}/tests, {root}/docs, /work/main or anything else under {out} other
+than {work}.
+
+The user typed the plugin's slash command, which Claude Code expanded to:
+----
+{command}
+----
+
+""" + QA_COMMON
+
+
+def qa_prompts(out, ids):
+    """CompileQA-Bench: both arms' prompts for each case id (the benchmark's question + context)."""
+    import json
+    import subprocess
+    sel = yaml.safe_load((ROOT / "evals" / "compileqa" / "selection.yaml").read_text())
+    suite = json.loads(subprocess.run(["git", "-C", sel["mirror"], "show", f"{sel['commit']}:suite/cases.json"],
+                                      capture_output=True, text=True, check=True, timeout=60).stdout)
+    cases = {c["id"]: c for c in suite}
+    venv = pathlib.Path(sys.prefix) if sys.prefix != sys.base_prefix else None
+    if venv is None:
+        sys.exit("run --qa with the python of the venv the answerers use (torch installed)")
+    import importlib.metadata
+    torch_version = importlib.metadata.version("torch")
+    (out / "answers").mkdir(parents=True, exist_ok=True)
+    for cid in ids or sel["cases"]:
+        c = cases[cid]
+        message = c["user_question"] + "\n\n" + c["issue_context"][:1500]
+        for arm in ("plugin", "bare"):
+            work = out / f"{cid}-{arm}"
+            shutil.rmtree(work, ignore_errors=True)
+            work.mkdir(parents=True)
+            fields = dict(work=work, out=out, venv=venv, torch=torch_version, message=message,
+                          answer=out / "answers" / f"{cid}-{arm}.md")
+            if arm == "bare":
+                text = QA_BARE.format(**fields)
+            else:
+                text = QA_PLUGIN.format(**fields, skills=skill_listing(), root=ROOT, command=command_text(message))
+            (out / f"prompt-{cid}-{arm}.txt").write_text(text)
+            print(out / f"prompt-{cid}-{arm}.txt")
+
+
 def skill_listing():
     lines = []
     for skill in sorted((ROOT / "skills").glob("*/SKILL.md")):
@@ -77,6 +152,8 @@ def command_text(arguments):
 
 def main(argv):
     global CASES
+    if argv[:1] == ["--qa"] and argv[1:]:
+        return qa_prompts(pathlib.Path(argv[1]), argv[2:])
     if argv[:1] == ["--blind"]:
         CASES, argv = ROOT / "evals" / "blind_cases", argv[1:]
     if not argv:

@@ -51,6 +51,18 @@ def _by_rank(res):
 
 # ---- end to end on CPU (gloo) -------------------------------------------------------------
 
+def test_device_index_is_not_a_divergence():
+    """On GPUs each rank's graph names its own device (seen on 2 H200s: 'ranks traced different graphs'
+    for identical DDP ranks); the graph hash leaves the device index out, and nothing else."""
+    from cdlib.analyze_multirank import same_on_every_rank
+    rank = lambda i, op="relu": (f"l_x_: \"f32[8, 16][16, 1]cuda:{i}\" = L_x_\n"
+                                 f"ones = torch.ones(3, device=device(type='cuda', index={i}))\n"
+                                 f"y = torch.{op}(l_x_)")
+    assert same_on_every_rank(rank(0)) == same_on_every_rank(rank(1))
+    assert same_on_every_rank(rank(0)) != same_on_every_rank(rank(1, "sigmoid"))
+    assert same_on_every_rank("f32[4]cpu") == "f32[4]cpu"
+
+
 def test_identical_ranks_no_divergence(tmp_path):
     out = tmp_path / "run"
     res, p = run_json("triage", "--nproc", "2", "--timeout", "240", "--out", out, "--", program("mr_same.py"),

@@ -128,13 +128,24 @@ def last_trace_line_time(files):
     return best
 
 
+# each rank computes on its own GPU: the same graph names cuda:0 on rank 0 and cuda:1 on rank 1
+_DEVICE_INDEX = re.compile(r"\b(cuda|xpu|hpu|mps|mtia)(:\d+|', index=\d+)")
+
+
+def same_on_every_rank(graph_text):
+    """A graph's text without what differs between ranks by design (the device index), so that a
+    different hash means the ranks traced different code."""
+    return _DEVICE_INDEX.sub(lambda m: m.group(1) + (":N" if m.group(2).startswith(":") else "', index=N"),
+                             graph_text or "")
+
+
 def trace_facts(tr):
     """Per-rank facts straight from the trace: compile ids with their graph hash, the last event,
     and a compile that started (dynamo_start) but has no compilation_metrics yet."""
     graphs, collectives = {}, {}
     for e in tr.of("dynamo_output_graph"):
         if e.compile_id:
-            h = hashlib.sha1((e.payload or "").encode()).hexdigest()[:12] if e.payload else None
+            h = hashlib.sha1(same_on_every_rank(e.payload).encode()).hexdigest()[:12] if e.payload else None
             graphs[e.compile_id] = h
             ops = []
             for m in COLLECTIVE_OP.finditer(e.payload or ""):
