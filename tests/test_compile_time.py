@@ -69,6 +69,12 @@ def test_cold_warm_portable_regional(blocks_all):
     for k in ("warm_cache", "portable", "regional"):
         assert sug[k]["saving_kind"] == "measured" and sug[k]["saving"].startswith("measured:")
     assert sug["regional"]["saving_s"] == pytest.approx(runs["cold"]["compile_s"] - runs["regional"]["compile_s"], abs=0.01)
+    # what cuts the compile itself comes before what reuses one (no help where every start is cold)
+    assert [g["reuses_a_compile"] for g in res["suggestions"]] == [g["id"] in ("warm_cache", "portable")
+                                                                  for g in res["suggestions"]]
+    ranked = [g["id"] for g in res["suggestions"] if g["helps"] and not g.get("inconclusive")]
+    if "regional" in ranked and "warm_cache" in ranked:
+        assert ranked.index("regional") < ranked.index("warm_cache"), ranked
     assert whole_ops > 0
     # phases partition the compile time, and the picture is there
     assert sum(p["seconds"] for p in s["phases"]) == pytest.approx(s["compile_time_s"], rel=0.05)

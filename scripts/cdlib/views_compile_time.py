@@ -98,7 +98,9 @@ def markdown(res):
             if not g.get("helps", True):
                 lines.append(f"{i}. (measured, did not help here) {g['title']} — {saving}.")
                 continue
-            lines.append(f"{i}. **{g['title']}** — {saving}. {g['fix']}")
+            lines.append(f"{i}. **{g['title']}** — {saving}. {g['fix']}"
+                         + (" (Reuses an earlier compile: no help where every start is cold.)"
+                            if g.get("reuses_a_compile") else ""))
             if g.get("command"):
                 lines.append(f"   `{g['command']}`")
     lines.append("")

@@ -408,4 +408,8 @@ def suggestions(summary, summaries, runs, argv):
                             "not conclusive, repeat on an idle machine before deciding")
             if not g["helps"]:
                 g["helps"], g["inconclusive"] = True, True
-    return sorted(out, key=lambda g: (not g["helps"], bool(g.get("inconclusive"))))
+    for g in out:   # a kept cache dir or shipped artifacts reuse an earlier compile: no help where every start is
+        g["reuses_a_compile"] = g["id"] in ("warm_cache", "portable")      # cold (fresh pods, CI containers)
+    # what cuts the compile itself helps every start: it comes before what reuses one (batch 3 of the blind
+    # A/B: the agent of a user whose pods start empty was first offered "keep the cache")
+    return sorted(out, key=lambda g: (not g["helps"], bool(g.get("inconclusive")), g["reuses_a_compile"]))
