@@ -103,6 +103,18 @@ def test_triage_names_the_gpu_class(c, tmp_path):
     _check(c, rep, md)
 
 
+def test_state_dict_before_compiling_is_the_modules_own():
+    """`model.state_dict()` above `model = torch.compile(model)` is the module's own (no "_orig_mod."
+    keys): not the checkpoint class (a CompileQA answer's triage said it was); below it, it is."""
+    from types import SimpleNamespace
+    from cdlib import semantics
+    pat = _one(next(c for c in semantics.classes() if c["id"] == "compiled_state_dict_prefix")["detect"][0]["source"])
+    before = SimpleNamespace(files=[program("sem_state_dict_before_compile.py")], traced_lines=[])
+    assert semantics._signal("source", pat, before, None) is None
+    after = SimpleNamespace(files=[program("sem_state_dict_prefix.py")], traced_lines=[])
+    assert semantics._signal("source", pat, after, None).startswith("sem_state_dict_prefix.py:19 ")
+
+
 def test_hook_recompiles_have_their_own_kind():
     """A recompile on the hooks of a module is not 'a container changed size'."""
     k = knowledge.guard_kind("len(G['model']._modules['0']._forward_hooks) != 1")

@@ -103,13 +103,18 @@ def _traced_spans(run):
     return spans
 
 
-def _search_source(run, rx, traced):
+def _search_source(run, rx, traced, after=None):
     """The first line of the program's files (traced: of the functions Dynamo traced; the whole files
-    when there is no trace, e.g. a recorded run) that matches rx, as evidence."""
+    when there is no trace, e.g. a recorded run) that matches rx, as evidence. after: {path: line}, only
+    lines below it count (and only in those files)."""
     spans = _traced_spans(run) if traced and run.traced_lines else None
     for path in (spans if spans is not None else run.files):
+        if after is not None and path not in after:
+            continue
         text, _ = _source(path)
         for i, ln in enumerate((text or "").splitlines(), 1):
+            if after is not None and i <= after[path]:
+                continue
             if (spans is None or any(a <= i <= b for a, b in spans[path])) and rx.search(ln):
                 return f"{os.path.basename(path)}:{i} `{clip(ln.strip(), 140)}`"
     return None
@@ -119,12 +124,14 @@ _COMPILED_NAME = re.compile(r"^\s*((?:self\.)?\w+)\s*=\s*torch\.compile\(", re.M
 
 
 def _compiled_names(run):
-    """Names the program's own files assign a torch.compile(...) result to (`model = torch.compile(model)`)."""
-    names = []
+    """{path: {name: line}}: the names each of the program's own files assigns a torch.compile(...) result
+    to (`model = torch.compile(model)`), with the line of the first such assignment."""
+    out = {}
     for path in run.files:
         text, _ = _source(path)
-        names += _COMPILED_NAME.findall(text or "")
-    return list(dict.fromkeys(names))
+        for m in _COMPILED_NAME.finditer(text or ""):
+            out.setdefault(path, {}).setdefault(m.group(1), text.count("\n", 0, m.start(1)) + 1)
+    return out
 
 
 def _signal(kind, pat, run, err):
@@ -173,11 +180,14 @@ def _signal(kind, pat, run, err):
                 return _ev(text, m, f"{'Dynamo graph' if kind == 'dynamo_graph' else 'Inductor code'} {cid}: ")
         return None
     if kind in ("source", "source_traced"):
-        if "{compiled}" in pat:   # a name the program assigned from torch.compile(...)
-            names = _compiled_names(run)
-            if not names:
-                return None
-            rx = re.compile(pat.replace("{compiled}", "(?:" + "|".join(map(re.escape, names)) + ")"), re.M)
+        if "{compiled}" in pat:   # a name the program assigned from torch.compile(...), used below that line
+            for path, names in _compiled_names(run).items():   # (model.state_dict() before compiling is the
+                for name, line in names.items():                # module's own: seen in a CompileQA answer)
+                    rx = re.compile(pat.replace("{compiled}", re.escape(name)), re.M)
+                    hit = _search_source(run, rx, kind == "source_traced", after={path: line})
+                    if hit:
+                        return hit
+            return None
         return _search_source(run, rx, kind == "source_traced")
     raise ValueError(f"knowledge/semantics.yaml: unknown signal {kind!r}")
 
