@@ -213,6 +213,36 @@ def test_from_text_classification(tmp_path, text, category, skill):
     assert (e["category"], e["skill"]) == (category, skill)
 
 
+@pytest.mark.parametrize("warning", [
+    # torch 2.9's words, then 2.14's and 2.15's
+    "Unable to hit fast path of CUDAGraphs because of pending, uninvoked backwards. Consider running with "
+    "torch.no_grad() or using torch._inductor.cudagraph_mark_step_begin() before each model invocation",
+    "Unable to hit fast path of CUDAGraphs because outputs from a previous step still require backward. Ensure "
+    "backward() is invoked or detach outputs. You may also call torch.compiler.cudagraph_mark_step_begin() before "
+    "each model invocation.",
+])
+def test_from_text_log_without_an_exception(tmp_path, warning):
+    """A pasted log of a slowdown (a CompileQA-Bench question) has no exception: not 'an error in the
+    program'. PyTorch's warning in it is shown and, when known, named."""
+    f = tmp_path / "log.txt"
+    f.write_text("compile eval time 0: 0.53\n/opt/conda/lib/python3.10/site-packages/torch/_inductor/"
+                 f"cudagraph_trees.py:2049: UserWarning: {warning}\n  warnings.warn(\ncompile eval time 1: 0.68\n")
+    data, p = run_json("triage", "--from-text", str(f), timeout=60)
+    (e,) = data["errors"]
+    assert (e["category"], e["skill"]) == ("cudagraph_slow_path", "trace-inductor")
+    assert data["warnings"] == [f"UserWarning: {warning}"]
+    assert "torch.no_grad()" in e["advice"] and "cudagraph_mark_step_begin" in e["advice"]
+    f.write_text("eager: 0.29\ncompile: 63.8\nW1126 21:54:17.079000 10710 torch/_dynamo/convert_frame.py:1000] "
+                 "torch._dynamo hit config.recompile_limit (8)\n")
+    data, p = run_json("triage", "--from-text", str(f), timeout=60)
+    (e,) = data["errors"]
+    assert e["category"] == "recompile_limit"
+    f.write_text("eager: 0.29\ncompile: 63.8\n")
+    p = run_cli("triage", "--from-text", str(f), timeout=60)
+    assert p.stdout.startswith("# Classified: No exception or crash in this text `[no_error]`")
+    assert "Error in the program" not in p.stdout and "triage -- <your command>" in p.stdout
+
+
 def test_from_text_stdin_markdown():
     p = subprocess.run([sys.executable, CLI, "triage", "--from-text", "-"], input="RuntimeError: CUDA error: an illegal memory access was encountered\n",
                        capture_output=True, text=True, timeout=60)

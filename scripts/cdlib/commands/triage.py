@@ -1,11 +1,12 @@
 """triage: run the program once under TORCH_TRACE and report every graph break, recompile and
 error, located in the user's code, classified, with the next step."""
 import os
+import re
 import sys
 
 from .. import EXAMPLES_DIR, analyze, knowledge, proc, rundir, trace
 from ..errors import CliError
-from ..output import cli_command, emit
+from ..output import cli_command, clip, emit
 from ..views import triage_markdown
 
 HELP = "run the program once; report graph breaks, recompiles, errors (the main job)"
@@ -138,6 +139,7 @@ def _from_text(args):
     exc = analyze.parse_exception(text)
     sig = next((s for s in ("SIGSEGV", "SIGABRT", "SIGBUS") if s in text), None)
     err = analyze.make_error(exc, output=text, signal=sig, source="text")
+    warned = []
     if exc is None and err.category == "user_error":
         # no exception in the text: the first row any of whose patterns occurs anywhere
         row = knowledge.classify_error(text, text)
@@ -146,6 +148,15 @@ def _from_text(args):
         err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
         err.next_command = knowledge.render_command(row, cli_command(), None)
         err.advice = " ".join((row.get("advice") or "").split())
+        warned = _torch_warnings(text)   # PyTorch's own words first
+        if row["id"] == "user_error" and not sig:
+            # nothing matched: a log without an exception is not "an error in the program" (a CompileQA
+            # answer's log of a slowdown was called one)
+            err.category, err.title, err.skill, err.next_command = "no_error", "No exception or crash in this text", \
+                "overview", None
+            err.advice = ("Nothing here raised: paste the whole error from 'Traceback (most recent call last)', or "
+                          "run the program itself with triage (`" + cli_command("triage", "--") +
+                          " <your command>`), which measures what a log cannot show (graph breaks, recompiles, compiled vs eager).")
     found.append(err)
     # graph breaks / recompiles pasted from TORCH_LOGS output
     breaks = [analyze.parse_graph_break(b) for b in _split_log_breaks(text)]
@@ -155,6 +166,10 @@ def _from_text(args):
                                 "gb_type": b["gb_type"],
                                 "fix": knowledge.graph_break_recipe((b["gb_ids"] or [None])[0], b["text"])} for b in breaks]}
     md = [f"# Classified: {err.title} `[{err.category}]`"]
+    if warned:
+        result["warnings"] = warned
+        md.append("PyTorch's warnings in the text:")
+        md += [f"- {w}" for w in warned]
     if exc:
         md.append(f"Exception: **{err.type}** — {err.message.splitlines()[0] if err.message else ''}"[:400])
     if err.location:
@@ -197,6 +212,22 @@ def _check_trace(path):
     if os.path.isfile(path) and not trace.looks_like_trace(path):
         raise CliError(f"{path}: not a TORCH_TRACE file (its first line is not a trace line); "
                        "for a pasted error or log use --from-text")
+
+
+def _torch_warnings(text, limit=5):
+    """PyTorch's warning lines in a log, each once: Python warnings raised from torch's files
+    (`.../torch/...py:N: UserWarning: ...`) and torch's glog-style lines (`W1126 ... torch/...py:N] ...`)."""
+    out = []
+    for ln in text.splitlines():
+        m = re.search(r"/torch/\S+\.py:\d+: (\w*Warning): (.+)$", ln) or \
+            re.match(r"\s*[WE]\d{4} [\d:.]+ \d+ torch/\S+\] (.+)$", ln)
+        if m:
+            w = clip(": ".join(m.groups()).strip(), 300)
+            if w not in out:
+                out.append(w)
+        if len(out) == limit:
+            break
+    return out
 
 
 def _split_log_breaks(text):
