@@ -91,3 +91,13 @@ def test_torch_logs_names_are_registered(path):
             if n and n not in known and not n.startswith("torch."):
                 bad.append(n)
     assert not bad, f"unknown TORCH_LOGS names: {bad}"
+
+
+def test_mode_and_options_do_not_combine():
+    """config-knobs.md quotes torch's refusal of mode= with options= and a mode's options spelled out."""
+    import torch
+    text = open(os.path.join(ROOT, "skills", "trace-inductor", "references", "config-knobs.md")).read()
+    with pytest.raises(RuntimeError) as e:
+        torch.compile(lambda x: x, mode="max-autotune", options={"max_autotune_pointwise": True})
+    assert f'"{e.value}"' in " ".join(text.split())
+    assert f"`{torch._inductor.list_mode_options('max-autotune')}`" in text
