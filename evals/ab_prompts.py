@@ -1,7 +1,11 @@
 """Write the two prompts of the agent A/B for each case in evals/agent_cases/ (docs/agent-eval.md).
 
-    python3 evals/ab_prompts.py [--blind] OUT_DIR [CASE ...]
-    python3 evals/ab_prompts.py --qa OUT_DIR [ID ...]
+    <venv>/bin/python evals/ab_prompts.py [--blind] OUT_DIR [CASE ...]
+    <venv>/bin/python evals/ab_prompts.py --qa OUT_DIR [ID ...]
+
+Run it with the python of the venv the arms use (its path and torch version go into the prompts), from
+a copy of the plugin (`git archive HEAD | tar -x -C /tmp/ab --one-top-level=plugin`): the plugin arm is
+told to use that copy and to keep out of the working tree.
 
 --blind takes the cases from evals/blind_cases/ (written from public reports by a helper that had not
 read this repository; issue 22) instead of evals/agent_cases/.
@@ -41,9 +45,10 @@ cost you a step; 'none' if nothing>
 """
 
 BARE = """\
-You are a coding agent helping a PyTorch user. Python 3 with torch 2.14.1 (CPU) is installed.
+You are a coding agent helping a PyTorch user. The user's environment: `source {venv}/bin/activate`
+gives a python3 with torch {torch} (CPU) and transformers.
 Do not read or run anything under /work (another project lives there) and do not look at
-/tmp/ab other than your own folder.
+{out} other than your own folder.
 
 The user says: "{message}"
 
@@ -54,7 +59,9 @@ You are a coding agent in Claude Code helping a PyTorch user. The user has the t
 installed; its root is {root} (CLAUDE_PLUGIN_ROOT={root}: write that path out in commands).
 Its skills (load one by reading {root}/skills/<name>/SKILL.md; its references/ as it says):
 {skills}
-Do not read {root}/evals, {root}/tests, {root}/docs, /work/main or anything else under /tmp/ab.
+Do not read {root}/evals, {root}/tests, {root}/docs, /work/main or anything else under {out}
+other than your own folder. The user's environment: `source {venv}/bin/activate` gives a python3 with
+torch {torch} (CPU) and transformers.
 
 The user typed the plugin's slash command, which Claude Code expanded to:
 ----
@@ -112,11 +119,7 @@ def qa_prompts(out, ids):
     suite = json.loads(subprocess.run(["git", "-C", sel["mirror"], "show", f"{sel['commit']}:suite/cases.json"],
                                       capture_output=True, text=True, check=True, timeout=60).stdout)
     cases = {c["id"]: c for c in suite}
-    venv = pathlib.Path(sys.prefix) if sys.prefix != sys.base_prefix else None
-    if venv is None:
-        sys.exit("run --qa with the python of the venv the answerers use (torch installed)")
-    import importlib.metadata
-    torch_version = importlib.metadata.version("torch")
+    venv, torch_version = _venv()
     (out / "answers").mkdir(parents=True, exist_ok=True)
     for cid in ids or sel["cases"]:
         c = cases[cid]
@@ -133,6 +136,14 @@ def qa_prompts(out, ids):
                 text = QA_PLUGIN.format(**fields, skills=skill_listing(), root=ROOT, command=command_text(message))
             (out / f"prompt-{cid}-{arm}.txt").write_text(text)
             print(out / f"prompt-{cid}-{arm}.txt")
+
+
+def _venv():
+    """The venv this script runs in (the arms' python): its path and torch version."""
+    import importlib.metadata
+    if sys.prefix == sys.base_prefix:
+        sys.exit("run ab_prompts.py with the python of the venv the arms use (torch installed)")
+    return pathlib.Path(sys.prefix), importlib.metadata.version("torch")
 
 
 def skill_listing():
@@ -166,10 +177,12 @@ def main(argv):
             work = out / f"{name}-{arm}"
             shutil.rmtree(work, ignore_errors=True)
             shutil.copytree(CASES / name, work, ignore=shutil.ignore_patterns("case.yaml"))
+            venv, torch_version = _venv()
+            common = dict(work=work, out=out, venv=venv, torch=torch_version)
             if arm == "bare":
-                text = BARE.format(message=case["user_message"], work=work)
+                text = BARE.format(message=case["user_message"], **common)
             else:
-                text = PLUGIN.format(skills=skill_listing(), work=work, root=ROOT,
+                text = PLUGIN.format(skills=skill_listing(), root=ROOT, **common,
                                      command=command_text(case.get("arguments", case["user_message"])))
             (out / f"prompt-{name}-{arm}.txt").write_text(text)
             print(out / f"prompt-{name}-{arm}.txt")
