@@ -89,6 +89,14 @@ def test_docstrings_go_in_one_candidate():
     assert sr.without_docstrings(text) == "import torch\n\nclass A:\n    pass\n\ndef f():\n    return 1"
 
 
+def test_constant_statements_left_by_the_reducer_go_without_a_run():
+    """pysource-minimize leaves `0` where it replaced an expression (seen in the transformers benchmark's
+    repro): such statements do nothing; a body left empty gets `pass`, an empty else goes."""
+    text = "import torch\n0\ndef f():\n    0\nif x:\n    y = 1\n    None\nelse:\n    ...\ntorch.no_grad()\n"
+    assert sr.without_constant_statements(text) == \
+        "import torch\n\ndef f():\n    pass\nif x:\n    y = 1\ntorch.no_grad()"
+
+
 @pytest.mark.parametrize("text, what", [
     ("x = 1()\n", "calls the constant 1"), ("for x in 1:\n    pass\n", "iterates over 1"),
     ("y = [a for a in 0]\n", "iterates over 0"), ("z = 3 in 1\n", "`in` a number"),

@@ -598,6 +598,20 @@ def without_docstrings(text):
     return ast.unparse(ast.fix_missing_locations(tree))
 
 
+def without_constant_statements(text):
+    """The program without statements that are a bare constant (`0`, `None`, `...`: what pysource-minimize
+    leaves where it replaced an expression); a body left empty gets `pass`."""
+    tree = ast.parse(text)
+    for n in ast.walk(tree):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(n, field, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                kept = [b for b in body if not (isinstance(b, ast.Expr) and isinstance(b.value, ast.Constant))]
+                if len(kept) != len(body):
+                    setattr(n, field, kept or ([ast.Pass()] if field == "body" else []))
+    return ast.unparse(ast.fix_missing_locations(tree))
+
+
 # ------------------------------------------------------------------ the reduction
 def reduce(text, oracle, *, limit_s, jobs=1, on_keep=None):
     """Literal pass (at most a quarter of the time), then pysource-minimize until done or limit_s.
@@ -646,6 +660,10 @@ def reduce(text, oracle, *, limit_s, jobs=1, on_keep=None):
                 pysource_minimize.minimize(cur, checker, retries=0)
             except (pysource_minimize.CouldNotMinimize, pysource_minimize.StopMinimization):
                 pass   # StopMinimization escapes when time runs out on its first (round-trip) check
+        if state["stopped"] != "interrupted":   # one more query, past the limit too: lines no run needs
+            tidy = without_constant_statements(state["best"])
+            if tidy != state["best"] and oracle.interesting(tidy):
+                keep(tidy)
     except KeyboardInterrupt:
         state["stopped"] = "interrupted"
     return state["best"], state["stopped"]
