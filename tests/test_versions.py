@@ -82,3 +82,22 @@ def test_a_release_that_cannot_be_installed_is_one_line(tmp_path):
 def test_bad_input(args, needle, tmp_path):
     p = run_cli("compare", "--out", tmp_path / "r", *args)
     assert p.returncode == 2 and needle in p.stderr and "Traceback" not in p.stderr, p.stderr
+
+
+@pytest.mark.slow
+@needs_214_215
+def test_source_stage_keeps_a_regression_between_versions(tmp_path):
+    """minify --source --torch-python: the program fails on 2.14 and passes on 2.15; every kept candidate
+    must do both, and the bug report quotes the failing torch's output (it quoted the passing one's)."""
+    import sys
+    out = tmp_path / "m"
+    d, p = run_json("minify", "--source", "--source-limit", "60", "--timeout", "300", "--torch-python",
+                    sys.executable, "--out", out, "--", OTHER, program("ver_prune.py"), timeout=1500)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert d["mode"] == "failure" and d["verified"] and d["other_python"] == sys.executable, d.get("verify")
+    assert d["lines_after"] <= d["lines_before"]
+    report = (out / "bug_report.md").read_text()
+    assert report.startswith("### torch.compile: BackendCompilerFailed") and "torch 2.14" in report
+    compiled = report.split("Compiled (fails):\n```\n", 1)[1].split("```", 1)[0]
+    assert "invalid gradient" in compiled, report
+    assert "With torch 2.15" in report and "this repro passes" in report, report

@@ -246,7 +246,8 @@ class Oracle:
         return env
 
     def run(self, text, how, tag, timeout=None, python=None):
-        """Run the candidate text one way: compiled | eager | good (python: the other torch's). -> ProcResult."""
+        """Run the candidate text one way: compiled | eager | good | other (compiled, under python: the
+        other torch's). -> ProcResult."""
         with self._cv:
             while not self._free:
                 self._cv.wait()
@@ -316,7 +317,8 @@ class Oracle:
         return True, None
 
     def _other_outcome(self, text, tag):
-        r = self.run(text, "compiled", tag, timeout=self.timeout, python=self.other_python)
+        # its own output files: the bug report quotes the compiled run's (it read the other torch's, which passed)
+        r = self.run(text, "other", tag, timeout=self.timeout, python=self.other_python)
         if self.mode == "graph_break":
             return "passes" if r.ok else "fails"
         ok, _ = same_failure(self.orig, signature(r))

@@ -197,9 +197,9 @@ def _bug_report(run_dir, oracle, argv, index, best, checks, versions):
         if oracle.good_backend:
             md += ["", f"It passes with `backend=\"{oracle.good_backend}\"` (the last good backend of `bisect`): "
                        "the failure is in the layer after it."]
-    if oracle.other_python:
-        md += ["", f"Under {oracle.other_python} (torch {versions[oracle.other_python]}) the original "
-                   f"{oracle.orig_other}."]
+    if oracle.other_python:   # every kept candidate did what the original did there: the repro too
+        md += ["", f"With torch {versions[oracle.other_python]} this repro {oracle.orig_other}, as the original "
+                   f"program does (the torch above: {tv})."]
     md += ["", "Checked 3 times from a cold cache: " + "; ".join(dict.fromkeys(checks)) + "."]
     path = os.path.join(run_dir, "bug_report.md")
     with open(path, "w", encoding="utf-8") as f:
