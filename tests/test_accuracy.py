@@ -95,3 +95,13 @@ def test_float32_rounding_is_measured(tmp_path):
     assert acc["dtypes"] == ["float32"] and acc["rmse"]["rmse_compiled_vs_fp64"] <= 2 * acc["rmse"]["rmse_eager_vs_fp64"]
     assert tri["errors"][0]["category"] == "accuracy_tolerance"
     assert not any("bisect" in (s["command"] or "") for s in tri["next_steps"])
+
+
+def test_gate_with_dtype_defaults_names_an_atol_at_the_outputs_scale():
+    """Defaults that accept each graph's first call can still fail the program's own check on values near
+    zero (a bf16 CI gate of the blind A/B failed 17/160 with them): the gate also names atol at scale."""
+    from cdlib import accuracy_check
+    g = accuracy_check.gate([{"dtype": "bfloat16", "assert_close_defaults": True, "max_abs_eager": 0.41,
+                              "max_abs_diff": 0.00195}])
+    assert "accepts every output checked here (each graph's first call)" in g
+    assert "rtol 0.016, atol ≈ 2 × eps(bfloat16) × max|output| = 0.0064" in g, g

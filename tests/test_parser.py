@@ -139,6 +139,8 @@ def test_library_break_chain_and_workarounds():
     codes = [w.get("code") or "" for w in b.workarounds]
     assert any("ignore_logging_functions.add(logging.Logger.warning_once)" in c for c in codes)
     assert any("use_cache=False" in w["text"] for w in b.workarounds if w["source"] == "knowledge")
+    ours = b.workarounds[len(b.hints):]      # the setting that removes the cause before the line that drops the call
+    assert "use_cache=False" in ours[0]["text"] and "ignore_logging_functions" in ours[1]["code"], ours
     # the breaking function is a closure inside a decorator: no torch.compiler.disable line is offered for it
     assert not any("torch.compiler.disable" in c for c in codes)
     loss = by_site[("transformers/modeling_utils.py", 4769)]

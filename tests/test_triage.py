@@ -311,3 +311,70 @@ def test_recompile_every_cause_grouped(triaged):
     md = run_cli("triage", "--trace", d["artifacts"]["trace_dir"], "--out", os.path.join(d["run_dir"], "md"),
                  timeout=300, check=0).stdout
     assert "value of `self.top_k` ×2" in md and "shape of `tokens` dim 1 ×1" in md and "expected: automatic dynamic" in md
+
+
+_OPS = '''import torch
+
+
+@torch.library.custom_op("tcase::write_rows", mutates_args={MUT})
+def write_rows(buf: torch.Tensor, rows: torch.Tensor, pos: torch.Tensor) -> None:
+    buf.index_copy_(0, pos, rows)
+
+
+@write_rows.register_fake
+def _(buf, rows, pos):
+    return None
+'''
+_MAIN = '''import sys
+import torch
+from rows_ops import write_rows
+
+
+def step(buf, x, pos):
+    write_rows(buf, x * 2, pos)
+    return buf.sum(0)
+
+
+eager = step(torch.zeros(8, 4), torch.ones(2, 4), torch.tensor([1, 3]))
+compiled = torch.compile(step)(torch.zeros(8, 4), torch.ones(2, 4), torch.tensor([1, 3]))
+ok = torch.equal(eager, compiled)
+print("match" if ok else "MISMATCH", compiled.tolist())
+sys.exit(0 if ok else 1)
+'''
+
+
+@pytest.mark.slow
+def test_custom_op_in_an_imported_module_and_a_stale_cache(tmp_path):
+    """A custom op that writes in place but declares mutates_args=(), defined in a module the script
+    imports, and a bare exit 1 (no traceback into the module): triage names the op's registration (blind
+    A/B: it sent the agent to --vs-eager). After the fix, compare warns when the still-failing after run
+    reused cached graphs (pytorch#187319: the cache key does not see mutates_args)."""
+    (tmp_path / "rows_ops.py").write_text(_OPS.replace("{MUT}", "()"))
+    (tmp_path / "main.py").write_text(_MAIN)
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    data, p = run_json("triage", "--no-tlparse", "--out", str(tmp_path / "before"), "--", sys.executable, "main.py",
+                       cwd=str(tmp_path), env=env, timeout=600)
+    (e,) = data["errors"]
+    assert e["category"] == "custom_op_mutates_args" and "rows_ops.py" in e["advice"] and "buf" in e["advice"], e
+    assert not os.path.exists(tmp_path / "before" / "accuracy_check")
+    (tmp_path / "rows_ops.py").write_text(_OPS.replace("{MUT}", '("buf",)'))
+    res, p = run_json("compare", str(tmp_path / "before"), "--out", str(tmp_path / "after"), "--", sys.executable,
+                      "main.py", cwd=str(tmp_path), env=env, timeout=600)
+    if res["after"]["exit_code"] != 0:    # the stale graph was served: say so
+        assert res["after"]["cache_hits"] and "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1" in res["note"], res
+    env["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+    res, p = run_json("compare", str(tmp_path / "before"), "--out", str(tmp_path / "fresh"), "--", sys.executable,
+                      "main.py", cwd=str(tmp_path), env=env, timeout=600)
+    assert res["after"]["exit_code"] == 0, res
+
+
+def test_python_value_failure_is_not_measured_for_rounding(tmp_path):
+    """Only fails compiled on a None (a compiled function returning a generator loses its return value,
+    pytorch#198190): no accuracy check run (rounding cannot make a None), the compiled function named."""
+    data, p = run_json("triage", "--no-tlparse", "--out", str(tmp_path / "r"), "--", sys.executable,
+                       program("only_compiled_generator_return.py"), timeout=600)
+    (e,) = data["errors"]
+    assert data["verdict"]["kind"] == "compile_only" and "on a Python value" in e["title"], e
+    assert not os.path.exists(tmp_path / "r" / "accuracy_check")
+    step = data["next_steps"][0]
+    assert "`run` (only_compiled_generator_return.py:14)" in step["why"] and " bisect " in step["command"], step

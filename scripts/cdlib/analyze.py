@@ -17,6 +17,11 @@ from .report import ErrorInfo, GraphInfo, Report
 
 # ---- errors -------------------------------------------------------------------------------
 
+# a row whose next step is triage of the same program: in a report of that program it would only repeat the
+# run (blind A/B: "Next 1" of a fullgraph error was the command just run); its sections below are that triage
+SAME_TRIAGE = "{cli} triage -- {target}"
+
+
 def make_error(exc, *, output="", signal=None, source="stderr", target_str=None, cli=None):
     cli = cli or cli_command()
     if exc:
@@ -39,8 +44,11 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
     inner = verdict.inner_error(etype, message)
     if exc and etype in ("SyntaxError", "IndentationError", "TabError") and loc is not None:
         message = f"{message} ({os.path.basename(loc.file)}:{loc.line})"
+    nxt = knowledge.render_command(row, cli, target_str)
+    if target_str and row.get("command") == SAME_TRIAGE:   # the report being built is that triage
+        nxt = None
     return ErrorInfo(type=etype, message=_first_lines(message, 6, 600), category=row["id"], title=row["title"],
-                     skill=row.get("skill"), next_command=knowledge.render_command(row, cli, target_str),
+                     skill=row.get("skill"), next_command=nxt,
                      advice=" ".join((row.get("advice") or "").split()), location=loc, source=source,
                      gb_id=gb_ids[0] if gb_ids else None, inner=inner, side=row.get("side", "compiler"),
                      suggested_fixes=suggested_fixes(message))
@@ -194,6 +202,19 @@ def _error_steps(rep, target_str, cli):
         if i == 0 and v.get("accuracy"):   # measured (accuracy_check.apply): its verdict routes
             steps.append(_accuracy_step(v["accuracy"], e, at, cli, target_str))
             continue
+        if i == 0 and kind == "compile_only" and e.side == "user" and verdict.python_value_error(e):
+            steps.append({"why": f"{e.type}: only fails compiled, on a Python value ({_first_lines(e.message, 1, 120)}), "
+                                 "not on numbers (rounding cannot make it; no accuracy check): a compiled function "
+                                 "returns or does something else in Python (a generator, a side effect, a global, a "
+                                 "hook). Compiled here: " + (", ".join(f"`{g.function}`" + (f" ({os.path.basename(g.location.file)}:"
+                                                                                  f"{g.location.line})" if g.location else "")
+                                                                       for g in rep.graphs[:3]) or "?")
+                                 + "; bisect's first step runs "
+                                 "backend=\"eager\" (Dynamo alone): failing there, it is Dynamo's handling of that "
+                                 "construct, and compiling the numeric work inside it instead is the workaround",
+                          "skill": "bisect", "command": template_command("{cli} bisect -- {target}", target_str)
+                          if target_str else None})
+            continue
         if i == 0 and kind == "compile_only" and e.side == "user":
             steps.append({"why": f"{e.type}: only fails compiled, not measured yet: torch's accuracy check (one run) "
                                  "tells rounding from a compiled graph that computes differently",
@@ -204,7 +225,11 @@ def _error_steps(rep, target_str, cli):
             steps.append({"why": f"{e.type}: {e.title}" + (f" at {at}" if at else "") + f": {msg}",
                           "skill": e.skill, "command": None})
             continue
-        steps.append({"why": f"{e.type}: {e.title}", "skill": e.skill, "command": e.next_command})
+        same = not e.next_command and any(r["id"] == e.category and r.get("command") == SAME_TRIAGE
+                                          for r in knowledge.triage_rows())
+        steps.append({"why": f"{e.type}: {e.title}" + ("; the graph breaks and recompiles below are what it is "
+                                                        "about: fix them there" if same else ""),
+                      "skill": e.skill, "command": e.next_command})
     return steps
 
 
@@ -220,6 +245,27 @@ def _accuracy_step(acc, e, at, cli, target_str):
     why, _ = accuracy_check.next_command(acc["next"], cli, target_str or "<your command>")
     return {"why": f"{acc['summary']}; {why}", "skill": "bisect" if acc["next"] == "bisect" else None,
             "command": e.next_command}
+
+
+def _local_imports(path):
+    """The program's own modules a script imports (`import kv_ops`, `from kv_ops import ...` next to it): a
+    custom op registered there fails the script without a traceback into it (blind A/B: a KV-cache op in
+    kv_ops.py, a bare exit in generate.py)."""
+    import ast
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level]
+    here = os.path.dirname(os.path.abspath(path))
+    out = []
+    for name in dict.fromkeys(names):
+        cand = os.path.join(here, *name.split(".")) + ".py"
+        if os.path.isfile(cand):
+            out.append(cand)
+    return out
 
 
 def _custom_op_mutation(files):
@@ -330,7 +376,7 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
         files = list(dict.fromkeys(f.file for f in (exc or {}).get("frames", []) if is_user_file(f.file)))
         if not files and rep.command:
             files = [a for a in rep.command if a.endswith(".py") and os.path.isfile(a)][:1]
-        hit = _custom_op_mutation(files)
+        hit = _custom_op_mutation(files + [m for f in files for m in _local_imports(f) if m not in files])
         if hit:
             row = knowledge.triage_row("custom_op_mutates_args")
             err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), "custom_op"
@@ -352,6 +398,14 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
         acc = knowledge.triage_row("accuracy_mismatch")
         err.advice = " ".join(acc["advice"].split())
         err.next_command = knowledge.render_command(acc, cli_command(), target_str)
+        if verdict.python_value_error(err):   # a None or a wrong type: no numbers to measure
+            err.title = "Raised by your code, but only when compiled, on a Python value (not on numbers)"
+            err.advice = ("Rounding cannot turn a value into None or another type: a compiled function returns or "
+                          "does something else in Python than eagerly (a generator run to its end, a side effect "
+                          "that ran once while tracing, a global or attribute it did not update). Run the compiled "
+                          "function with backend=\"eager\" (Dynamo alone): failing there, it is Dynamo's handling of "
+                          "that construct.")
+            err.next_command = template_command("{cli} bisect -- {target}", target_str) if target_str else None
     rep.next_steps = _next_steps(rep, target_str, cli_command())
     return rep
 
@@ -528,7 +582,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             return r, r.read_stderr(limit=2_000_000)
         apply_verdict(rep, stderr, target_str=target_string(argv), run_eager_fn=run_eager if eager_check else None)
         if eager_check and (rep.verdict or {}).get("kind") == "compile_only" \
-                and rep.errors[0].category in MEASURED:
+                and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0]):
             # fails only compiled, no specific class: a miscompile or rounding? one run measures every graph
             proc.progress("only the compiled run fails, and no error class explains it; one more run under torch's "
                           "accuracy check (every compiled graph vs eager and fp64, RMSE rule): miscompile or rounding?")

@@ -74,21 +74,23 @@ def _statement(frame, n=12):
 
 def _workarounds(gb, recipe, stack, site, entries=()):
     """Ways around a break, in order: torch's hints verbatim, then (for library code) what the user
-    can do without editing the library: a derived config line, torch.compiler.disable on the named
-    library function, a library setting, an upgrade."""
+    can do without editing the library: a known library setting (it removes the cause), a derived config
+    line (it drops the call), torch.compiler.disable on the named library function, an upgrade."""
     out = [{"source": "pytorch", "text": h} for h in gb["hints"]]
     site = owner_frame(stack, site)
     lib = library_of(site.file) if site else None
     if not lib:
         return out
+    # a library setting first: in the blind A/B (Llama + gradient checkpointing) the line that only drops
+    # the warning_once call was listed above use_cache=False, the setting that removes its cause
+    for s in knowledge.library_settings(lib, gb["text"] + "\n" + "\n".join(f.code or "" for f in stack)):
+        out.append({"source": "knowledge", "text": " ".join(s["setting"].split())})
     m = LOGGER_RE.search(gb["text"])
     if m:
         logger, method = m.group(1), m.group(2)
         out.append({"source": "derived", "text": f"`{lib}` logs through `{logger}`.{method}(); to skip that call "
                     "(its log line is lost), add this to your script before the compiled call:",
                     "code": f"import logging\ntorch._dynamo.config.ignore_logging_functions.add(logging.Logger.{method})"})
-    for s in knowledge.library_settings(lib, gb["text"] + "\n" + "\n".join(f.code or "" for f in stack)):
-        out.append({"source": "knowledge", "text": " ".join(s["setting"].split())})
     # torch.compiler.disable on the library function that contains the breaking line, when it can be
     # imported and patched and is not itself the compiled function (that would turn compilation off)
     q = None if site.user or _is_property(site) or (site.file, site.function) in entries else \

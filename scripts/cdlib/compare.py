@@ -135,6 +135,7 @@ def facts(rep):
         "graphs": st.get("graphs", len(rep.get("graphs") or [])),
         "ops": st.get("ops"),
         "compile_time_s": st.get("compile_time_s"),
+        "cache_hits": (st.get("fx_graph_cache_hits") or 0) + (st.get("aotautograd_cache_hits") or 0),
         "wall_time_s": st.get("wall_time_s", rep.get("duration_s")),
         "first_error": ({"type": e0.get("type"), "message": clip((e0.get("message") or "").splitlines()[0]
                                                                  if e0.get("message") else "", 200),
@@ -203,6 +204,12 @@ def compare(before, after):
     scripts = [next((os.path.basename(w) for w in (f["target"] or "").split() if w.endswith(".py")), None) for f in (fb, fa)]
     note = (f"the two runs are of different programs ({scripts[0]} vs {scripts[1]})"
             if all(scripts) and scripts[0] != scripts[1] else None)
+    if not note and not run_ok(fa) and fa.get("cache_hits"):
+        # blind A/B: a custom op's fixed mutates_args looked like a failed fix, the cache served the old graph
+        note = (f"the after run still fails, and it reused {fa['cache_hits']} compiled graph(s) from the Inductor "
+                "cache (FX graph / AOTAutograd cache hits): a change the cache key does not see (a custom op's "
+                "mutates_args or schema: pytorch#187319) is not compiled in. Re-run the after command with "
+                "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 before concluding the fix failed")
     return {"before": {k: v for k, v in fb.items() if k != "recompiling_functions"},
             "after": {k: v for k, v in fa.items() if k != "recompiling_functions"},
             "graph_breaks": {"fixed": fixed, "still": still, "new": new},

@@ -222,6 +222,17 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
                        "compare both before blaming either side"}
 
 
+# a failure on a Python value, not on numbers: rounding cannot make a None or a wrong type
+_PYTHON_VALUE_RE = re.compile(r"'NoneType' object|NoneType|non-iterable|object is not (?:subscriptable|iterable|"
+                              r"callable)|has no len\(\)|unexpected type|must be \w+, not ")
+
+
+def python_value_error(err):
+    """True when the error is about a Python object (None, a wrong type), not a tensor's numbers: torch's
+    accuracy check cannot explain it (it cost a generator case 61 s in the blind A/B)."""
+    return err.type in ("AttributeError", "TypeError", "ValueError") and bool(_PYTHON_VALUE_RE.search(err.message or ""))
+
+
 def needs_input(at):
     """The verdict when the program hit the end of its standard input (knowledge row stdin_eof)."""
     given = os.environ.get(proc.STDIN_VAR)
