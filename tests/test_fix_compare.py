@@ -168,6 +168,18 @@ def test_compare_says_why_output_can_change_without_a_fix(tmp_path):
         assert p.returncode == 0, p.stderr[-2000:]
     p = run_cli("compare", tmp_path / "a", tmp_path / "b")
     assert "output: changed" in p.stdout and "random inputs without a seed" in p.stdout
+    assert "torch._inductor.config.fallback_random = True" in p.stdout   # seeded, but compiled RNG differs
+
+
+def test_a_diagnosis_run_only_when_nothing_else_is_tried():
+    """raise_recompile_limit (a diagnosis, a whole run of up to 64 compiles) beside a candidate that
+    targets the cause is not tried (blind A/B: 460 s for nothing); alone, it is."""
+    from cdlib import fixes
+    attr = {"kind": "recompile", "guard_kind": "module_attribute", "text": "self.step == 0",
+            "params": {"function": "forward"}}
+    limit = {"kind": "limit_hit", "text": "forward", "params": {"function": "forward"}}
+    assert [c["id"] for c in fixes.candidates([attr, limit])] == ["allow_unspec_int_on_nn_module"]
+    assert [c["id"] for c in fixes.candidates([limit])] == ["raise_recompile_limit"]
 
 
 def test_compare_output_of_a_fixed_crash_is_not_called_changed():

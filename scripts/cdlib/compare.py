@@ -310,7 +310,10 @@ def markdown(res, next_cmd=None):
                + (" — clock stamps and timings masked" if res["output"] != "unknown (no captured output)" else ""))
     if res["output"] == "changed":
         out.append("  (a program that draws random inputs without a seed prints different numbers on any two runs: "
-                   "seed it (torch.manual_seed) or compare eager vs compiled inside one run)")
+                   "seed it (torch.manual_seed) or compare eager vs compiled inside one run; and random ops inside "
+                   "compiled code (randn_like, dropout) draw other numbers than eager, so a function that now runs "
+                   "compiled where it ran eagerly prints others: torch._inductor.config.fallback_random = True makes "
+                   "them match)")
     out.append(f"\n## Graph breaks: {len(g['fixed'])} fixed, {len(g['still'])} still there, {len(g['new'])} new")
     out += [f"- fixed: {x}" for x in g["fixed"][:10]]
     out += [f"- still: {x['after']}" for x in g["still"][:10]]
