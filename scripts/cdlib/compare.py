@@ -204,7 +204,8 @@ def compare(before, after):
     scripts = [next((os.path.basename(w) for w in (f["target"] or "").split() if w.endswith(".py")), None) for f in (fb, fa)]
     note = (f"the two runs are of different programs ({scripts[0]} vs {scripts[1]})"
             if all(scripts) and scripts[0] != scripts[1] else None)
-    if not note and not run_ok(fa) and fa.get("cache_hits"):
+    if not note and not run_ok(fa) and fa.get("cache_hits") and not run_ok(fb) \
+            and (fb["first_error"] or {}).get("type") == (fa["first_error"] or {}).get("type"):
         # blind A/B: a custom op's fixed mutates_args looked like a failed fix, the cache served the old graph
         note = (f"the after run still fails, and it reused {fa['cache_hits']} compiled graph(s) from the Inductor "
                 "cache (FX graph / AOTAutograd cache hits): a change the cache key does not see (a custom op's "
