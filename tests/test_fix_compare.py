@@ -3,6 +3,7 @@ unmodified program, and compare matches graph breaks across an edit that shifts 
 import json
 import os
 import re
+import sys
 import shutil
 
 import pytest
@@ -212,3 +213,18 @@ def test_printed_leaves_out_torchs_multiline_warnings():
            "INFO:train:epoch 1 done\n"
            "W1125 11:40:54.287000 14410 torch/utils/cpp_extension.py:183] No CUDA runtime is found\n")
     assert verdict.printed("loss 0.5\n", err) == "loss 0.5\n[stderr] INFO:train:epoch 1 done"
+
+
+@pytest.mark.slow
+def test_output_change_from_compiled_random_numbers_is_not_the_fixs(tmp_path):
+    """allow_unspec_int_on_nn_module stops the per-step recompiles and keeps forward compiled, whose
+    randn_like draws other numbers than the eager fallback did: fix re-runs both with fallback_random and
+    calls the fix verified (blind A/B: a VAE's fix was 'changes the program's output')."""
+    res, p = run_json("fix", "--out", tmp_path / "f", "--", sys.executable, program("fix_step_counter_noise.py"),
+                      timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    x = _fix(res, "allow_unspec_int_on_nn_module")
+    assert x["effect"]["output"].startswith("same with fallback_random=True in both runs"), x["effect"]
+    assert x["label"] == "verified (measured)", x
+    assert "fallback_random=True" in p.stderr
+

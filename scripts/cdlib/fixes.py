@@ -225,6 +225,25 @@ def effect(base, trial, ctrl, deterministic):
     return e
 
 
+_RANDOM_OP = re.compile(r"\b(?:rand|randn|rand_like|randn_like|randint|randint_like|randperm|bernoulli|dropout|"
+                        r"native_dropout|normal|multinomial|uniform|exponential)\b")
+FALLBACK_RANDOM = {"config": {"torch._inductor.config.fallback_random": True}}
+
+
+def draws_random(rep):
+    """True when a compiled graph of this run draws random numbers (compiled RNG differs from eager's:
+    a fix that makes more of the program compiled changes what it prints for that reason alone)."""
+    from . import trace as tracemod
+    tdir = os.path.join(rep.get("run_dir") or "", "trace")
+    if not os.path.isdir(tdir):
+        return False
+    try:
+        tr = tracemod.parse(tdir)
+    except Exception:   # a trace we cannot read proves nothing
+        return False
+    return any(_RANDOM_OP.search(e.payload or "") for e in tr.of("dynamo_output_graph"))
+
+
 def gone(found, e, rep):
     """Indices of the baseline's findings that trial report rep no longer has (breaks matched as
     compare matches them: e["breaks_fixed"])."""
@@ -263,7 +282,7 @@ def label(c):
         return "not applied"
     if e["fails"]:
         return "measured: makes the program FAIL"
-    if e["output"] == "changed":
+    if e["output"].startswith("changed"):
         return "measured: changes the program's output"
     if c["diagnosis"]:
         return "diagnosis (measured; not a fix)"

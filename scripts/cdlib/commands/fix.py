@@ -113,12 +113,46 @@ def run(args):
     tasks = [(str(i), (lambda i, c: lambda t: fixes.run_trial(argv, os.path.join(run_dir, "trials", f"{i + 1:02d}-{c['id']}"),
                                                                 c["steps"], t, tstr))(i, c)) for i, c in enumerate(tried)]
     fixes.run_parallel(jobs, tasks, deadline, on_done)
+    _recheck_random(argv, tstr, run_dir, base, tried, jobs, deadline)
     fixes.credit_limit_hits(tried, found)
     combo = _combine(args, argv, tstr, run_dir, base, ctrl, deterministic, tried, deadline)
     result = _result(run_dir, tstr, base, ctrl, deterministic, found, cands, combo, time.monotonic() - t0, jobs)
     result["target_argv"] = list(argv)
     emit(args, result, _markdown(result))
     return 0
+
+
+def _recheck_random(argv, tstr, run_dir, base, tried, jobs, deadline):
+    """A fix whose output changed while its compiled graphs draw random numbers: a function that now runs
+    compiled where it ran eagerly draws other numbers (blind A/B: a VAE's randn_like; the fix looked like it
+    changed the results). Both runs again with torch._inductor.config.fallback_random = True (compiled RNG
+    as eager's): the same output then is the fix's verdict."""
+    suspects = [c for c in tried if (c.get("effect") or {}).get("output") == "changed" and c.get("trial_dir")
+                and not c["effect"]["fails"] and fixes.draws_random({"run_dir": c["trial_dir"]})]
+    if not suspects:
+        return
+    proc.progress(f"{len(suspects)} fix(es) changed the output and their graphs draw random numbers: both runs "
+                  "again with fallback_random=True (compiled RNG as eager's)")
+    rdir = os.path.join(run_dir, "fallback_random")
+    tasks = [("base", lambda t: fixes.run_trial(argv, os.path.join(rdir, "baseline"), [fixes.FALLBACK_RANDOM], t, tstr))]
+    tasks += [(str(i), (lambda c: lambda t: fixes.run_trial(argv, os.path.join(rdir, c["id"]),
+                                                            [fixes.FALLBACK_RANDOM, *c["steps"]], t, tstr))(c))
+              for i, c in enumerate(suspects)]
+    res = fixes.run_parallel(jobs, tasks, deadline, lambda n, r: None)
+    b = res.get("base")
+    nb = compare.normalize_output((b or {}).get("_stdout"))
+    for i, c in enumerate(suspects):
+        r = res.get(str(i))
+        nt = compare.normalize_output((r or {}).get("_stdout"))
+        if b is None or r is None or nb is None or nt is None:
+            continue
+        if nb == nt:
+            c["effect"]["output"] = ("same with fallback_random=True in both runs: the change came from compiled "
+                                     "random numbers (more of the program runs compiled), not from the fix")
+            c["effect"].pop("output_diff", None)
+        else:
+            c["effect"]["output"] = "changed (also with fallback_random=True in both runs)"
+        proc.progress(f"{c['id']}: output {'same' if nb == nt else 'still changed'} with fallback_random=True")
 
 
 def _overridden(argv, steps):
