@@ -203,17 +203,12 @@ def _error_steps(rep, target_str, cli):
             steps.append(_accuracy_step(v["accuracy"], e, at, cli, target_str))
             continue
         if i == 0 and kind == "compile_only" and e.side == "user" and verdict.python_value_error(e):
-            steps.append({"why": f"{e.type}: only fails compiled, on a Python value ({_first_lines(e.message, 1, 120)}), "
-                                 "not on numbers (rounding cannot make it; no accuracy check): a compiled function "
-                                 "returns or does something else in Python (a generator, a side effect, a global, a "
-                                 "hook). Compiled here: " + (", ".join(f"`{g.function}`" + (f" ({os.path.basename(g.location.file)}:"
-                                                                                  f"{g.location.line})" if g.location else "")
-                                                                       for g in rep.graphs[:3]) or "?")
-                                 + "; bisect's first step runs "
-                                 "backend=\"eager\" (Dynamo alone): failing there, it is Dynamo's handling of that "
-                                 "construct, and compiling the numeric work inside it instead is the workaround",
-                          "skill": "bisect", "command": template_command("{cli} bisect -- {target}", target_str)
-                          if target_str else None})
+            compiled = ", ".join(f"`{g.function}`" + (f" ({os.path.basename(g.location.file)}:{g.location.line})"
+                                                      if g.location else "") for g in rep.graphs[:3]) or "?"
+            steps.append({"why": f"{e.type}: only fails compiled, on a Python value ({_first_lines(e.message, 1, 120)}); "
+                                 f"no accuracy check. {e.advice} Compiled here: {compiled}; bisect's first step "
+                                 "is that backend=\"eager\" run",
+                          "skill": "bisect", "command": e.next_command})
             continue
         if i == 0 and kind == "compile_only" and e.side == "user":
             steps.append({"why": f"{e.type}: only fails compiled, not measured yet: torch's accuracy check (one run) "
@@ -404,7 +399,7 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
                           "does something else in Python than eagerly (a generator run to its end, a side effect "
                           "that ran once while tracing, a global or attribute it did not update). Run the compiled "
                           "function with backend=\"eager\" (Dynamo alone): failing there, it is Dynamo's handling of "
-                          "that construct.")
+                          "that construct; compiling the numeric work inside that function instead is the workaround.")
             err.next_command = template_command("{cli} bisect -- {target}", target_str) if target_str else None
     rep.next_steps = _next_steps(rep, target_str, cli_command())
     return rep

@@ -225,23 +225,24 @@ def effect(base, trial, ctrl, deterministic):
     return e
 
 
-_RANDOM_OP = re.compile(r"\b(?:rand|randn|rand_like|randn_like|randint|randint_like|randperm|bernoulli|dropout|"
-                        r"native_dropout|normal|multinomial|uniform|exponential)\b")
 FALLBACK_RANDOM = {"config": {"torch._inductor.config.fallback_random": True}}
 
 
 def draws_random(rep):
-    """True when a compiled graph of this run draws random numbers (compiled RNG differs from eager's:
-    a fix that makes more of the program compiled changes what it prints for that reason alone)."""
+    """True when this run's Inductor code draws random numbers (the compiled_rng class of
+    knowledge/semantics.yaml: its pattern): compiled RNG differs from eager's, so a fix that makes more of the
+    program compiled changes what it prints for that reason alone."""
     from . import trace as tracemod
     tdir = os.path.join(rep.get("run_dir") or "", "trace")
     if not os.path.isdir(tdir):
         return False
+    cls = next(c for c in knowledge.load("semantics")["classes"] if c["id"] == "compiled_rng")
+    rx = re.compile(next(d["inductor_code"] for d in cls["detect"] if "inductor_code" in d))
     try:
         tr = tracemod.parse(tdir)
     except Exception:   # a trace we cannot read proves nothing
         return False
-    return any(_RANDOM_OP.search(e.payload or "") for e in tr.of("dynamo_output_graph"))
+    return any(rx.search(e.payload or "") for e in tr.of("inductor_output_code"))
 
 
 def gone(found, e, rep):
