@@ -26,13 +26,15 @@ def test_fusible_chain_compiled_is_faster(tmp_path):
     e, d = _mode(res, "eager"), _mode(res, "default")
     assert e["ok"] and d["ok"]
     assert len(e["rounds_ms"]) == 5 and e["median_ms"] > 0
-    # 24 pointwise ops over 2 MiB fused into one kernel: ~3x on an idle box; lenient bound for a loaded one
-    assert d["speedup_cpu"] > 1.3, (e, d)
+    # 24 pointwise ops over 2 MiB fused into one kernel: ~2x CPU time on an idle box, 1.28x seen on CI
+    # under load. The ratio itself is measured by benchmarks/perf_bench.py (docs/perf.md); here only
+    # "not slower" is checked, the fusion is checked structurally (one kernel) below.
+    assert d["speedup_cpu"] > 1.0, (e, d)
     assert d["compile_s"] > 0 and d["graphs"] == 1 and d["first_call_s"] > d["median_ms"] / 1000
     # break-even is in wall time: on a loaded box the wall-clock saving can vanish (then: no break-even)
     assert (d["break_even_calls"] is not None) == (d["median_ms"] < e["median_ms"]) and d["peak_rss_mb"] > 0
     a = res["attribution"]
-    assert not a["graph_breaks"] and not a["recompiles"] and a["kernels"] >= 1
+    assert not a["graph_breaks"] and not a["recompiles"] and a["kernels"] == 1
     assert a["outside_compiled_share"] is not None and a["outside_compiled_share"] < 0.5
     md = open(os.path.join(res["run_dir"], "report.md")).read()
     assert "| default |" in md and "inductor --from" in md
