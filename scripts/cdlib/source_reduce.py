@@ -25,7 +25,7 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from . import output, proc, verdict
+from . import output, proc, verdict, warm
 from .workers import bisect_step
 
 
@@ -195,7 +195,7 @@ class Oracle:
     """Runs a candidate (program text) and decides whether it keeps the original's failure."""
 
     def __init__(self, argv, index, run_dir, *, timeout, good_backend=None, other_python=None, jobs=1,
-                 mode="auto", graph_break=None, break_id=None):
+                 mode="auto", graph_break=None, break_id=None, warm=True):
         self.argv, self.index, self.run_dir = list(argv), index, run_dir
         self.prog = os.path.abspath(argv[index])
         self.base = os.path.basename(self.prog)
@@ -222,6 +222,9 @@ class Oracle:
         self.orig_other = None       # its outcome under --torch-python
         self.anchors, self.needs_compile = [], False   # static checks, learnt from the original
         self.query_timeout = timeout
+        # queries in forks of a warm interpreter (cdlib/warm.py) once the original keeps its verdict
+        # there (try_warm); the baseline and the final verification always run cold
+        self.warm_wanted, self.warm, self._zygotes = bool(warm) and index == 1, False, {}
         self.log = open(os.path.join(self.root, "queries.log"), "a", encoding="utf-8")
 
     # -------------------------------------------------- running
@@ -258,6 +261,10 @@ class Oracle:
                 f.write(text)
             qdir = os.path.join(self.root, "queries", tag)
             os.makedirs(qdir, exist_ok=True)
+            if self.warm and python is None and how != "other":
+                r = self._run_warm(k, slot, how, qdir, timeout or self.query_timeout)
+                if r is not None:
+                    return r
             return proc.run(self._argv_in(slot, python), env_add=self._env(how, qdir), cwd=slot,
                             timeout=timeout or self.query_timeout,
                             stdout_path=os.path.join(qdir, f"{how}.stdout"),
@@ -266,6 +273,50 @@ class Oracle:
             with self._cv:
                 self._free.append(k)
                 self._cv.notify()
+
+    def _run_warm(self, k, slot, how, qdir, timeout):
+        """A query in a fork of this slot's zygote for `how`; None (and warm off) when it fails."""
+        env = self._env(how, qdir)
+        try:
+            z = self._zygotes.get((k, how))
+            if z is None:
+                start_env = dict(env, TORCH_TRACE=None)   # each query's trace dir is set in its fork
+                with open(self.prog, encoding="utf-8") as f:
+                    imports = warm.imports_of(f.read(), os.path.dirname(self.prog))
+                z = self._zygotes[(k, how)] = warm.Zygote(
+                    self.argv[0], start_env, slot, os.path.join(self.root, f"zygote_{k}_{how}.log"),
+                    imports, self.timeout)
+            return z.run(self._argv_in(slot)[1:], env_add=env, cwd=slot, timeout=timeout,
+                         stdout_path=os.path.join(qdir, f"{how}.stdout"),
+                         stderr_path=os.path.join(qdir, f"{how}.stderr"))
+        except warm.WarmError as e:
+            self.warm = False
+            self._close_zygotes()
+            self.notes.append(f"queries run in fresh interpreters ({e})")
+            return None
+
+    def _close_zygotes(self):
+        zs, self._zygotes = list(self._zygotes.values()), {}
+        for z in zs:
+            z.close()
+
+    def try_warm(self, text):
+        """After the baseline: run the original's whole test in warm interpreters; they answer the
+        queries only when it keeps its verdict there (a program that depends on a fresh process, e.g.
+        on its own random state, runs cold)."""
+        if not self.warm_wanted:
+            return False
+        self.warm = True
+        t0 = time.monotonic()
+        ok, why = self._decide(text, "warm_check")
+        shutil.rmtree(os.path.join(self.root, "queries", "warm_check"), ignore_errors=True)
+        if self.warm and not ok:
+            self.warm = False
+            self._close_zygotes()
+            self.notes.append(f"queries run in fresh interpreters: in a forked one the original gave {why!r}")
+        if self.warm:
+            self.log.write(f"warm interpreters: the original keeps its verdict ({time.monotonic() - t0:.1f} s)\n")
+        return self.warm
 
     # -------------------------------------------------- the original
     def baseline(self, text, runs=3):
@@ -427,6 +478,8 @@ class Oracle:
         return True, why
 
     def close(self):
+        self.warm = False
+        self._close_zygotes()
         try:
             self.log.close()
         except OSError:

@@ -40,7 +40,8 @@ def run(args, argv, run_dir, *, prior=None, from_dir=None):
         versions[args.torch_python] = torch_versions.probe(args.torch_python)
     oracle = source_reduce.Oracle(argv, index, run_dir, timeout=args.timeout, good_backend=args.good_backend,
                                   other_python=args.torch_python, jobs=jobs,
-                                  mode="graph_break" if args.break_id else "auto", break_id=args.break_id)
+                                  mode="graph_break" if args.break_id else "auto", break_id=args.break_id,
+                                  warm=not getattr(args, "cold", False))
     result = {"command": "minify", "stage": "source", "run_dir": run_dir, "target": argv, "program": path,
               "lines_before": lines_of(text), "good_backend": args.good_backend, "other_python": args.torch_python}
     if prior:
@@ -69,6 +70,14 @@ def run(args, argv, run_dir, *, prior=None, from_dir=None):
         output.emit(args, result, "\n".join(md))
         return 0
     n0 = lines_of(text)
+    if oracle.warm_wanted:
+        proc.progress("source 1/3: the original in a warm interpreter (queries then skip the imports)")
+        try:
+            oracle.try_warm(text)
+        except KeyboardInterrupt:
+            oracle.close()
+            raise
+    result["warm"] = oracle.warm
     proc.progress(f"source 2/3: reducing {path} ({n0} lines; {oracle.mode.replace('_', ' ')}: "
                   f"{_what(oracle)}); queries time out after {oracle.query_timeout:.0f} s; "
                   f"stops after {limit:.0f} s (--source-limit)")
@@ -128,6 +137,7 @@ def _what(o):
 def _verify(oracle, best):
     """3 runs of the whole test from cold caches (a candidate kept on a warm cache must not depend on it)."""
     checks = []
+    oracle.warm = False   # fresh interpreters, as the user will run the repro
     for i in range(3):
         oracle.cache = os.path.join(oracle.root, f"verify_cache{i}")
         oracle.memo.clear()

@@ -71,6 +71,9 @@ def add_arguments(p):
                         "candidate must pass with it too")
     s.add_argument("--torch-python", metavar="PYTHON",
                    help="a second Python with another torch: every kept candidate keeps the original's outcome there")
+    s.add_argument("--cold", action="store_true",
+                   help="run every query in a fresh interpreter (default: forks of one that has imported torch and "
+                        "the program's imports, once the original keeps its verdict there; verification is cold)")
     s.add_argument("--break", dest="break_id", metavar="GB_ID",
                    help="the graph break to keep (registry id, e.g. GB0291; default: the first in the program file)")
 
