@@ -289,7 +289,7 @@ class Oracle:
             return z.run(self._argv_in(slot)[1:], env_add=env, cwd=slot, timeout=timeout,
                          stdout_path=os.path.join(qdir, f"{how}.stdout"),
                          stderr_path=os.path.join(qdir, f"{how}.stderr"))
-        except warm.WarmError as e:
+        except (warm.WarmError, OSError, ValueError) as e:   # (another slot's failure closed this zygote)
             self.warm = False
             self._close_zygotes()
             self.notes.append(f"queries run in fresh interpreters ({e})")
