@@ -105,3 +105,28 @@ def test_gate_with_dtype_defaults_names_an_atol_at_the_outputs_scale():
                               "max_abs_diff": 0.00195}])
     assert "accepts every output checked here (each graph's first call)" in g
     assert "rtol 0.016, atol ≈ 2 × eps(bfloat16) × max|output| = 0.0064" in g, g
+
+
+def _out(passed, max_eager, diff, fp64, rc, re_, dtype="float32", shape=(8,)):
+    return {"passed": passed, "dtype": dtype, "shape": list(shape), "max_abs_eager": max_eager, "max_abs_diff": diff,
+            "max_abs_fp64": fp64, "rmse_compiled_vs_fp64": rc, "rmse_eager_vs_fp64": re_,
+            "nan_compiled": False, "nan_eager": False}
+
+
+def test_a_zero_valued_output_that_differs_by_noise_is_not_a_miscompile():
+    """Blind A/B batch 5: a backward graph whose bias gradient is exactly 0 (a shift-invariant loss) gave
+    eager 9.3e-9 and compiled 7.5e-9; torch's rule flagged it by its own scale and triage said "measured
+    miscompile → bisect". Judged at its graph's scale it is noise; the verdict sends to the traced graphs,
+    not to bisect. A real miscompile of a small but non-zero output is still one."""
+    from cdlib import accuracy_check as ac
+    weight = _out(True, 0.13, 0.0, 0.13, 1e-9, 1e-9)
+    bias = _out(False, 9.3e-9, 1.8e-9, 1.7e-18, 7.5e-9, 1e-12, shape=(1,))
+    chk = {"graphs": [{"graph": "bwd", "passed": False, "outputs": [weight, bias]}], "failing_graph": "bwd"}
+    j = ac.judge(chk, "SystemExit", "gradient check failed for: level_head.weight, level_head.bias", 1)
+    assert j["verdict"] == "not_measured" and j["next"] == "graphs", j
+    assert "backward_pass_autocast" in j["why"] and "noise" in j["summary"]
+    why, cmd = ac.next_command(j["next"], "compile_debug.py", "python train.py")
+    assert cmd == "compile_debug.py aot -- python train.py" and "no bisect" in why
+    small = _out(False, 1e-3, 5e-4, 1e-3, 5e-4, 1e-10)     # non-zero output, wrong by half its size
+    chk = {"graphs": [{"graph": "fwd", "passed": False, "outputs": [weight, small]}], "failing_graph": "fwd"}
+    assert ac.judge(chk, "SystemExit", "MISMATCH", 1)["verdict"] == "miscompile"

@@ -257,3 +257,15 @@ def test_factory_with_a_non_dict_third_item_gets_one_line():
     lines = [l for l in p.stderr.strip().splitlines() if not l.startswith("[compile-debug]")]
     assert p.returncode == 2 and len(lines) == 1 and "Traceback" not in p.stderr
     assert "(model, args, dynamic_shapes)" in lines[0] and "kwargs_dict" in lines[0]
+
+
+def test_triage_of_a_batch_of_one_does_not_suggest_a_static_batch(tmp_path):
+    """Blind A/B batch 5: a Dim("batch") traced with one sample. PyTorch suggests "batch = 1", which makes
+    the batch static; triage names the example size instead, and its Next never repeats that suggestion."""
+    rep, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                      program("export_batch_one.py"), timeout=600)
+    e = rep["errors"][0]
+    assert e["category"] == "export_example_size_one", e["category"]
+    first = rep["next_steps"][0]["why"]
+    assert "size 2 or more" in first and "static" in first, first
+    assert not any("apply PyTorch's suggested fix" in s["why"] for s in rep["next_steps"]), rep["next_steps"]

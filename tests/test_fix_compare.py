@@ -228,3 +228,17 @@ def test_output_change_from_compiled_random_numbers_is_not_the_fixs(tmp_path):
     assert x["label"] == "verified (measured)", x
     assert "fallback_random=True" in p.stderr
 
+
+
+@pytest.mark.parametrize("line, want", [
+    ("torch_compile=True  first batch  1086.3 ms  median  953.2 ms/batch",
+     "torch_compile=True  first batch  <time>  median  <time>"),
+    ("epoch 1 loss 8.844 21.8 it/s, 48134 tokens/s, 0.44 s/step", "epoch 1 loss 8.844 <time>, <time>, <time>"),
+    ("layer 1: features (128, 128) probe acc=1.000", "layer 1: features (128, 128) probe acc=1.000"),
+    ("2026-11-27 02:04:37,787 step 3 at 0x7f3a2c", "<time> step 3 at 0x?"),
+])
+def test_timings_and_stamps_are_masked_but_results_are_not(line, want):
+    """compare and --vs-eager compare printed lines without what differs between any two runs (batch 5:
+    a 'median 953.2 ms/batch' line made compare say 'output changed' for a fix that changed no result)."""
+    from cdlib import verdict
+    assert verdict.mask_times(line) == want

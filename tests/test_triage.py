@@ -378,3 +378,19 @@ def test_python_value_failure_is_not_measured_for_rounding(tmp_path):
     assert not os.path.exists(tmp_path / "r" / "accuracy_check")
     step = data["next_steps"][0]
     assert "`run` (only_compiled_generator_return.py:14)" in step["why"] and " bisect " in step["command"], step
+
+
+def test_a_wrapper_bypassed_by_generate_is_named_and_its_fix_compiles(tmp_path):
+    """Blind A/B batch 5: `torch.compile(model).generate(...)` never compiles anything. Triage names the
+    call and the in-place fix; the fix, applied to a copy, compiles."""
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                      program("never_ran_generate.py"), timeout=600)
+    assert not rep["used_compile"] and rep["exit_code"] == 0, rep["verdict"]
+    first = rep["next_steps"][0]["why"]
+    assert "`compiled.generate(...)` at never_ran_generate.py:" in first and "model.compile(" in first, first
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(open(program("never_ran_generate.py")).read()
+                     .replace("compiled = torch.compile(model)", "model.compile()\ncompiled = model"))
+    rep2, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r2", "--", sys.executable, fixed, timeout=600)
+    assert rep2["used_compile"], rep2["next_steps"]
+    assert not any("no compiled frame ran" in s["why"] for s in rep2["next_steps"])

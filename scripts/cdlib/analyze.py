@@ -195,6 +195,9 @@ def _error_steps(rep, target_str, cli):
                                  "fix it there (torch.compile's own backends are not involved)",
                           "skill": None, "command": None})
             continue
+        if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
+            steps.append({"why": e.advice, "skill": e.skill, "command": None})
+            continue
         if e.suggested_fixes:
             steps.append({"why": "apply PyTorch's suggested fix: " + "; ".join(e.suggested_fixes[:3]),
                           "skill": e.skill, "command": e.next_command})
@@ -507,9 +510,16 @@ def _next_steps(rep, target_str, cli):
                       "command": template_command("{cli} perf -- {target}", target_str) if target_str else None})
     if not rep.used_compile and not rep.errors and not rep.interrupted:
         flags = compile_flags(rep.command)
-        steps.append({"why": "the program never reached torch.compile (not called, or TORCH_COMPILE_DISABLE set)"
-                             + (f"; its source has {' / '.join(flags)}: run it with that to compile" if flags else ""),
-                      "skill": "overview", "command": None})
+        script = next((a for a in (rep.command or []) if a.endswith(".py") and os.path.isfile(a)), None)
+        from . import never_ran
+        found = never_ran.findings([script] + _local_imports(script)) if script else []
+        if found:
+            for _, _, what in found[:3]:
+                steps.append({"why": "no compiled frame ran: " + what, "skill": "overview", "command": None})
+        else:
+            steps.append({"why": "the program never reached torch.compile (not called, or TORCH_COMPILE_DISABLE set)"
+                                 + (f"; its source has {' / '.join(flags)}: run it with that to compile" if flags else ""),
+                          "skill": "overview", "command": None})
     # dedupe
     seen, out = set(), []
     for s in steps:

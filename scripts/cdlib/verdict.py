@@ -260,7 +260,7 @@ def _first(s, n=160):
 # a number; not part of a name (layer1, model__0) or of a hex address (masked first)
 _NUM_RE = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])|(?<![\w.])[-+]?(?:nan|inf)(?!\w)")
 _TIME_RE = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?\s?(?:s|ms|us|µs|ns|sec|secs|seconds|"
-                      r"min|it/s|s/it|\w+/s)(?![\w/])")
+                      r"min|it/s|s/it|\w+/s)(?:/[A-Za-z_]+)?(?![\w/])")   # a rate per unit: 953.2 ms/batch
 _HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
 # a wall-clock stamp: logging's "2026-11-25 08:04:37,787", ISO "2026-11-25T08:04:37.787Z", a bare
 # "08:04:37", glog's "I1125 08:04:37.787000 1308" (with the process id)

@@ -1,0 +1,62 @@
+"""Why a program that calls torch.compile never ran a compiled frame, read from its source (no torch
+import): the wrapper torch.compile returns was thrown away, rebound to a local name, or bypassed by
+calling a method of the model through it (`compiled.generate(...)` runs the original module: only
+calling the wrapper itself is compiled). Blind A/B batch 5: a Llama benchmark and a forecaster's
+`self = torch.compile(self)`. Only consulted when the trace shows no compiled frame."""
+import ast
+import os
+
+# nn.Module methods that do not run the model (calling them on the wrapper bypasses nothing)
+_MODULE_ONLY = {"forward", "train", "eval", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "type",
+                "parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
+                "children", "named_children", "state_dict", "load_state_dict", "zero_grad", "requires_grad_",
+                "apply", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+                "register_full_backward_pre_hook", "register_buffer", "register_parameter", "add_module",
+                "get_submodule", "get_parameter", "get_buffer", "extra_repr", "share_memory", "compile",
+                "set_submodule", "to_empty", "ipu", "xpu", "mtia"}
+
+
+def _is_compile(node):
+    f = node.func if isinstance(node, ast.Call) else None
+    return isinstance(f, ast.Attribute) and f.attr == "compile" and isinstance(f.value, ast.Name) \
+        and f.value.id == "torch"
+
+
+def findings(files):
+    """[(path, line, what and fix)] for each way a file's torch.compile result goes unused."""
+    out = []
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        short = os.path.basename(path)
+        wrappers = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Expr) and _is_compile(node.value):
+                arg = ast.unparse(node.value.args[0]) if node.value.args else "the model"
+                out.append((path, node.lineno, f"`{ast.unparse(node.value)}` at {short}:{node.lineno} throws away the "
+                            f"compiled wrapper it returns ({arg} itself is not changed): use `{arg}.compile()` "
+                            f"(in place) or `{arg} = torch.compile({arg})`"))
+            elif isinstance(node, ast.Assign) and _is_compile(node.value) and len(node.targets) == 1:
+                tgt = node.targets[0]
+                if isinstance(tgt, ast.Name) and tgt.id == "self":
+                    out.append((path, node.lineno, f"`self = torch.compile(...)` at {short}:{node.lineno} only rebinds "
+                                "the method's local name `self`: the caller's module stays uncompiled; use "
+                                "`self.compile()` (compiles the module in place)"))
+                elif isinstance(tgt, (ast.Name, ast.Attribute)):
+                    wrappers[ast.unparse(tgt)] = node
+        for node in ast.walk(tree):
+            f = node.func if isinstance(node, ast.Call) else None
+            if isinstance(f, ast.Attribute) and not f.attr.startswith("_") and f.attr not in _MODULE_ONLY \
+                    and ast.unparse(f.value) in wrappers:
+                w = ast.unparse(f.value)
+                src = wrappers.pop(w)
+                model = ast.unparse(src.value.args[0]) if src.value.args else "model"
+                out.append((path, node.lineno, f"`{w}.{f.attr}(...)` at {short}:{node.lineno} calls the original "
+                            f"module's `{f.attr}` through the wrapper `{w}` = torch.compile(...) "
+                            f"({short}:{src.lineno}): only calling the wrapper itself is compiled, so `{f.attr}`'s "
+                            f"own calls run uncompiled; compile in place with `{model}.compile(...)` (or "
+                            f"`{model}.forward = torch.compile({model}.forward)`) and call `{model}.{f.attr}`"))
+    return out
