@@ -106,6 +106,10 @@ def _child(req):
 
 
 def main():
+    # as `python prog.py` from the scratch copy would see it: this file's directory (the CLI's workers,
+    # export.py, perf.py ...) is not on the path of what gets imported
+    if sys.path and os.path.abspath(sys.path[0]) == os.path.dirname(os.path.abspath(__file__)):
+        sys.path[0] = os.getcwd()
     for name in json.loads(sys.argv[1]) if len(sys.argv) > 1 else []:
         try:
             __import__(name)
