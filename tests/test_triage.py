@@ -394,3 +394,14 @@ def test_a_wrapper_bypassed_by_generate_is_named_and_its_fix_compiles(tmp_path):
     rep2, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r2", "--", sys.executable, fixed, timeout=600)
     assert rep2["used_compile"], rep2["next_steps"]
     assert not any("no compiled frame ran" in s["why"] for s in rep2["next_steps"])
+
+
+def test_a_data_dependent_number_under_torch_compile_is_not_sent_to_export(tmp_path):
+    """Blind A/B batch 6: BatchNorm1d(momentum=None) under fullgraph=True fails on float(num_batches_tracked);
+    the triage row is shared with torch.export, whose command and torch._check advice do not apply here."""
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                      program("dd_batchnorm_cma.py"), timeout=600)
+    assert rep["errors"][0]["category"] == "data_dependent_guard", rep["errors"][0]["category"]
+    first = rep["next_steps"][0]
+    assert first["skill"] == "trace-dynamo" and "BatchNorm" in first["why"] and not first["command"], first
+    assert not any(" export " in (s["command"] or "") for s in rep["next_steps"]), rep["next_steps"]

@@ -195,6 +195,16 @@ def _error_steps(rep, target_str, cli):
                                  "fix it there (torch.compile's own backends are not involved)",
                           "skill": None, "command": None})
             continue
+        if e.category == "data_dependent_guard" and not re.search(r"\bexport\w*\(", (e.location.code or "")
+                                                                   if e.location else "") \
+                and "torch/export/" not in (e.message or ""):   # torch.compile, not torch.export
+            steps.append({"why": "a number read from a tensor (.item(), float()/int() of a tensor, also inside a "
+                                 "library: nn.BatchNorm*(momentum=None) reads float(num_batches_tracked)) feeds code "
+                                 "that needs a Python number: a graph break, an error under fullgraph=True. Find the "
+                                 "read in the traceback's library frames and keep the value a tensor (or that code "
+                                 "outside the compiled region); torch._check and torch.cond are for export",
+                          "skill": "trace-dynamo", "command": None})
+            continue
         if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
             steps.append({"why": e.advice, "skill": e.skill, "command": None})
             continue
