@@ -150,3 +150,14 @@ def test_syntax_error_in_generated_code_is_not_the_users():
     assert knowledge.classify_error(sig)["id"] == "inductor_compile_error"
     assert knowledge.classify_error("SyntaxError: invalid syntax")["id"] == "syntax_error"
     assert knowledge.classify_error("InductorError: ModuleNotFoundError: No module named 'x'")["id"] != "import_error"
+
+
+def test_the_shape_recipe_warns_rightly_that_mark_dynamic_is_strict(tmp_path):
+    """knowledge/recompiles.yaml's shape fix says mark_dynamic raises where a lowering specializes the dim
+    (a convolution's backward in training on CPU): run it (blind A/B batch 6 followed mark_dynamic into it)."""
+    import subprocess
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "programs", "mark_dynamic_conv_train.py")],
+                       capture_output=True, text=True, timeout=600, env=env)
+    assert p.returncode != 0 and "ConstraintViolationError" in p.stderr, p.stdout[-500:] + p.stderr[-2000:]
+    assert "mark_dynamic(x, 0) is strict" in open(os.path.join(ROOT, "knowledge", "recompiles.yaml")).read()
