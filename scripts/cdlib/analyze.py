@@ -490,10 +490,15 @@ _FLAG_RE = re.compile(r"""add_argument\(\s*(?:["']-\w["']\s*,\s*)?["'](--[\w-]*c
 _ENV_RE = re.compile(r"""(?:environ(?:\.get)?[\[(]|getenv\()\s*["'](\w*COMPIL\w*)["']""")
 
 
+def _script_of(command):
+    """The .py file a command runs, or None."""
+    return next((a for a in (command or []) if a.endswith(".py") and os.path.isfile(a)), None)
+
+
 def compile_flags(command):
     """Command-line flags (argparse) and environment variables the program's own source offers to turn
     torch.compile on: ['--compile', 'USE_COMPILE'] (for a run that never reached torch.compile)."""
-    script = next((a for a in (command or []) if a.endswith(".py") and os.path.isfile(a)), None)
+    script = _script_of(command)
     try:
         with open(script, encoding="utf-8", errors="replace") as f:
             src = f.read(500_000)
@@ -520,7 +525,7 @@ def _next_steps(rep, target_str, cli):
                       "command": template_command("{cli} perf -- {target}", target_str) if target_str else None})
     if not rep.used_compile and not rep.errors and not rep.interrupted:
         flags = compile_flags(rep.command)
-        script = next((a for a in (rep.command or []) if a.endswith(".py") and os.path.isfile(a)), None)
+        script = _script_of(rep.command)
         from . import never_ran
         found = never_ran.findings([script] + _local_imports(script)) if script else []
         if found:
