@@ -9,7 +9,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cdlib import ROOT, knowledge  # noqa: E402
+from cdlib import ROOT
+from cdlib.decide import knowledge  # noqa: E402
 
 HEADER = "<!-- Generated from knowledge/{src} by scripts/render_knowledge.py; edit the YAML, not this page. -->\n"
 CLI = 'python3 "${CLAUDE_PLUGIN_ROOT}/scripts/compile_debug.py"'

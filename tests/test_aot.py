@@ -5,7 +5,7 @@ import os
 import pytest
 from conftest import program, run_cli, run_json
 
-from cdlib import inductor_info as II
+from cdlib.read import inductor_info as II
 
 
 @pytest.fixture(scope="module")

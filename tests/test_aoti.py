@@ -70,7 +70,7 @@ def test_markdown_report(built):
     out = open(os.path.join(built["run_dir"], "report.md")).read().strip()
     assert "| compare | ok |" in out and built["package"] in out
     assert f"compiled in {built['compile_seconds']} s" in out
-    from cdlib.output import cli_command
+    from cdlib.cmdline import cli_command
     assert out.splitlines()[-1].startswith(f"Next: `{cli_command()} ")  # the CLI as it runs here
 
 

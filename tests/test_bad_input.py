@@ -365,7 +365,7 @@ def test_bad_input(case, tmp_path):
 
 def _which_tlparse():
     sys.path.insert(0, os.path.join(os.path.dirname(CLI)))
-    from cdlib import proc
+    from cdlib.run import proc
     return proc.find_tool("tlparse")
 
 
@@ -408,7 +408,8 @@ def test_trace_parser_survives_any_corruption(tmp_path):
     """Random edits of a real trace (cut, flipped bytes, duplicated and dropped lines, junk): the
     parser never raises, and analysis of what is left never raises either."""
     from hypothesis import HealthCheck, given, settings, strategies as st
-    from cdlib import analyze, trace
+    from cdlib.decide import analyze
+    from cdlib.read import trace
     data = open(TRACE, "rb").read()
     lines = data.splitlines(keepends=True)
     path = tmp_path / "t.log"
@@ -449,7 +450,7 @@ def test_trace_parser_survives_any_corruption(tmp_path):
 
 def test_huge_output_file_is_trimmed_keeping_head_and_tail(tmp_path):
     """proc.trim_output directly: head and tail kept on line boundaries, the note in between."""
-    from cdlib import proc
+    from cdlib.run import proc
     f = tmp_path / "o.txt"
     f.write_bytes(b"".join(b"line %d\n" % i for i in range(2_000_000)))
     size = os.path.getsize(f)
@@ -463,7 +464,7 @@ def test_huge_output_file_is_trimmed_keeping_head_and_tail(tmp_path):
 def test_tlparse_beside_the_interpreter_is_found(tmp_path):
     """tlparse in sys.executable's bin dir but not on PATH (a venv used without activating it):
     triage runs it (its HTML report is in the run dir) and env reports it."""
-    from cdlib import proc
+    from cdlib.run import proc
     exe = proc.find_tool("tlparse")
     if not exe:
         pytest.skip("tlparse not installed (pip install tlparse)")

@@ -11,7 +11,7 @@ import pytest
 from conftest import CLI, ROOT, program, run_cli, run_json
 
 from cdlib.commands import bisect as bisect_cmd
-from cdlib.workers import bisect_search, bisect_step
+from cdlib.run.workers import bisect_search, bisect_step
 
 
 # ---------------------------------------------------------------- fast: inputs, parsing

@@ -10,7 +10,7 @@ from conftest import program, run_cli
 
 
 def ct_summary(trace_dir):
-    from cdlib import compile_time as ct
+    from cdlib.decide import compile_time as ct
     return ct.summarize(trace_dir)
 
 # the whole measurement (cold, warm, portable, regional) runs once for the module: 4 runs of a small model
@@ -126,7 +126,7 @@ def _check_bypass_saving(g, summary):
 
 
 def ct_label(ph):
-    from cdlib import compile_time as ct
+    from cdlib.decide import compile_time as ct
     return ct.PHASE_LABEL[ph].split(" (")[0]
 
 
@@ -176,7 +176,7 @@ def test_bad_input_one_line_errors(tmp_path):
 
 
 def test_phase_of_and_bypass_table():
-    from cdlib import compile_time as ct
+    from cdlib.decide import compile_time as ct
     assert ct.phase_of("Scheduler.__init__") == "scheduling" and ct.phase_of("Scheduler.codegen") == "codegen"
     assert ct.phase_of("mm_template_autotuning") == "autotune" and ct.phase_of("pass.post_grad_passes.x") == "passes"
     assert ct.phase_of("something_new") is None
@@ -241,7 +241,7 @@ def test_repeated_blocks_need_the_same_signature():
     children with parameters of different shapes) is not (an A/B agent was told to compile `mlp`
     regionally)."""
     from types import SimpleNamespace
-    from cdlib import compile_time as ct
+    from cdlib.decide import compile_time as ct
     blocks = {f"l_self_modules_blocks_modules_{i}_modules_fc_parameters_weight_": [64, 64] for i in range(12)}
     mlp = {"l_self_modules_mlp_modules_0_parameters_weight_": [256, 64],
            "l_self_modules_mlp_modules_2_parameters_weight_": [64, 256]}
@@ -264,7 +264,7 @@ def _triage_unexpected(rep):
 
 def _agree(ct_res, tri):
     """compile-time's "stop the recompiles" covers exactly the recompiles triage calls not expected."""
-    from cdlib import compare
+    from cdlib.decide import compare
     rec = [g for g in ct_res["suggestions"] if g["id"] == "recompiles"]
     unexpected = _triage_unexpected(tri)
     assert len(unexpected) == compare.unexpected_recompiles(tri)

@@ -97,7 +97,7 @@ f(torch.randn(4, 8)).sum().backward()
 
 def test_trace_parser_keys_exist_in_a_live_trace(tmp_path):
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
-    from cdlib import trace as tracemod
+    from cdlib.read import trace as tracemod
     env = dict(os.environ, TORCH_TRACE=str(tmp_path / "trace"),
                TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))   # cold: the cache-miss artifacts appear
     subprocess.run([sys.executable, "-c", _PROG], env=env, check=True, timeout=600, capture_output=True)

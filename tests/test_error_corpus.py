@@ -16,7 +16,9 @@ import pytest
 from conftest import ROOT, run_cli
 
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from cdlib import analyze, proc, views  # noqa: E402
+from cdlib.decide import analyze
+from cdlib.run import proc
+from cdlib.show import views  # noqa: E402
 
 CORPUS = os.path.join(ROOT, "tests", "error_corpus")
 RECORDED = sorted(glob.glob(os.path.join(CORPUS, "recorded", "*.json")))

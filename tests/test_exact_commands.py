@@ -24,7 +24,10 @@ import pytest
 
 from conftest import CLI, program
 
-from cdlib import multirank, output, proc
+from cdlib.decide import multirank
+from cdlib.show import output
+from cdlib import cmdline
+from cdlib.run import proc
 
 NO_TORCH = "No module named 'torch'"
 
@@ -319,12 +322,12 @@ def test_command_line_rules(tmp_path, monkeypatch):
     _venv(venv)
     vpy = str(venv / "bin" / "python")
     # a venv's python is a symlink to the base binary (same realpath) but another interpreter (its packages)
-    assert not output.same_interpreter(vpy, sys.executable) and output.same_interpreter(vpy, str(venv / "bin" / "python3"))
-    assert output.same_interpreter(sys.executable, sys.executable)
+    assert not cmdline.same_interpreter(vpy, sys.executable) and cmdline.same_interpreter(vpy, str(venv / "bin" / "python3"))
+    assert cmdline.same_interpreter(sys.executable, sys.executable)
     # the program's argv is kept as given, its interpreter path too; words are shell-quoted
-    assert output.command_line([vpy, "my prog.py", "--x=1"]) == f"{vpy} 'my prog.py' --x=1"
-    assert output.command_line([sys.executable, "a.py"]).split()[0] == output.python_word()
-    assert output.python_word() in ("python3", sys.executable)
+    assert cmdline.command_line([vpy, "my prog.py", "--x=1"]) == f"{vpy} 'my prog.py' --x=1"
+    assert cmdline.command_line([sys.executable, "a.py"]).split()[0] == cmdline.python_word()
+    assert cmdline.python_word() in ("python3", sys.executable)
     # the interpreter the command names runs torchrun / the bisector / the minifier
     assert proc.target_python([vpy, "x.py"]) == vpy and proc.target_python(["x.py"]) == sys.executable
     assert proc.target_python(["python3.11", "x.py"]).endswith("python3.11")
@@ -332,8 +335,8 @@ def test_command_line_rules(tmp_path, monkeypatch):
     assert argv[:3] == [vpy, "-m", "torch.distributed.run"]
     # --stdin FILE of this run goes into every command that re-runs the program
     monkeypatch.setenv(proc.STDIN_VAR, "/in put.txt")
-    assert output.cli_command("bisect", "--from", "/r").endswith("bisect --stdin '/in put.txt' --from /r")
-    assert output.cli_command("inductor", "--from", "/r", "--graph", "g").count("--stdin") == 1
-    assert "--stdin" not in output.cli_command("env")
-    assert output.template_command("{cli} minify -- {target}", "p.py").endswith("minify --stdin '/in put.txt' -- p.py")
-    assert output.template_command("{cli} triage --stdin <file> -- {target}", "p.py").count("--stdin") == 1
+    assert cmdline.cli_command("bisect", "--from", "/r").endswith("bisect --stdin '/in put.txt' --from /r")
+    assert cmdline.cli_command("inductor", "--from", "/r", "--graph", "g").count("--stdin") == 1
+    assert "--stdin" not in cmdline.cli_command("env")
+    assert cmdline.template_command("{cli} minify -- {target}", "p.py").endswith("minify --stdin '/in put.txt' -- p.py")
+    assert cmdline.template_command("{cli} triage --stdin <file> -- {target}", "p.py").count("--stdin") == 1

@@ -144,7 +144,7 @@ def test_markdown_report(refined_run):
     out = open(os.path.join(refined_run["run_dir"], "report.md")).read().strip()
     assert "constraint_violation" in out and f"export_models.py:{line_of('if x.shape[0] > 4')}" in out
     assert "Dim('batch', min=5)" in out and "dynamic_shapes = {" in out
-    from cdlib.output import cli_command
+    from cdlib.cmdline import cli_command
     assert out.splitlines()[-1].startswith(f"Next: `{cli_command()} ")  # the CLI as it runs here
 
 

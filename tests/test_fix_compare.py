@@ -175,7 +175,7 @@ def test_compare_says_why_output_can_change_without_a_fix(tmp_path):
 def test_a_diagnosis_run_only_when_nothing_else_is_tried():
     """raise_recompile_limit (a diagnosis, a whole run of up to 64 compiles) beside a candidate that
     targets the cause is not tried (blind A/B: 460 s for nothing); alone, it is."""
-    from cdlib import fixes
+    from cdlib.decide import fixes
     attr = {"kind": "recompile", "guard_kind": "module_attribute", "text": "self.step == 0",
             "params": {"function": "forward"}}
     limit = {"kind": "limit_hit", "text": "forward", "params": {"function": "forward"}}
@@ -185,7 +185,7 @@ def test_a_diagnosis_run_only_when_nothing_else_is_tried():
 
 def test_compare_output_of_a_fixed_crash_is_not_called_changed():
     """The before run crashed (partial output), the after run completes: that is not an output change."""
-    from cdlib import compare as cmp
+    from cdlib.decide import compare as cmp
     base = {"exit_code": 1, "timed_out": False, "signal": None, "graph_breaks": [], "recompiles": [], "stats": {},
             "command": ["python", "app.py"], "run_dir": "/r1", "_stdout": ""}
     after = dict(base, exit_code=0, run_dir="/r2", _stdout="torch.Size([4, 10])\n")
@@ -194,7 +194,7 @@ def test_compare_output_of_a_fixed_crash_is_not_called_changed():
 
 
 def test_compare_output_change_in_the_shared_part_is_still_changed():
-    from cdlib import compare as cmp
+    from cdlib.decide import compare as cmp
     base = {"exit_code": 1, "timed_out": False, "signal": None, "graph_breaks": [], "recompiles": [], "stats": {},
             "command": ["python", "app.py"], "run_dir": "/r1", "_stdout": "step 0 loss 1.0\n"}
     after = dict(base, exit_code=0, run_dir="/r2", _stdout="step 0 loss 2.0\nstep 1 loss 1.5\n")
@@ -204,7 +204,7 @@ def test_compare_output_change_in_the_shared_part_is_still_changed():
 def test_printed_leaves_out_torchs_multiline_warnings():
     """A Dynamo UserWarning whose message spans lines (torch 2.14's `time.time` warning, as printed) is
     torch's, not the program's: none of its lines counts as printed output; the program's own lines do."""
-    from cdlib import verdict
+    from cdlib.decide import verdict
     err = ("/venv/lib/python3.11/site-packages/torch/_dynamo/variables/functions.py:2604: UserWarning: Dynamo does "
            "not know how to trace the builtin `time.time.` This function is either a Python builtin\n"
            "If it is a Python builtin, please file an issue on GitHub so the PyTorch team can add support.\n"
@@ -240,5 +240,5 @@ def test_output_change_from_compiled_random_numbers_is_not_the_fixs(tmp_path):
 def test_timings_and_stamps_are_masked_but_results_are_not(line, want):
     """compare and --vs-eager compare printed lines without what differs between any two runs (batch 5:
     a 'median 953.2 ms/batch' line made compare say 'output changed' for a fix that changed no result)."""
-    from cdlib import verdict
+    from cdlib.decide import verdict
     assert verdict.mask_times(line) == want

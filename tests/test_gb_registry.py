@@ -4,7 +4,7 @@ names exists. The break text is built from torch's own registry entry
 tests/fixtures/torch-2.14/*/trace.log payloads)."""
 import re
 
-from cdlib import analyze_dynamo, knowledge
+from cdlib.decide import analyze_dynamo, knowledge
 
 REGISTRY = knowledge.gb_registry()
 URL = "https://meta-pytorch.github.io/compile-graph-break-site/gb/gb{:04d}.html"

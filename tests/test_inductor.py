@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from conftest import program, resolve_dotted as _resolve, run_cli, run_json
 
-from cdlib import inductor_info as II
+from cdlib.read import inductor_info as II
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,7 @@ import sys
 
 from conftest import ROOT
 
-from cdlib import knowledge
+from cdlib.decide import knowledge
 
 
 def test_triage_rows_well_formed():
@@ -144,7 +144,7 @@ def test_recompile_facts_hold_on_installed_torch():
 def test_syntax_error_in_generated_code_is_not_the_users():
     """Seen on the H100 (torch 2.11): an injected Triton failure surfaces as Inductor failing to import
     its own generated module with a nested SyntaxError. That is compiler-side, never `syntax_error`."""
-    from cdlib import knowledge
+    from cdlib.decide import knowledge
     sig = ("InductorError: RuntimeError: Failed to import /tmp/cache/hp/chpzx6rvbpqfs7zusv7d45k5jm752vn2a3g7yjqm6ff26fug2mkn.py\n"
            "SyntaxError: invalid syntax (chpzx6rvbpqfs7zusv7d45k5jm752vn2a3g7yjqm6ff26fug2mkn.py, line 26)")
     assert knowledge.classify_error(sig)["id"] == "inductor_compile_error"

@@ -21,8 +21,8 @@ def _graph():
             if not (isinstance(node, ast.ImportFrom) and node.level):
                 continue
             base = pkg[:len(pkg) - (node.level - 1)] if node.level > 1 else pkg
-            targets = [".".join(base + node.module.split("."))] if node.module else \
-                [".".join(base + [a.name]) for a in node.names]
+            here = base + (node.module.split(".") if node.module else [])
+            targets = [".".join(here)] + [".".join(here + [a.name]) for a in node.names]
             graph[mod] |= {t for t in targets if t in graph and t != mod}
     return graph
 
@@ -60,10 +60,38 @@ def _cycles(graph):
 
 def test_no_import_circle():
     graph = _graph()
-    assert len(graph) > 20 and "analyze" in graph and "commands.triage" in graph
+    assert len(graph) > 20 and "decide.analyze" in graph and "commands.triage" in graph
     assert _cycles(graph) == []
 
 
 def test_the_check_sees_a_circle():
     g = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(g) == [["a", "b", "c"]]
+
+
+# The pipeline, top to bottom: a module imports only from its own layer or the layers below it.
+# commands (arguments, orchestration) > show (Markdown/JSON views) > decide (analysis, verdicts,
+# knowledge) > run (processes, run dir, startup hook, workers) > read (parsers of what a run left)
+# > the base modules at the top of cdlib (errors, report, cmdline).
+LAYERS = ["read", "run", "decide", "show", "commands"]
+
+
+def _layer(mod):
+    head = mod.split(".")[0]
+    if head == "cli":           # the dispatcher: above every command
+        return len(LAYERS)
+    return LAYERS.index(head) if head in LAYERS else -1
+
+
+def test_layers_point_down():
+    graph = _graph()
+    assert {m.split(".")[0] for m in graph} >= set(LAYERS)
+    up = sorted(f"{m} -> {t}" for m, ts in graph.items() for t in ts
+                if _layer(t) > _layer(m))
+    assert up == []
+
+
+def test_every_module_has_a_layer():
+    """Only the base modules live at the top of cdlib; everything else is in a layer folder."""
+    top = sorted(m for m in _graph() if "." not in m and m not in LAYERS)
+    assert top == ["__init__", "cli", "cmdline", "errors", "report"]

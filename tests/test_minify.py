@@ -115,7 +115,7 @@ def test_minify_accuracy_bug(tmp_path):
     assert data["kind"] == "accuracy" and data["repro_level"] == 4
     assert data["verified"] is True, data
     # 2 cores or more: the LEVEL=4 dump ran next to the triage run (no second round)
-    from cdlib.workers import bisect_search
+    from cdlib.run.workers import bisect_search
     if bisect_search.default_jobs() >= 2:
         assert data["dumped_by"] == "dump run (next to the triage run)"
     assert data["nodes_after"] < data["nodes_before"]

@@ -14,7 +14,7 @@ import pytest
 
 from conftest import CLI, program, run_cli, run_json
 
-from cdlib import multirank
+from cdlib.decide import multirank
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="torchrun + /proc bookkeeping: Linux only")
 
@@ -54,7 +54,7 @@ def _by_rank(res):
 def test_device_index_is_not_a_divergence():
     """On GPUs each rank's graph names its own device (seen on 2 H200s: 'ranks traced different graphs'
     for identical DDP ranks); the graph hash leaves the device index out, and nothing else."""
-    from cdlib.analyze_multirank import same_on_every_rank
+    from cdlib.decide.analyze_multirank import same_on_every_rank
     rank = lambda i, op="relu": (f"l_x_: \"f32[8, 16][16, 1]cuda:{i}\" = L_x_\n"
                                  f"ones = torch.ones(3, device=device(type='cuda', index={i}))\n"
                                  f"y = torch.{op}(l_x_)")
@@ -355,7 +355,7 @@ def test_wrapper_facts_hold_for_installed_torch():
     import torch._dynamo.config as dconf
     from torch._dynamo.utils import _ddp_optimization_mode
     from torch.nn.parallel import DistributedDataParallel
-    from cdlib import knowledge
+    from cdlib.decide import knowledge
     text = " ".join(" ".join(w[k].split()) for w in knowledge.load("graph_breaks")["wrappers"]
                     for k in ("expected", "setup", "splits") if k in w)
     names = set(re.findall(r"torch\._dynamo\.config\.(\w+)", text))

@@ -118,7 +118,7 @@ def test_vs_eager_no_false_alarm_on_float_noise(tmp_path):
 
 
 def test_compare_outputs_tokens():
-    from cdlib.verdict import compare_outputs
+    from cdlib.decide.verdict import compare_outputs
     same = compare_outputs("epoch 1 took 3.2 s loss 0.12345678\nobj at 0x7f00aa\n",
                            "epoch 1 took 9.9 s loss 0.12345679\nobj at 0x7f11bb\n", {"f32"})
     assert same["differ"] == 0

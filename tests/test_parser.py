@@ -5,7 +5,9 @@ import os
 import pytest
 from conftest import FIXTURES
 
-from cdlib import analyze, proc, trace
+from cdlib.decide import analyze
+from cdlib.run import proc
+from cdlib.read import trace
 
 VERSIONS = sorted(d for d in os.listdir(FIXTURES) if d.startswith("torch-"))
 
@@ -148,7 +150,7 @@ def test_library_break_chain_and_workarounds():
 
 
 def test_library_break_markdown_shows_hints_and_chain():
-    from cdlib import views
+    from cdlib.show import views
     md = views.triage_markdown(report("torch-2.14", "hf_gpt2_gc"))
     i_hint, i_fix = md.index("PyTorch's hints:"), md.index("   Fix (a change to the breaking line")
     assert i_hint < i_fix and "In library code (transformers), not yours" in md
@@ -174,7 +176,7 @@ def test_recompile_causes_grouped_across_cache_entries():
 
 
 def test_guard_cause_names():
-    from cdlib.analyze_dynamo import guard_cause
+    from cdlib.decide.analyze_dynamo import guard_cause
     assert guard_cause("tensor 'L['x']' size mismatch at index 0. expected 2, actual 3", "shape") == "shape of `x` dim 0"
     assert guard_cause("tensor 'x' dtype mismatch. expected Float, actual Double", "dtype") == "dtype of `x`"
     assert guard_cause("GLOBAL_STATE changed: grad_mode ", "grad_mode") == "grad mode"
@@ -182,5 +184,5 @@ def test_guard_cause_names():
     assert guard_cause("len(L['xs']) == 2", "container_length") == "length of `xs`"
     # transformers generate() on 2.14: a dynamic dim left the range it was compiled for
     assert guard_cause("2 <= input_ids.size()[1] <= 8", "shape") == "shape of `input_ids` dim 1"
-    from cdlib import knowledge
+    from cdlib.decide import knowledge
     assert knowledge.guard_kind("2 <= input_ids.size()[1] <= 8")["kind"] == "shape"

@@ -137,7 +137,7 @@ def test_runtime_cudagraph_skip_messages_are_captured():
     No GPU needed: call torch's own logging function."""
     import subprocess
     import sys
-    code = ("from cdlib.workers.perf import _capture_cudagraph_skips\n"
+    code = ("from cdlib.run.workers.perf import _capture_cudagraph_skips\n"
             "s = []\n_capture_cudagraph_skips(s)\n"
             "from torch._inductor.cudagraph_utils import log_cudagraph_skip_and_bump_counter as f\n"
             "f('skipping cudagraphs due to mutated inputs (1 instances)')\nprint('SINK', s)\n")

@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import ROOT, program, resolve_dotted, run_cli
 
-from cdlib import knowledge
+from cdlib.decide import knowledge
 
 CLASSES = knowledge.load("semantics")["classes"]
 CPU = [c for c in CLASSES if c["device"] == "cpu"]
@@ -107,7 +107,7 @@ def test_state_dict_before_compiling_is_the_modules_own():
     """`model.state_dict()` above `model = torch.compile(model)` is the module's own (no "_orig_mod."
     keys): not the checkpoint class (a CompileQA answer's triage said it was); below it, it is."""
     from types import SimpleNamespace
-    from cdlib import semantics
+    from cdlib.decide import semantics
     pat = _one(next(c for c in semantics.classes() if c["id"] == "compiled_state_dict_prefix")["detect"][0]["source"])
     before = SimpleNamespace(files=[program("sem_state_dict_before_compile.py")], traced_lines=[])
     assert semantics._signal("source", pat, before, None) is None

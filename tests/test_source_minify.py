@@ -9,7 +9,7 @@ import pytest
 
 from conftest import program, run_cli, run_json
 
-from cdlib import source_reduce as sr
+from cdlib.decide import source_reduce as sr
 
 
 def _sig(rc=1, tb=False, type_=None, message="", last="", signal=None):
@@ -242,7 +242,7 @@ def test_warm_interpreter_runs_a_program_as_python_would(tmp_path):
     """One zygote (torch imported once), several programs in its forks: exit status, output files, the
     traceback from the program's own frames (no zygote or runpy frame), sys.exit("text"), a signal, a
     timeout that ends the fork's whole session, and __name__ == "__main__"."""
-    from cdlib import warm
+    from cdlib.run import warm
     d = tmp_path / "p"
     d.mkdir()
     progs = {
@@ -293,7 +293,7 @@ def _cmdline(pid):
 
 
 def test_imports_of_leaves_out_the_programs_own_modules(tmp_path):
-    from cdlib import warm
+    from cdlib.run import warm
     (tmp_path / "helpers.py").write_text("")
     (tmp_path / "pkg").mkdir()
     text = "import os, torch.nn as nn\nfrom transformers import GPT2Config\nimport helpers\nfrom pkg import x\n" \

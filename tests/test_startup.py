@@ -4,7 +4,7 @@ import subprocess
 import sys
 
 from conftest import ROOT  # noqa: F401  (puts scripts/ on sys.path)
-from cdlib import proc
+from cdlib.run import proc
 
 FULLGRAPH = """import torch
 @torch.compile(fullgraph=True)

@@ -279,7 +279,7 @@ def test_break_in_library_code_shows_chain_and_workarounds(triaged):
 def test_library_workarounds_work(tmp_path):
     """The two lines triage derives for lib_chain.py, applied at start-up without editing any file:
     the logging break is gone and Dynamo no longer traces into tinylib.layers.gate."""
-    from cdlib import proc
+    from cdlib.run import proc
     code = ("import logging, sys, os\n"
             "torch._dynamo.config.ignore_logging_functions.add(logging.Logger.debug)\n"
             "sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(sys.argv[0])), 'site-packages'))\n"

@@ -90,7 +90,7 @@ def split_target(argv):
 
 def _set_stdin(path):
     """--stdin FILE: every run of the program (and every suggested re-run) reads it (proc.STDIN_VAR)."""
-    from . import proc
+    from .run import proc
     if path is None:
         return
     if not os.path.isfile(path):

@@ -6,9 +6,12 @@ import re
 import shutil
 import time
 
-from .. import output, proc, source_reduce, torch_versions
+from ..show import output
+from .. import cmdline
+from ..run import proc, torch_versions
+from ..decide import source_reduce
 from ..errors import CliError
-from ..source_reduce import SourceError, lines_of
+from ..decide.source_reduce import SourceError, lines_of
 
 
 def applies(argv):
@@ -63,7 +66,7 @@ def run(args, argv, run_dir, *, prior=None, from_dir=None):
         md = ["# minify --source: nothing reduced", "", f"- program: {path} ({result['lines_before']} lines)",
               f"- {why}."]
         if prior:
-            md.insert(2, f"- graph stage: {prior.get('status')} ({output.clip(prior.get('reason') or '', 160)}; "
+            md.insert(2, f"- graph stage: {prior.get('status')} ({cmdline.clip(prior.get('reason') or '', 160)}; "
                          f"its report: {os.path.join(run_dir, 'report_graph_stage.md')})")
         if "without torch.compile too" in why:
             md += ["", "Fix the program first: `triage` shows where it fails."]
@@ -126,8 +129,8 @@ def _what(o):
         g = o.graph_break
         return f"keep graph break {g['gb_id'] or g['gb_type']} in {g['function']}"
     s = o.orig
-    end = f"{s['type']}: {output.clip(s['message'], 80)}" if s["traceback"] else \
-        (s["signal"] or f"exit {s['rc']}") + (f" after printing `{output.clip(s['last_line'], 80)}`" if s["last_line"] else "")
+    end = f"{s['type']}: {cmdline.clip(s['message'], 80)}" if s["traceback"] else \
+        (s["signal"] or f"exit {s['rc']}") + (f" after printing `{cmdline.clip(s['last_line'], 80)}`" if s["last_line"] else "")
     checks = ["fails compiled with " + end, "passes with compilation off"]
     if o.good_backend:
         checks.append(f"passes with backend {o.good_backend}")
@@ -150,7 +153,7 @@ def _verify(oracle, best):
 
 def _write_test(run_dir, oracle, argv, index, n0, n1, timeout, versions):
     import jinja2
-    tdir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
+    tdir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "show", "templates")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(tdir), keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
     gb = oracle.graph_break or {}
@@ -164,7 +167,7 @@ def _write_test(run_dir, oracle, argv, index, n0, n1, timeout, versions):
         func = re.sub(r"\W+", "_", f"compiled_{oracle.orig.get('type') or 'exit'}").strip("_").lower()
     text = env.get_template("source_regression_test.py.j2").render(
         mode=oracle.mode, what=what, repro_name="repro.py", lines_before=n0, lines_after=n1,
-        good_backend=oracle.good_backend, original_command=output.command_line(argv),
+        good_backend=oracle.good_backend, original_command=cmdline.command_line(argv),
         torch_version=versions[argv[0]], test_name=name, args=list(argv[index + 1:]), signature=sig,
         func_name=func, timeout=int(min(max(oracle.query_timeout * 2, 60), 3600)),
         gb_id=gb.get("gb_id") or gb.get("gb_type") or "")
@@ -176,8 +179,8 @@ def _write_test(run_dir, oracle, argv, index, n0, n1, timeout, versions):
 
 def _end_text(s):
     if s["traceback"]:
-        return f"{s['type']}: {output.clip(s['message'], 200)}"
-    return (s["signal"] or f"exit {s['rc']}") + (f", after printing: {output.clip(s['last_line'], 200)}"
+        return f"{s['type']}: {cmdline.clip(s['message'], 200)}"
+    return (s["signal"] or f"exit {s['rc']}") + (f", after printing: {cmdline.clip(s['last_line'], 200)}"
                                                  if s["last_line"] else "")
 
 
@@ -193,9 +196,9 @@ def _bug_report(run_dir, oracle, argv, index, best, checks, versions):
         lines = [ln for ln in out.splitlines() if ln.strip() and not re.match(r"^[VIWEC]\d{4} ", ln)]
         return "\n".join(lines[-n:])
     tv = versions[argv[0]]
-    cmd = output.command_line(["python", "repro.py", *argv[index + 1:]])   # for the issue: no local paths
+    cmd = cmdline.command_line(["python", "repro.py", *argv[index + 1:]])   # for the issue: no local paths
     md = [f"### torch.compile: {'graph break ' + (oracle.graph_break or {}).get('gb_id', '') if oracle.mode == 'graph_break' else _end_text(oracle.orig)}",
-          "", f"torch {tv}; reduced by compile-debug `minify --source` from {output.command_line(argv)} "
+          "", f"torch {tv}; reduced by compile-debug `minify --source` from {cmdline.command_line(argv)} "
           f"({lines_of(open(oracle.prog, encoding='utf-8').read())} → {lines_of(best)} lines).", "",
           f"Run: `{cmd}`", "", "```python", best.rstrip(), "```", ""]
     if oracle.mode == "graph_break":
@@ -235,7 +238,7 @@ def _markdown(r, oracle, argv, index, stopped, limit, args, from_dir):
         rows.append(["bug report", r["bug_report"]])
     if r.get("graph_stage"):
         g = r["graph_stage"]
-        rows.insert(0, ["graph stage", f"{g.get('status')}: {output.clip(g.get('reason') or (g.get('repro_check') or {}).get('why') or '', 140)}"])
+        rows.insert(0, ["graph stage", f"{g.get('status')}: {cmdline.clip(g.get('reason') or (g.get('repro_check') or {}).get('why') or '', 140)}"])
     if oracle.other_python:
         rows.append(["other torch", f"{oracle.other_python}: the original {oracle.orig_other}"])
     md += [output.table(["", ""], rows), ""]
@@ -243,12 +246,12 @@ def _markdown(r, oracle, argv, index, stopped, limit, args, from_dir):
     if stopped == "time":
         again = [w for w in _argv_words(args, from_dir) if w]
         md += [f"- stopped at the time limit ({limit:.0f} s) with the smallest program found so far; more time may "
-               f"shrink it further: `{output.cli_command('minify', *again[:1], '--source-limit', str(int(2 * limit)), *again[1:])}`"]
+               f"shrink it further: `{cmdline.cli_command('minify', *again[:1], '--source-limit', str(int(2 * limit)), *again[1:])}`"]
     r["next_command"] = None
     if ok:
-        md += ["", f"Run it: `{output.command_line([argv[0], r['repro'], *argv[index + 1:]])}`; the test fails until "
-                   f"it is fixed: `{output.command_line([argv[0], '-m', 'pytest', '-q', r['regression_test']])}`."]
-        triage = output.cli_command("triage", "--", argv[0], r["repro"], *argv[index + 1:])
+        md += ["", f"Run it: `{cmdline.command_line([argv[0], r['repro'], *argv[index + 1:]])}`; the test fails until "
+                   f"it is fixed: `{cmdline.command_line([argv[0], '-m', 'pytest', '-q', r['regression_test']])}`."]
+        triage = cmdline.cli_command("triage", "--", argv[0], r["repro"], *argv[index + 1:])
         if oracle.mode == "graph_break":
             md += ["", f"PyTorch's hint and our recipe for this break: `{triage}`; most breaks are documented "
                        "behaviour with a fix in your code. Attach repro.py to a PyTorch issue only when the hint "
@@ -260,7 +263,7 @@ def _markdown(r, oracle, argv, index, stopped, limit, args, from_dir):
         if oracle.mode != "graph_break" and oracle.good_backend:
             md += ["", "Next: file it with bug_report.md (bisect already named the layer)."]
         elif oracle.mode != "graph_break":
-            nxt = output.cli_command("bisect", "--", argv[0], r["repro"], *argv[index + 1:])
+            nxt = cmdline.cli_command("bisect", "--", argv[0], r["repro"], *argv[index + 1:])
             md += ["", "Next: find the compiler layer on the small program (fast), then file it with bug_report.md:",
                    "", "    " + nxt]
             r["next_command"] = nxt

@@ -10,7 +10,10 @@ import json
 import os
 import sys
 
-from .. import accuracy_check, output, proc, rundir, target
+from ..decide import accuracy_check
+from ..show import output
+from .. import cmdline
+from ..run import proc, rundir, target
 from ..errors import CliError
 
 HELP = "measure compiled-vs-eager error against an fp64 reference; find the failing graph"
@@ -123,7 +126,7 @@ def _run_model(args):
     if not data.get("ok"):
         result.update(status="error", error=data.get("error"))
         output.emit(args, result, f"# accuracy: could not evaluate\n\n- {data.get('error')}\n\nNext:\n\n    "
-                    + output.cli_command("accuracy", "--timeout", "3600", f"{path}:{name}"))
+                    + cmdline.cli_command("accuracy", "--timeout", "3600", f"{path}:{name}"))
         return 0
     verdict, fix, lines = _summary(data)
     result.update(status={"pass": "pass", "FAIL": "fail"}.get(verdict, "error"), verdict=verdict, fixed_by=fix,
@@ -134,9 +137,9 @@ def _run_model(args):
         md.append(f"- note: {data['note']}")
     if verdict == "FAIL" and not fix:
         md += ["", "Next: find the failing layer with a script that checks the result, e.g.", "",
-               "    " + output.cli_command("bisect", "--bad-if-exception", "AssertionError", "--", sys.executable, "your_check.py")]
+               "    " + cmdline.cli_command("bisect", "--bad-if-exception", "AssertionError", "--", sys.executable, "your_check.py")]
     else:
-        md += ["", "Next: see the whole compile (graphs, breaks) with", "", "    " + output.cli_command("triage", "--", sys.executable, "your_script.py")]
+        md += ["", "Next: see the whole compile (graphs, breaks) with", "", "    " + cmdline.cli_command("triage", "--", sys.executable, "your_script.py")]
     result["next_command"] = md[-1].strip()
     output.emit(args, result, "\n".join(md))
     return 0
@@ -157,7 +160,7 @@ def _run_script(args):
     res = chk["res"]
     result = {"command": "accuracy", "run_dir": run_dir, "target": argv, "exit_code": res.returncode,
               "signal": res.signal, "stderr": res.stderr_path}
-    nxt_bisect = output.cli_command("bisect", "--", *args.target)
+    nxt_bisect = cmdline.cli_command("bisect", "--", *args.target)
     j = accuracy_check.judge(chk)
     result["measured"] = {k: j[k] for k in ("verdict", "summary", "why", "graph", "worst", "graphs_checked",
                                              "outputs_checked", "dtypes", "gate", "tolerance")}
@@ -176,13 +179,13 @@ def _run_script(args):
                   "If results still look wrong, the difference comes from outside the compiled graphs "
                   "(graph breaks, random numbers, data order, Python side effects) or only shows on later calls or "
                   "after many steps.", "", "Next: compare the whole run's printed output compiled and eager:", "",
-                  "    " + output.cli_command("triage", "--vs-eager", "--", *args.target)]
+                  "    " + cmdline.cli_command("triage", "--vs-eager", "--", *args.target)]
         elif not failed:
             result.update(status="not_sure", meaning="no compiled graph was checked")
             md = ["# accuracy: the program passed, but no compiled graph was checked", "",
                   "- " + ("no graph was compiled by Inductor (torch's check only measures Inductor graphs)"
                           if not chk["inductor"] else "no Inductor graph ran with real inputs under the check"), "",
-                  "Next: look at the whole run:", "", "    " + output.cli_command("triage", "--", *args.target)]
+                  "Next: look at the whole run:", "", "    " + cmdline.cli_command("triage", "--", *args.target)]
         elif j["verdict"] == "rounding":
             # the program's own comparison failed although every graph is as close to fp64 as eager
             result.update(status="precision", meaning=accuracy_check.precision_meaning())
@@ -194,7 +197,7 @@ def _run_script(args):
                   f"**Meaning:** {accuracy_check.precision_meaning()}", "",
                   "Next: fix the program's output check (no compiler bisect)."]
         else:
-            why, cmd = accuracy_check.next_command(j["next"], output.cli_command(), _shown(args.target),
+            why, cmd = accuracy_check.next_command(j["next"], cmdline.cli_command(), _shown(args.target),
                                                    timeout=args.timeout)
             result.update(status="not_sure", meaning=j["why"])
             md = [f"# accuracy: {j['summary']}", ""]
@@ -223,8 +226,8 @@ def _run_script(args):
             md.append(f"- could not re-measure the graph alone: {data.get('error')}")
         md += ["", f"**Meaning:** {result['meaning']}", f"- graph: {checkpoint}"]
     md += ["", "Next: find the pass/lowering (bisect), or shrink the graph (minify --kind accuracy):", "",
-           "    " + nxt_bisect if res.returncode else "    " + output.cli_command("bisect", "--bad-if", "AccuracyError", "--", *args.target),
-           "    " + output.cli_command("minify", "--kind", "accuracy", "--", *args.target)]
+           "    " + nxt_bisect if res.returncode else "    " + cmdline.cli_command("bisect", "--bad-if", "AccuracyError", "--", *args.target),
+           "    " + cmdline.cli_command("minify", "--kind", "accuracy", "--", *args.target)]
     result["next_command"] = md[-1].strip()
     output.emit(args, result, "\n".join(md))
     return 0

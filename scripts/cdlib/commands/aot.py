@@ -3,9 +3,10 @@
 (in-place ops and input mutations) and decompositions (ops before vs after)."""
 import os
 
-from .. import inductor_info as II
-from .. import inductor_run as IR
-from .. import output
+from ..read import inductor_info as II
+from ..run import inductor_run as IR
+from ..show import output
+from .. import cmdline
 from ..errors import CliError
 
 HELP = "AOTAutograd graphs: joint/forward/backward, saved activations, functionalization, decompositions"
@@ -149,6 +150,6 @@ def _markdown(res):
                 f"{d['op']} → {', '.join(x.replace('aten.', '') for x in d['aten'][:6])}"
                 + (f" (+{len(d['aten']) - 6})" if len(d["aten"]) > 6 else "") for d in f["decompositions"][:6]))
         L.append("graphs: " + ", ".join(f"{k} {p}" for k, p in f["graphs"].items()))
-    nxt = output.cli_command("inductor", "--from", res["run_dir"])
+    nxt = cmdline.cli_command("inductor", "--from", res["run_dir"])
     L.append(f"\nNext: the kernels these graphs became (no rerun): `{nxt}`")
     return "\n".join(L)

@@ -14,11 +14,13 @@ import os
 import re
 import sys
 
-from .. import output, proc, rundir
+from ..show import output
+from .. import cmdline
+from ..run import proc, rundir
 from ..errors import CliError
 from .export import _short, class_info, check_model_spec, load_error, read_result, worker_problem
 
-from ..workers.aoti import classify_run_text  # noqa: E402  (shared rules; no torch import)
+from ..run.workers.aoti import classify_run_text  # noqa: E402  (shared rules; no torch import)
 
 HELP = "build, run and check an AOTInductor .pt2 package against eager; debug crashes (IMA), minify"
 ORDER = 41
@@ -180,7 +182,7 @@ def run(args):
         cls = ph.get("cls") or "crash"
         if failed == "export":
             title, fix = class_info(cls)
-            fix += "  Details: " + output.cli_command("export", args.model)
+            fix += "  Details: " + cmdline.cli_command("export", args.model)
         else:
             title, fix = PHASE_CLASSES.get(cls) or class_info(cls, default=None)
         result["failure"] = {"phase": failed, "cls": cls, "title": title, "type": ph.get("type"),
@@ -336,7 +338,7 @@ def minify(args, run_dir, result):
     same = (not vr.ok) and (not markers or any(k in vtext for k in markers))
     out["verified"] = bool(same)
     out["repro_exit"] = vr.returncode
-    out["repro_error"] = output.clip(next((l for l in reversed(vtext.splitlines()) if "Error" in l), ""), 200)
+    out["repro_error"] = cmdline.clip(next((l for l in reversed(vtext.splitlines()) if "Error" in l), ""), 200)
     return out
 
 
@@ -344,24 +346,24 @@ def next_command(args, r):
     f = r.get("failure") or {}
     mn = r.get("minify") or {}
     if mn.get("repro") and mn.get("verified"):
-        return output.command_line([sys.executable, mn['repro']])
+        return cmdline.command_line([sys.executable, mn['repro']])
     if r["status"] == "ok":
         if args.device == "cpu":
-            return output.cli_command("aoti", args.model, "--device", "cuda")
-        return output.cli_command("export", args.model, "--dynamic")
+            return cmdline.cli_command("aoti", args.model, "--device", "cuda")
+        return cmdline.cli_command("export", args.model, "--dynamic")
     if f.get("phase") == "export":
-        return output.cli_command("export", args.model)
+        return cmdline.cli_command("export", args.model)
     if f.get("phase") == "compile" and not args.minify:
-        return output.cli_command("aoti", args.model, "--minify", *(_cfg(args)))
+        return cmdline.cli_command("aoti", args.model, "--minify", *(_cfg(args)))
     if f.get("phase") == "compare":
-        return output.cli_command("accuracy", args.model)
+        return cmdline.cli_command("accuracy", args.model)
     if f.get("cls") == "input_check":
-        return output.cli_command("export", args.model, "--dynamic")
+        return cmdline.cli_command("export", args.model, "--dynamic")
     if f.get("phase") == "run" and args.debug_crash and f.get("cls") != "input_check":
-        return output.cli_command("aoti", args.model, "--device", args.device, "--minify", *(_cfg(args)))
+        return cmdline.cli_command("aoti", args.model, "--device", args.device, "--minify", *(_cfg(args)))
     if f.get("phase") in ("run", "load") and not args.debug_crash:
-        return output.cli_command("aoti", args.model, "--device", args.device, "--debug-crash", *(_cfg(args)))
-    return output.cli_command("aoti", args.model, "--device", args.device)
+        return cmdline.cli_command("aoti", args.model, "--device", args.device, "--debug-crash", *(_cfg(args)))
+    return cmdline.cli_command("aoti", args.model, "--device", args.device)
 
 
 def _cfg(args):
@@ -395,7 +397,7 @@ def render(r):
         elif ph.get("ok") is None:
             rows.append([name, "not finished", "", ""])
         else:
-            rows.append([name, f"FAIL {ph.get('cls')}", f"{ph.get('seconds', '')} s", output.clip(ph.get("message"), 120)])
+            rows.append([name, f"FAIL {ph.get('cls')}", f"{ph.get('seconds', '')} s", cmdline.clip(ph.get("message"), 120)])
     if rows:
         out += [output.table(["phase", "result", "time", "detail"], rows), ""]
     if r.get("inputs"):
@@ -413,9 +415,9 @@ def render(r):
         if loc and loc.get("code"):
             out.append(f"    {loc['code']}")
         if f.get("message"):
-            out.append(f"Error: {output.clip(f['message'], 300)}")
+            out.append(f"Error: {cmdline.clip(f['message'], 300)}")
         if f.get("excerpt") and f["phase"] == "compile":
-            out += ["```", output.clip(f["excerpt"], 1200), "```"]
+            out += ["```", cmdline.clip(f["excerpt"], 1200), "```"]
         if f.get("error_file"):
             out.append(f"Full error: {f['error_file']}")
         if f["phase"] == "compare":
@@ -438,7 +440,7 @@ def render(r):
         if mn.get("repro"):
             nodes = f"{mn.get('nodes_before', '?')} -> {mn.get('nodes_after', '?')} nodes"
             out.append(f"Minimal repro: {mn['repro']} ({nodes}, {mn.get('queries', '?')} compiles, {mn.get('seconds')} s)")
-            out.append(f"Verified: `{output.command_line([sys.executable, mn['repro']])}` " + ("fails the same way." if mn.get("verified") else
+            out.append(f"Verified: `{cmdline.command_line([sys.executable, mn['repro']])}` " + ("fails the same way." if mn.get("verified") else
                        f"does NOT reproduce (exit {mn.get('repro_exit')}: {mn.get('repro_error')})"))
         else:
             out.append(mn.get("note") or "no repro")

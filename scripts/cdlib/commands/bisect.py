@@ -14,8 +14,10 @@ import sys
 import threading
 import time
 
-from .. import output, proc, rundir
-from ..bisect_result import LADDER, LAYER, by_hand, meaning, parse_result, read_steps, step_line
+from ..show import output
+from .. import cmdline
+from ..run import proc, rundir
+from ..decide.bisect_result import LADDER, LAYER, by_hand, meaning, parse_result, read_steps, step_line
 from ..errors import CliError
 
 HELP = "find the failing compiler layer (backend ladder + PyTorch's compiler bisector) down to the op"
@@ -192,7 +194,7 @@ def run(args):
     try:
         if engine == "cli":
             cmd = [python, "-m", "torch._inductor.compiler_bisector", "run",
-                   sys.executable, "-m", "cdlib.workers.bisect_step"] + step_opts + ["--"] + argv
+                   sys.executable, "-m", "cdlib.run.workers.bisect_step"] + step_opts + ["--"] + argv
             res = proc.run(cmd, env_add=env, cwd=None, timeout=total_timeout,
                            stdout_path=os.path.join(run_dir, "bisector.stdout"),
                            stderr_path=os.path.join(run_dir, "bisector.stderr"))
@@ -209,7 +211,7 @@ def run(args):
                 res = proc.run_worker("bisect_api", wargs, run_dir=run_dir, timeout=total_timeout, env_add=env,
                                       tag="bisector")
             else:
-                res = proc.run([python, "-m", "cdlib.workers.bisect_api"] + wargs, env_add=env,
+                res = proc.run([python, "-m", "cdlib.run.workers.bisect_api"] + wargs, env_add=env,
                                timeout=total_timeout, stdout_path=os.path.join(run_dir, "bisector.stdout"),
                                stderr_path=os.path.join(run_dir, "bisector.stderr"))
             bisector_error, parsed = None, None
@@ -234,7 +236,7 @@ def run(args):
 
 def _apply_from(args):
     """--from RUN_DIR: the target and the bad-run rule from a triage run. Returns a note."""
-    from ..workers import bisect_step
+    from ..run.workers import bisect_step
     if args.target:
         raise CliError("--from takes the command from the triage run; do not also give one after --")
     try:
@@ -262,7 +264,7 @@ def _apply_from(args):
 
 
 def _run_own(args, run_dir, argv, info, env, tmp):
-    from ..workers import bisect_search
+    from ..run.workers import bisect_search
     jobs = args.jobs or bisect_search.default_jobs()
     search = bisect_search.Search([(b, subs) for b, subs in info["backends"]], exact=jobs == 1)
     base = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "CD_ORIG_PYTHONPATH")}
@@ -314,7 +316,7 @@ def _bisector_failure(res):
 
 def _no_compile_check(argv, run_dir, args, env):
     """Only when even backend='eager' fails: does the program fail with torch.compile disabled?"""
-    from ..workers import bisect_step
+    from ..run.workers import bisect_step
     e = dict(env)
     e["TORCH_COMPILE_DISABLE"] = "1"
     e["PYTHONPATH"] = e.pop("CD_ORIG_PYTHONPATH") or None
@@ -342,8 +344,8 @@ def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wa
             break
         good = step["backend"]
     gb = ["--good-backend", good] if good and first_bad else []
-    nxt = output.cli_command("minify", "--from", args.from_dir, *gb) if getattr(args, "from_dir", None) else \
-        output.cli_command("minify", *gb, "--", *args.target)
+    nxt = cmdline.cli_command("minify", "--from", args.from_dir, *gb) if getattr(args, "from_dir", None) else \
+        cmdline.cli_command("minify", *gb, "--", *args.target)
     md = []
     if bisector_error and not parsed:
         res.update(status="error", error=bisector_error)
@@ -364,8 +366,8 @@ def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wa
                "- If it fails only sometimes, it is flaky: rerun it a few times first.",
                "- If it fails without a non-zero exit, say how to see it: --bad-if REGEX or --bad-if-exception NAME.",
                "", "Next: look at the whole run with triage:", "",
-               "    " + output.cli_command("triage", "--", *args.target)]
-        res["next_command"] = output.cli_command("triage", "--", *args.target)
+               "    " + cmdline.cli_command("triage", "--", *args.target)]
+        res["next_command"] = cmdline.cli_command("triage", "--", *args.target)
         output.emit(args, res, "\n".join(md))
         return 0
     what, advice = meaning(parsed, first_bad)
@@ -380,7 +382,7 @@ def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wa
             what = ("It fails even with torch.compile disabled (TORCH_COMPILE_DISABLE=1): this is not a "
                     "torch.compile bug; fix the program first.")
             res["meaning"], res["advice"] = what, "Run the program without torch.compile and debug it as usual."
-            nxt = output.cli_command("triage", "--", *args.target)
+            nxt = cmdline.cli_command("triage", "--", *args.target)
     r = parsed
     md += [f"# bisect: first failing backend `{r['backend']}`" + (f", subsystem `{r['subsystem']}`" if r.get("subsystem") else ""),
            ""]

@@ -1,9 +1,12 @@
 """compare: before/after of two triage runs (did my change work?)."""
 import os
 
-from .. import analyze, compare, proc, rundir, torch_versions
+from ..decide import analyze, compare
+from ..run import proc, rundir, torch_versions
 from ..errors import CliError
-from ..output import cli_command, emit
+from ..cmdline import cli_command
+from ..show import views_compare
+from ..show.output import emit
 
 HELP = "before/after of two triage runs: breaks fixed/still/new, recompiles, times, output"
 ORDER = 12
@@ -68,7 +71,7 @@ def run(args):
     nxt = cli_command("fix", "--from", after["run_dir"]) if (res["graph_breaks"]["still"] or res["graph_breaks"]["new"]
                                                              or (left if left is not None
                                                                  else res["after"]["recompiles"])) else None
-    emit(args, result, compare.markdown(res, nxt))
+    emit(args, result, views_compare.markdown(res, nxt))
     return 0
 
 
@@ -90,7 +93,7 @@ def _ranks_of(path):
 def run_multirank(args, runs, target):
     """compare on multi-rank runs (triage --nproc N): rank by rank. With `-- <command>`, the command is
     launched again the same way (same --nproc and --torchrun-args) first."""
-    from .. import multirank
+    from ..decide import multirank
     (bd, branks) = _ranks_of(runs[0])
     if target and len(runs) == 1:
         run_dir = rundir.make(args.out, "compare")
@@ -116,7 +119,7 @@ def run_multirank(args, runs, target):
         res = compare.compare(compare.load_run(os.path.join(runs[0], f"rank_{r}")),
                               compare.load_run(os.path.join(after, f"rank_{r}")))
         pairs[str(r)] = res
-        md.append(f"## rank {r}: " + compare.markdown(res, None).split("# compare: ", 1)[1])
+        md.append(f"## rank {r}: " + views_compare.markdown(res, None).split("# compare: ", 1)[1])
     verdicts = {r: p["verdict"] for r, p in pairs.items()}
     result = {"command": "compare", "run_dir": run_dir, "nproc": bd["nproc"], "after": os.path.abspath(after),
               "status": "same" if len(set(verdicts.values())) == 1 else "ranks differ", "ranks": pairs}
@@ -165,5 +168,5 @@ def run_versions(args, runs, target):
         pairs.append({"from": va, "to": vb, **res, "verdict": compare.release_verdict(res, vb)})
     result = {"command": "compare", "run_dir": run_dir, "status": "changed" if any(
         p["verdict"] != "no change" for p in pairs) else "same", "torch": order, "pairs": pairs}
-    emit(args, result, compare.releases_markdown(pairs, analyze.target_string(argv)))
+    emit(args, result, views_compare.releases_markdown(pairs, analyze.target_string(argv)))
     return 0

@@ -4,10 +4,14 @@ import json
 import os
 import sys
 
-from .. import EXAMPLES_DIR, analyze, compile_time as ct, knowledge, proc, rundir
+from .. import EXAMPLES_DIR
+from ..decide import analyze, knowledge
+from ..decide import compile_time as ct
+from ..run import proc, rundir
 from ..errors import CliError
-from ..output import cli_command, emit
-from ..views_compile_time import markdown, write_chart
+from ..cmdline import cli_command
+from ..show.output import emit
+from ..show.views_compile_time import markdown, write_chart
 
 NAME = "compile-time"
 HELP = "where compile time goes (phases, frames), cold vs warm caches, bypass reasons, what would help"
@@ -74,7 +78,7 @@ def run(args):
     steps = []
     if args.portable:
         os.makedirs(os.path.dirname(art), exist_ok=True)
-        from ..workers import compile_time_hooks as hooks
+        from ..run.workers import compile_time_hooks as hooks
         steps = [{"code": hooks.code("save_artifacts", art)}]
     proc.progress(f"cold run: {tstr} (fresh cache dir, timeout {args.timeout:.0f} s); artifacts in {run_dir}")
     runs["cold"], summaries["cold"] = _run(argv, run_dir, "cold", args.timeout, steps)
@@ -93,7 +97,7 @@ def run(args):
                                                cache_dir=os.path.join(run_dir, "cold", "cache"))
     if args.portable and ok:
         if os.path.exists(art):
-            from ..workers import compile_time_hooks as hooks
+            from ..run.workers import compile_time_hooks as hooks
             proc.progress("portable run: empty cache dir + torch.compiler.load_cache_artifacts")
             rep = os.path.join(run_dir, "portable", "loaded.json")
             runs["portable"], summaries["portable"] = _run(argv, run_dir, "portable", args.timeout,
@@ -107,7 +111,7 @@ def run(args):
     blocks = summaries["cold"]["repeated_blocks"]
     if args.regional and ok:
         if blocks:
-            from ..workers import compile_time_hooks as hooks
+            from ..run.workers import compile_time_hooks as hooks
             proc.progress(f"regional run: torch.compile(model) -> layer.compile() per repeated layer "
                           f"({blocks[0]['container']}, {blocks[0]['count']} layers)")
             rep = os.path.join(run_dir, "regional", "regional.json")
@@ -132,7 +136,7 @@ def run(args):
     if "warm" in summaries:
         res["cold_vs_warm"] = ct.compare(summaries["cold"], summaries["warm"])
     res["suggestions"] = suggestions(summary, summaries, runs, argv)
-    from ..views_compile_time import RUN_LABEL
+    from ..show.views_compile_time import RUN_LABEL
     chart_runs = [(RUN_LABEL.get(tag, tag), summaries[tag]) for tag in runs]
     _finish(args, res, chart_runs, res["artifacts"]["trace_dir"], argv)
     return 0

@@ -4,9 +4,10 @@ import os
 import sys
 import threading
 
-from .. import output, proc, rundir
+from .. import cmdline
+from ..run import proc, rundir
 from ..errors import CliError
-from ..output import emit, table
+from ..show.output import emit, table
 
 HELP = "environment: torch, triton, GPU, C++ compiler, Python.h, tlparse, TORCH_* vars, changed configs"
 ORDER = 5
@@ -77,7 +78,7 @@ def _problems(info):
     p = []
     if info.get("torch_error"):
         p.append({"problem": f"torch does not import: {info['torch_error']}",
-                  "fix": output.command_line([sys.executable, "-m", "pip", "install", "torch"])})
+                  "fix": cmdline.command_line([sys.executable, "-m", "pip", "install", "torch"])})
         return p
     v = _ver(info.get("torch"))
     lo, hi = (".".join(map(str, x)) for x in SUPPORTED)
@@ -96,7 +97,7 @@ def _problems(info):
                   "fix": "install the Python headers (apt-get install python3-dev, or the python-devel of your distro)"})
     if info.get("cuda_available") and not info.get("triton"):
         p.append({"problem": "CUDA is available but triton is not installed: Inductor cannot generate GPU kernels",
-                  "fix": output.command_line([sys.executable, "-m", "pip", "install", "triton"]) + " (the version your torch pins)"})
+                  "fix": cmdline.command_line([sys.executable, "-m", "pip", "install", "triton"]) + " (the version your torch pins)"})
     for var, what in (("TORCH_COMPILE_DISABLE", "torch.compile is disabled (runs eagerly)"),
                       ("TORCHDYNAMO_DISABLE", "Dynamo is disabled (torch.compile runs eagerly)")):
         if os.environ.get(var) not in (None, "", "0"):
@@ -110,7 +111,7 @@ def _problems(info):
                   "fix": "see the C++ compiler / Python.h lines above; the full trace is in probe.json"})
     if not info.get("tlparse"):
         p.append({"problem": "tlparse is not installed (no HTML report of the structured trace)",
-                  "fix": output.command_line([sys.executable, "-m", "pip", "install", "tlparse"])})
+                  "fix": cmdline.command_line([sys.executable, "-m", "pip", "install", "tlparse"])})
     return p
 
 

@@ -10,7 +10,9 @@ import os
 import re
 import sys
 
-from .. import output, proc, rundir, target
+from ..show import output
+from .. import cmdline
+from ..run import proc, rundir, target
 from ..errors import CliError
 
 HELP = "diagnose torch.export failures (strict, non-strict, draft_export) and propose dynamic_shapes"
@@ -71,7 +73,7 @@ def class_info(cls, default="other"):
     classes custom_op_no_autograd / custom_op_mutates_args are shared with triage and aoti)."""
     if cls in CLASSES:
         return CLASSES[cls]
-    from .. import knowledge
+    from ..decide import knowledge
     try:
         row = knowledge.triage_row(cls)
     except KeyError:
@@ -96,7 +98,7 @@ def check_model_spec(text, command):
         if not os.path.isfile(text):
             raise CliError(f"{text}: no such file")
         raise CliError(f"{command} needs a model target `{text}:FACTORY`; for a script that calls torch.export "
-                       f"itself run: {output.cli_command('triage', '--', sys.executable, text)}")
+                       f"itself run: {cmdline.cli_command('triage', '--', sys.executable, text)}")
     return target.parse_spec(text)
 
 
@@ -138,7 +140,7 @@ def worker_problem(pr, res, run_dir, tag):
     if res is None or res.get("phase") != "done":
         tail = pr.read_stderr(3000).strip().splitlines()
         last = tail[-1] if tail else ""
-        return f"worker exited {pr.returncode} ({output.clip(last, 200)}; see {os.path.join(run_dir, tag + '.stderr')})"
+        return f"worker exited {pr.returncode} ({cmdline.clip(last, 200)}; see {os.path.join(run_dir, tag + '.stderr')})"
     return None
 
 
@@ -308,11 +310,11 @@ def next_command(args, status, problems, result):
     if status == "exported":
         dyn = result.get("dynamic") or {}
         if args.dynamic and not dyn.get("verified"):
-            return output.cli_command("export", args.model, "--dynamic")
-        return output.cli_command("aoti", args.model)
+            return cmdline.cli_command("export", args.model, "--dynamic")
+        return cmdline.cli_command("aoti", args.model)
     if status in ("timeout", "crashed"):
-        return output.cli_command("export", args.model, "--no-draft", "--timeout", int(args.timeout * 2))
-    return output.cli_command("export", args.model) + ("  # after applying the fix" if problems else "")
+        return cmdline.cli_command("export", args.model, "--no-draft", "--timeout", int(args.timeout * 2))
+    return cmdline.cli_command("export", args.model) + ("  # after applying the fix" if problems else "")
 
 
 def render(r):
@@ -333,7 +335,7 @@ def render(r):
             n = len(d.get("failures") or [])
             rows.append(["draft_export", "no issues" if not n else f"{n} issue(s)", "", ""])
         else:
-            rows.append(["draft_export", f"FAIL {output.clip(d.get('error'), 80)}", "", ""])
+            rows.append(["draft_export", f"FAIL {cmdline.clip(d.get('error'), 80)}", "", ""])
     if rows:
         out += [output.table(["mode", "result", "time", "where"], rows), ""]
     for i, p in enumerate(r["problems"], 1):
@@ -346,18 +348,18 @@ def render(r):
         elif not loc and p["cls"] in ("constraint_violation", "specialized_dim") and "draft_export" not in p["found_by"]:
             out.append("    (the error names no line; draft_export records it: run without --no-draft)")
         if p.get("message"):
-            out.append(f"Error: {output.clip(p['message'], 240)}")
+            out.append(f"Error: {cmdline.clip(p['message'], 240)}")
         det = p.get("details") or {}
         if det.get("expr"):
             out.append(f"Expression: `{det['expr']}`")
         if det.get("op"):
             out.append(f"Op: `{det['op']}`")
         if det.get("reason"):
-            out.append(f"Reason: {output.clip(det['reason'], 200)}")
+            out.append(f"Reason: {cmdline.clip(det['reason'], 200)}")
         if det.get("gb_id"):
             out.append(f"Graph break: {det['gb_id']} {det.get('gb_type') or ''}")
         for v in (det.get("violations") or [])[:3]:
-            out.append(f"- {output.clip(v, 240)}")
+            out.append(f"- {cmdline.clip(v, 240)}")
         out.append(f"Found by: {', '.join(p['found_by'])}")
         sf = p.get("suggested_fix")
         if sf and sf.get("code"):
@@ -367,7 +369,7 @@ def render(r):
             if sf.get("new_dynamic_shapes"):
                 out.append(f"  dynamic_shapes = {sf['new_dynamic_shapes']}")
             if sf.get("error"):
-                out.append(f"  {output.clip(sf['error'], 200)}")
+                out.append(f"  {cmdline.clip(sf['error'], 200)}")
         out.append(f"Fix: {p['fix']}")
         out.append("")
     if st == "exported" and r["problems"]:
@@ -391,14 +393,14 @@ def render(r):
                                           f"[{d['min']}, {d['max'] if d['max'] is not None else 'inf'}]"
                                           if d["dynamic"] else ""] for d in dims]))
             out.append("Verified: export with this spec " + ("succeeds." if dyn.get("verified") else
-                       f"FAILS: {output.clip((dyn.get('verify_failure') or {}).get('message') or dyn.get('error'), 200)}"))
+                       f"FAILS: {cmdline.clip((dyn.get('verify_failure') or {}).get('message') or dyn.get('error'), 200)}"))
             oth = dyn.get("other_sizes") or {}
             if oth.get("checked"):
                 out.append(f"Other sizes {oth.get('shapes')}: the exported program "
                            + ("runs and matches eager." if oth.get("ok") else
-                              f"does NOT match eager: {output.clip(oth.get('error') or 'different outputs', 200)}"))
+                              f"does NOT match eager: {cmdline.clip(oth.get('error') or 'different outputs', 200)}"))
             elif oth.get("why"):
-                out.append(f"Other sizes not checked: {output.clip(oth['why'], 160)}")
+                out.append(f"Other sizes not checked: {cmdline.clip(oth['why'], 160)}")
         else:
             f = dyn.get("failure") or {}
             out.append(f"Dim.AUTO export failed ({f.get('cls', '?')} at {_short(f.get('location'))}): fix the problems "

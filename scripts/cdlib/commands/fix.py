@@ -3,9 +3,11 @@ import os
 import re
 import time
 
-from .. import analyze, compare, fixes, proc, rundir
+from ..decide import analyze, compare, fixes
+from ..run import proc, rundir
 from ..errors import CliError
-from ..output import clip, cli_command, emit, table
+from ..cmdline import clip, cli_command
+from ..show.output import emit, table
 
 HELP = "try each config/env fix on the unmodified program, measure it, rank, combine"
 ORDER = 11

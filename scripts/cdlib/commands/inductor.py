@@ -4,9 +4,10 @@ output code path and cache hits. One run; `--from RUN_DIR` re-reads a previous r
 import os
 import re
 
-from .. import inductor_info as II
-from .. import inductor_run as IR
-from .. import output
+from ..read import inductor_info as II
+from ..run import inductor_run as IR
+from ..show import output
+from .. import cmdline
 from ..errors import CliError
 
 HELP = "kernels Inductor generated per graph: fusion, fallbacks, output code, user lines"
@@ -142,7 +143,7 @@ def run(args):
 def _run(args, extra):
     if "TORCH_LOGS_OUT" in extra:
         # make the run dir first so the log file lands inside it
-        from .. import rundir
+        from ..run import rundir
         if not args.from_dir:
             args.out = rundir.make(args.out, "inductor")
             extra["TORCH_LOGS_OUT"] = os.path.join(args.out, "torch_logs.txt")
@@ -212,19 +213,19 @@ def _markdown(args, res, n_dynamo):
             lines.append("(every graph came from the FX graph cache: hints are only logged while compiling; "
                          "rerun with --fresh-cache to see them)")
         for h in res["perf_hints"][:20]:
-            lines.append(f"- [{h['kind']}{' ' + h['compile_id'] if h['compile_id'] else ''}] {output.clip(h['message'], 240)}")
+            lines.append(f"- [{h['kind']}{' ' + h['compile_id'] if h['compile_id'] else ''}] {cmdline.clip(h['message'], 240)}")
     # next command
     if res["target_error"] and res["target"]:
         lines.append(f"\nThe target failed: triage the error first: "
-                     f"`{output.cli_command('triage', '--', *__import__('shlex').split(res['target']))}`")
+                     f"`{cmdline.cli_command('triage', '--', *__import__('shlex').split(res['target']))}`")
     nxt = None
     gen = [(g, k) for g in res["graphs"] for k in g["kernels"] if k["kind"] not in ("extern", "fallback")]
     if gen:
         g, k = max(gen, key=lambda gk: gk[1]["n_ops"])
-        nxt = output.cli_command("inductor", "--from", res["run_dir"], "--graph", g["id"], "--code", k["name"])
+        nxt = cmdline.cli_command("inductor", "--from", res["run_dir"], "--graph", g["id"], "--code", k["name"])
         lines.append(f"\nNext: read the biggest fused kernel: `{nxt}`")
     if res["target"]:
-        lines.append(f"Then: time it: `{output.cli_command('perf', '--', *__import__('shlex').split(res['target']))}`")
+        lines.append(f"Then: time it: `{cmdline.cli_command('perf', '--', *__import__('shlex').split(res['target']))}`")
     return "\n".join(lines)
 
 

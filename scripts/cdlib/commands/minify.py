@@ -12,11 +12,13 @@ import os
 import re
 import time
 
-from .. import output, proc, rundir
+from ..show import output
+from .. import cmdline
+from ..run import proc, rundir
 from ..errors import CliError
-from ..workers import bisect_step
+from ..run.workers import bisect_step
 from . import _minify_source
-from ..minify_graph import exc_names, graph_stats, same_failure  # noqa: F401  (graph_stats: tests, benchmarks)
+from ..decide.minify_graph import exc_names, graph_stats, same_failure  # noqa: F401  (graph_stats: tests, benchmarks)
 
 HELP = "shrink a failure to a verified standalone repro.py (+ a pytest regression test)"
 ORDER = 45
@@ -114,7 +116,7 @@ def _triage(argv, run_dir, env, timeout):
     tdir = os.path.join(run_dir, "triage")
     os.makedirs(tdir, exist_ok=True)
     try:
-        from .. import analyze
+        from ..decide import analyze
     except Exception:   # triage not available: classify from the exception ourselves
         analyze = None
     if analyze is not None and hasattr(analyze, "run_and_analyze"):
@@ -234,7 +236,7 @@ def run(args):
               f"The program exited 0 in {fail.get('duration_s') or 0:.0f}s: nothing to minify.",
               "- Wrong results the program does not check? Measure them: `accuracy`; or make the program "
               "raise/exit non-zero on a mismatch, or pass --kind accuracy (Inductor's accuracy check on every graph).",
-              "", "Next:", "", "    " + output.cli_command("minify", "--kind", "accuracy", "--", *args.target)]
+              "", "Next:", "", "    " + cmdline.cli_command("minify", "--kind", "accuracy", "--", *args.target)]
         result["next_command"] = md[-1].strip()
         output.emit(args, result, "\n".join(md))
         return 0
@@ -252,7 +254,7 @@ def run(args):
         res, fail2 = spec.wait()
         launcher, level, dump_stage = _launcher_from(res.read_stderr(), spec.debug), 4, "dump run (next to the triage run)"
         if fail2.get("names"):
-            fail["accuracy_check"] = f"{fail2.get('type')}: {output.clip(fail2.get('message'), 150)}"
+            fail["accuracy_check"] = f"{fail2.get('type')}: {cmdline.clip(fail2.get('message'), 150)}"
     elif launcher is None or level != need:
         # one more run with the settings this failure kind needs
         if kind == "error" and args.after == "auto" and (launcher is None):
@@ -269,7 +271,7 @@ def run(args):
         launcher = _launcher_from(res.read_stderr(), debug)
         dump_stage = "dump run"
         if kind == "accuracy" and fail2.get("names"):
-            fail["accuracy_check"] = f"{fail2.get('type')}: {output.clip(fail2.get('message'), 150)}"
+            fail["accuracy_check"] = f"{fail2.get('type')}: {cmdline.clip(fail2.get('message'), 150)}"
         if launcher is None and kind == "error" and after == "aot" and args.after == "auto":
             after = "dynamo"
             env["TORCHDYNAMO_REPRO_AFTER"] = after
@@ -355,8 +357,8 @@ def run(args):
     md += [output.table(["", ""], rows), ""]
     md += [f"- note: {n}" for n in notes]
     if verified:
-        md += [f"Run the repro: `{output.command_line([python, repro])}`; the test (fails until the bug is fixed): "
-               f"`{output.command_line([python, '-m', 'pytest', '-q', test_path])}`.", "",
+        md += [f"Run the repro: `{cmdline.command_line([python, repro])}`; the test (fails until the bug is fixed): "
+               f"`{cmdline.command_line([python, '-m', 'pytest', '-q', test_path])}`.", "",
                "Next: find which pass/lowering breaks it (or follow the bug-basher skill):", "",
                "    " + _bisect_cmd(args)]
     else:
@@ -387,12 +389,12 @@ def _second_stage(args, argv, run_dir, result, md):
 
 def _bisect_cmd(args):
     if getattr(args, "from_dir", None):
-        return output.cli_command("bisect", "--from", args.from_dir)
-    return output.cli_command("bisect", "--", *args.target)
+        return cmdline.cli_command("bisect", "--from", args.from_dir)
+    return cmdline.cli_command("bisect", "--", *args.target)
 
 
 def _default_jobs():
-    from ..workers import bisect_search
+    from ..run.workers import bisect_search
     return bisect_search.default_jobs()
 
 
@@ -442,7 +444,7 @@ def _fail_text(fail):
     t = fail.get("type") or f"exit {fail.get('rc')}"
     lines = [ln for ln in (fail.get("message") or "").splitlines()
              if ln.strip() and not re.match(r"^[VIWEC]\d{4} ", ln)]
-    m = output.clip(lines[-1] if t.startswith("exit") and lines else (lines[0] if lines else ""), 140)
+    m = cmdline.clip(lines[-1] if t.startswith("exit") and lines else (lines[0] if lines else ""), 140)
     s = f"{t}: {m}" if m else t
     if fail.get("category"):
         s += f" [{fail['category']}]"
@@ -466,7 +468,7 @@ def _last_checkpoint(debug):
 
 def _write_test(run_dir, repro, kind, fail, before, after, argv, timeout):
     import jinja2
-    tdir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "templates")
+    tdir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "show", "templates")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(tdir), keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
     ops = (after or {}).get("ops") or []
@@ -477,7 +479,7 @@ def _write_test(run_dir, repro, kind, fail, before, after, argv, timeout):
     text = env.get_template("regression_test.py.j2").render(
         summary=summary + (f" ({', '.join(ops)})" if ops else ""), signature=_fail_text(fail),
         repro_name=os.path.basename(repro), nodes_before=(before or {}).get("nodes"),
-        nodes_after=(after or {}).get("nodes"), ops=ops, original_command=output.command_line(argv),
+        nodes_after=(after or {}).get("nodes"), ops=ops, original_command=cmdline.command_line(argv),
         torch_version=_torch_version(run_dir), test_name=name, kind=kind, func_name=func,
         timeout=int(min(timeout, 3600)))
     path = os.path.join(run_dir, name)

@@ -9,9 +9,11 @@ import json
 import os
 import shlex
 
-from .. import inductor_info as II
-from .. import output, proc, rundir, target
-from .. import trace as tracemod
+from ..read import inductor_info as II
+from ..show import output
+from .. import cmdline
+from ..run import proc, rundir, target
+from ..read import trace as tracemod
 from ..errors import CliError
 
 HELP = "why is my compiled model slow: eager vs compile modes, compile time, breaks/recompiles cost"
@@ -145,7 +147,7 @@ def _trace_facts(tdir):
     facts["compile_s"] = round(total, 3)
     facts["recompile_s"] = round(facts["recompile_s"], 3)
     try:
-        from .. import analyze
+        from ..decide import analyze
         rep = analyze.analyze(tdir)
         for b in rep.graph_breaks:
             fx = b.fix if isinstance(b.fix, dict) else {}
@@ -176,10 +178,10 @@ def _run_model(args, spec, modes):
     if not results["eager"].get("ok"):
         result = {"command": "perf", "run_dir": run_dir, "status": "error", "target": spec,
                   "error": results["eager"].get("error"), "modes": results}
-        output.emit(args, result, f"# perf: the model fails in eager\n{output.clip(results['eager'].get('error'), 400)}\n"
+        output.emit(args, result, f"# perf: the model fails in eager\n{cmdline.clip(results['eager'].get('error'), 400)}\n"
                     f"worker stderr: {results['eager'].get('stderr')}\n\nNext: fix the factory or the model "
                     f"(it must run eagerly: `{spec}` returning (model, args[, kwargs])), then rerun "
-                    f"`{output.cli_command('perf', spec)}`")
+                    f"`{cmdline.cli_command('perf', spec)}`")
         return 0
     device = results["eager"].get("device", "cpu")
     cuda = device.startswith("cuda")
@@ -336,7 +338,7 @@ def _model_md(res):
     rows = []
     for r in res["modes"]:
         if not r["ok"]:
-            rows.append([r["mode"], "failed", "", "", "", "", "", output.clip(r.get("error"), 80)])
+            rows.append([r["mode"], "failed", "", "", "", "", "", cmdline.clip(r.get("error"), 80)])
             continue
         mem = f"{r['peak_cuda_mb']} MiB cuda" if r.get("peak_cuda_mb") is not None else f"{r['peak_rss_mb']} MiB rss"
         note = ""
@@ -360,13 +362,13 @@ def _model_md(res):
     gbs = a.get("graph_breaks") or []
     if gbs:
         facts.append(f"graph breaks: {len(gbs)} site(s) → {a.get('graphs')} graphs: " +
-                     "; ".join(f"{b['site']} {b.get('gb_id') or ''} {output.clip(b.get('type'), 60)}" for b in gbs[:4]))
+                     "; ".join(f"{b['site']} {b.get('gb_id') or ''} {cmdline.clip(b.get('type'), 60)}" for b in gbs[:4]))
     if a.get("outside_compiled_share") is not None:
         facts.append(f"time outside compiled regions: {a['outside_compiled_share']:.0%} of a step (profiled)")
     if a.get("recompiles"):
         facts.append(f"recompiles: {a['recompiles']} ({a.get('recompile_s', 0):.2f} s)")
     if a.get("cudagraph_skips"):
-        facts.append("cudagraph skips: " + "; ".join(f"{s['compile_id'] or 'runtime'}: {output.clip(s['reason'], 120)}" for s in a["cudagraph_skips"][:4]))
+        facts.append("cudagraph skips: " + "; ".join(f"{s['compile_id'] or 'runtime'}: {cmdline.clip(s['reason'], 120)}" for s in a["cudagraph_skips"][:4]))
     if a.get("fallbacks"):
         facts.append("fallback kernels: " + ", ".join(sorted({f['op'] for f in a['fallbacks']}))[:200])
     if a.get("kernels"):
@@ -382,7 +384,7 @@ def _model_md(res):
     tdir = res["artifacts"].get("default", {}).get("trace_dir")
     nxt = None
     if tdir:
-        nxt = f"the kernels behind the default mode (no rerun): `{output.cli_command('inductor', '--from', os.path.dirname(tdir))}`"
+        nxt = f"the kernels behind the default mode (no rerun): `{cmdline.cli_command('inductor', '--from', os.path.dirname(tdir))}`"
     if a.get("graph_breaks") or a.get("frames_skipped_in_loop") or a.get("recompiles"):
         L.append("Graph-break and recompile recipes: skill trace-dynamo; the default mode's trace is in " + str(tdir))
     if nxt:
@@ -395,7 +397,7 @@ def _model_md(res):
 def _run_script(args):
     argv = proc.resolve_target(args.target)
     run_dir = rundir.make(args.out, "perf")
-    from .. import analyze
+    from ..decide import analyze
     tstr = analyze.target_string(argv)
     proc.progress(f"running {tstr} traced")
     rep = analyze.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=False)
@@ -440,9 +442,9 @@ def _script_md(r):
     L.append(f"- {r['graphs']} graph(s), {r['graph_breaks']} graph break(s), {r['recompiles']} recompile(s); "
              f"FX graph cache {r['fx_graph_cache']['hits']} hit / {r['fx_graph_cache']['misses']} miss")
     for b in r["graph_break_sites"][:5]:
-        L.append(f"  - break at {b['site']} {b.get('gb_id') or ''}: {output.clip(b['type'], 80)} (×{b['count']})")
+        L.append(f"  - break at {b['site']} {b.get('gb_id') or ''}: {cmdline.clip(b['type'], 80)} (×{b['count']})")
     if r["cudagraph_skips"]:
-        L.append("- cudagraph skips: " + "; ".join(output.clip(s["reason"], 100) for s in r["cudagraph_skips"][:3]))
+        L.append("- cudagraph skips: " + "; ".join(cmdline.clip(s["reason"], 100) for s in r["cudagraph_skips"][:3]))
     if r["fallbacks"]:
         L.append("- fallback kernels: " + ", ".join(sorted({f['op'] for f in r['fallbacks']}))[:200])
     if r["eager"]:
@@ -453,7 +455,7 @@ def _script_md(r):
     L.append("\nWall time includes process start and imports. For per-call timings and mode comparison, wrap the "
              "model in a factory and run `perf FILE.py:factory`.")
     if r["graph_breaks"] or r["recompiles"]:
-        L.append(f"Next: fix the breaks/recompiles: `{output.cli_command('triage', '--', *shlex.split(r['target']))}`")
+        L.append(f"Next: fix the breaks/recompiles: `{cmdline.cli_command('triage', '--', *shlex.split(r['target']))}`")
     else:
-        L.append(f"Next: the kernels: `{output.cli_command('inductor', '--', *shlex.split(r['target']))}`")
+        L.append(f"Next: the kernels: `{cmdline.cli_command('inductor', '--', *shlex.split(r['target']))}`")
     return "\n".join(L)

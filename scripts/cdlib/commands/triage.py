@@ -4,10 +4,14 @@ import os
 import re
 import sys
 
-from .. import EXAMPLES_DIR, analyze, knowledge, proc, rundir, trace
+from .. import EXAMPLES_DIR
+from ..decide import analyze, knowledge
+from ..run import proc, rundir
+from ..read import trace
 from ..errors import CliError
-from ..output import cli_command, clip, emit
-from ..views import triage_markdown
+from ..cmdline import cli_command, clip
+from ..show.output import emit
+from ..show.views import triage_markdown
 
 HELP = "run the program once; report graph breaks, recompiles, errors (the main job)"
 ORDER = 10
@@ -67,7 +71,7 @@ def run(args):
         _check_trace(args.trace)
         ranks = trace.parse(args.trace).ranks
         if len(ranks) > 1:  # a multi-rank trace: compare the ranks instead of merging them
-            from .. import multirank
+            from ..decide import multirank
             result, md = multirank.analyze_recorded(args, nproc=max(ranks) + 1, trace_path=args.trace)
             emit(args, result, md)
             return 0
@@ -89,7 +93,7 @@ def run(args):
 
 
 def _multirank(args):
-    from .. import multirank
+    from ..decide import multirank
     if args.nproc is None:
         raise CliError("--torchrun-args needs --nproc N")
     if args.trace:  # compare the ranks of a recorded multi-rank trace

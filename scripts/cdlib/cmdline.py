@@ -1,0 +1,83 @@
+"""The one renderer of every command a report, a Next step or an error message tells the user to run,
+(this CLI or the user's own program), and short excerpts of text. Below every layer: no cdlib import."""
+import os
+import sys
+
+STDIN_VAR = "COMPILE_DEBUG_STDIN"    # --stdin FILE (absolute); set for the whole CLI process and its workers
+
+
+CLI = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "compile_debug.py")
+
+
+def command_line(argv):
+    """THE one place that renders a command the user is told to run (reports, next steps, error
+    messages): each word shell-quoted; this interpreter (sys.executable) shown as `python3` only
+    when `python3` on PATH is this same interpreter (same binary, same venv), else by its path, so
+    that the command runs as shown in the user's shell. Every other word is kept as given (the
+    interpreter the user named for their program included)."""
+    import shlex
+    here = python_word()
+    return " ".join(here if w == sys.executable else shlex.quote(str(w)) for w in argv)
+
+
+def cli_command(*words):
+    """The exact command line to run one of our subcommands. Options that every re-run of the program
+    needs (--stdin FILE of this run) are added after the subcommand."""
+    words = [str(w) for w in words]
+    if words and ("--" in words or "--from" in words) and "--stdin" not in words:
+        words[1:1] = rerun_options()
+    return command_line([sys.executable, CLI, *words])
+
+
+def rerun_options():
+    """Options a command that re-runs the program needs to run it as this run did: --stdin FILE."""
+    stdin = os.environ.get(STDIN_VAR)
+    return ["--stdin", stdin] if stdin else []
+
+
+def template_command(template, target_str):
+    """A knowledge-table command ("{cli} bisect -- {target}") for this run: {cli} is this CLI, {target}
+    the program's command line (output of command_line) or a placeholder."""
+    sub, _, rest = template.replace("{cli} ", "", 1).partition(" ")
+    opts = rerun_options() if "{target}" in rest and "--stdin" not in rest else []
+    return (cli_command(sub, *opts) + (" " + rest if rest else "")).replace("{target}", target_str or "<your command>")
+
+
+def _venv_of(path):
+    """The virtual environment dir an interpreter path belongs to (pyvenv.cfg beside or above its
+    directory, found without resolving the last symlink: that is how Python finds it), or None."""
+    d = os.path.dirname(os.path.abspath(path))
+    for cand in (d, os.path.dirname(d)):
+        if os.path.isfile(os.path.join(cand, "pyvenv.cfg")):
+            return os.path.realpath(cand)
+    return None
+
+
+def same_interpreter(a, b):
+    """True when two interpreter paths start the same Python with the same packages: the same
+    binary (realpath) and the same venv (a venv's python is a symlink to the base binary)."""
+    if not a or not b:
+        return False
+    return os.path.realpath(a) == os.path.realpath(b) and _venv_of(a) == _venv_of(b)
+
+
+_PYTHON_WORD = []
+
+
+def python_word():
+    """How to name this interpreter in a shown command: `python3` or its absolute path."""
+    if not _PYTHON_WORD:
+        import shlex
+        import shutil
+        on_path = shutil.which("python3")
+        _PYTHON_WORD.append("python3" if on_path and same_interpreter(on_path, sys.executable)
+                            else shlex.quote(sys.executable))
+    return _PYTHON_WORD[0]
+
+
+def clip(text, n=300):
+    """One-line-ish excerpt of text, at most n chars."""
+    if text is None:
+        return ""
+    text = str(text).strip()
+    return text if len(text) <= n else text[: n - 1].rstrip() + "…"

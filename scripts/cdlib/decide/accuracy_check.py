@@ -1,0 +1,502 @@
+"""Miscompile or rounding? One run of a program under the minifier's accuracy check, measured.
+
+TORCHDYNAMO_REPRO_AFTER=aot + TORCHDYNAMO_REPRO_LEVEL=4 make every compiled AOT graph compare its
+result on its first inputs with eager's and with an fp64 reference (torch._dynamo.debug_utils.
+same_two_models -> torch._dynamo.utils.same); the first graph that fails is written out as a
+checkpoint and raises AccuracyError. same() first passes anything allclose at
+torch._dynamo.config.repro_tolerance (default 1e-3: at float32 that passes a small miscompile), then
+applies its RMSE rule: RMSE(compiled, fp64) <= multiplier * RMSE(eager, fp64) + tol/10. This run sets
+repro_tolerance to 0 through the startup hook (torch has no env var for it), so the RMSE rule alone
+decides at every dtype, and records the numbers of EVERY checked graph, passing ones too (same() and
+same_two_models wrapped; torch's verdict is kept as is) in <run dir>/graphs.jsonl.
+Used by `accuracy -- prog` and by triage when a failure happens only compiled and has no specific
+class. No torch import here (the program does it)."""
+import json
+import os
+import re
+
+from ..run import proc
+
+def precision_meaning():
+    """What "every graph as close to fp64 as eager, yet the program's check failed" means (triage table row)."""
+    from . import knowledge
+    return " ".join(knowledge.triage_row("accuracy_tolerance")["advice"].split())
+
+
+TOLERANCE = 0.0   # torch._dynamo.config.repro_tolerance in the check run: the RMSE rule decides
+EPS = {"float32": 1.1920928955078125e-07, "float16": 0.0009765625, "bfloat16": 0.0078125, "float64": 2.22e-16}
+# torch.testing.assert_close's default (rtol, atol) per dtype
+ASSERT_CLOSE = {"float32": (1.3e-6, 1e-5), "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float64": (1e-7, 1e-7)}
+
+# Runs in the program right after it imports torch (startup hook "code" step). Wraps torch's own
+# check: same_two_models (one call per graph; the graph's name is a variable of its caller,
+# after_aot's inner_debug_fn) and same (one call per output tensor, recursively). Writes one JSON
+# line per checked graph. A graph whose compiled run raised inside the check is passed by torch
+# without comparing ("Skipping this graph"): it is recorded with no outputs.
+_RECORD = r'''
+import json as _json, sys as _sys
+import torch._dynamo.utils as _u
+import torch._dynamo.repro.after_aot as _aa
+_cd_path = %(path)r
+_cd_state = {"graph": None}
+_cd_same, _cd_stm, _cd_rmse = _u.same, _aa.same_two_models, _u.rmse
+_cd_ac = %(assert_close)r
+
+
+def _cd_leaf(ref, res, fp64_ref, said):
+    rec = {"torch_says": said}
+    if isinstance(ref, float):
+        ref, res = torch.tensor(ref), torch.tensor(res) if isinstance(res, float) else res
+        fp64_ref = torch.tensor(fp64_ref, dtype=torch.float64) if isinstance(fp64_ref, float) else fp64_ref
+    if not isinstance(ref, torch.Tensor) or not isinstance(res, torch.Tensor):
+        return rec
+    rec["dtype"], rec["shape"] = str(res.dtype).replace("torch.", ""), list(res.shape)
+    if not (ref.is_floating_point() and res.is_floating_point()) or ref.shape != res.shape:
+        return rec
+    with torch.no_grad():
+        r, c = ref.detach(), res.detach()
+        r, c = (r.to_dense(), c.to_dense()) if r.is_sparse else (r, c)
+        if r.numel():
+            d = (c.double() - r.double()).abs()
+            fin = torch.isfinite(r)
+            rec["max_abs_diff"] = float(d.nan_to_num(nan=float("inf")).max())
+            rec["max_abs_eager"] = float(r.double().abs()[fin].max()) if fin.any() else None
+            rec["nan_compiled"], rec["nan_eager"] = bool(c.isnan().any()), bool(r.isnan().any())
+        ok = None
+        if rec["dtype"] in _cd_ac and r.dtype == c.dtype:
+            rt, at = _cd_ac[rec["dtype"]]
+            ok = bool(torch.isclose(c, r, rtol=rt, atol=at, equal_nan=True).all())
+        rec["assert_close_defaults"] = ok
+        if isinstance(fp64_ref, torch.Tensor) and fp64_ref.dtype == torch.float64:
+            f = fp64_ref.detach()
+            f = f.to_dense() if f.is_sparse else f
+            rec["rmse_eager_vs_fp64"] = float(_cd_rmse(f, r))
+            rec["rmse_compiled_vs_fp64"] = float(_cd_rmse(f, c))
+            ff = f.double()[torch.isfinite(f)] if f.numel() else f
+            rec["max_abs_fp64"] = float(ff.abs().max()) if ff.numel() else None
+    return rec
+
+
+def _cd_same_rec(ref, res, fp64_ref=None, *args, **kwargs):
+    g = _cd_state["graph"]
+    if g is None or not isinstance(ref, (torch.Tensor, float)):
+        return _cd_same(ref, res, fp64_ref, *args, **kwargs)
+    said, log_error = [], kwargs.pop("log_error", _u.log.error)
+
+    def _log(msg, *a):
+        try:
+            said.append(msg %% a)
+        except Exception:
+            said.append(str(msg))
+        return log_error(msg, *a)
+    ok = _cd_same(ref, res, fp64_ref, *args, log_error=_log, **kwargs)
+    try:
+        rec = _cd_leaf(ref, res, fp64_ref, said)
+    except Exception as e:
+        rec = {"record_error": f"{type(e).__name__}: {e}"}
+    rec["passed"] = bool(ok)
+    g["outputs"].append(rec)
+    return ok
+
+
+def _cd_stm_rec(gm, opt_gm, example_inputs, *args, **kwargs):
+    try:
+        name = _sys._getframe(1).f_locals.get("graph_name")
+    except Exception:
+        name = None
+    g = {"graph": name if isinstance(name, str) else None, "outputs": []}
+    _cd_state["graph"] = g
+    try:
+        ok = _cd_stm(gm, opt_gm, example_inputs, *args, **kwargs)
+        g["passed"] = bool(ok)
+        return ok
+    except BaseException as e:
+        g["passed"], g["error"] = None, f"{type(e).__name__}: {e}"[:300]
+        raise
+    finally:
+        _cd_state["graph"] = None
+        try:
+            with open(_cd_path, "a", encoding="utf-8") as f:
+                f.write(_json.dumps(g) + "\n")
+        except OSError:
+            pass
+
+
+_u.same = _cd_same_rec
+_aa.same_two_models = _cd_stm_rec
+# same_two_models may call `same` through its own module's name (from torch._dynamo.utils import same:
+# torch 2.11's debug_utils): rebind it there too, or no output is recorded
+for _m in {_sys.modules.get(_cd_stm.__module__), _sys.modules.get("torch._dynamo.debug_utils"), _aa}:
+    if _m is not None and getattr(_m, "same", None) is _cd_same:
+        _m.same = _cd_same_rec
+'''
+
+
+def _record_code(path):
+    return _RECORD % {"path": path, "assert_close": ASSERT_CLOSE}
+
+
+_FAILED_RE = re.compile(r"Accuracy failed for the AOT Autograd graph (\S+)")
+_RMSE_RE = re.compile(r"RMSE \(res-fp64\): ([\d.e+-]+|nan|inf), \(ref-fp64\): ([\d.e+-]+|nan|inf) and shape=(.+?)\. "
+                      r"res\.dtype: (\S+), multiplier: ([\d.]+), tol: ([\d.e-]+)")
+_CHECKPOINT_RE = re.compile(r"Writing checkpoint with (\d+) nodes to (\S+\.py)")
+
+
+def run(argv, run_dir, *, timeout, env_add=None):
+    """Run argv once under the accuracy check, in run_dir (level 4 writes repro.py into the working
+    directory; file arguments are made absolute). Returns a dict: res (ProcResult), graphs (one record
+    per checked graph: name, passed, outputs [{dtype, shape, rmse_compiled_vs_fp64, rmse_eager_vs_fp64,
+    max_abs_diff, max_abs_eager, assert_close_defaults, passed, torch_says}]), failing_graph,
+    graph_nodes, checkpoint, rmse [..] (torch's own failure lines), failed (exit != 0 or timeout),
+    error_type / error (its last exception), dtypes, inductor."""
+    from ..run.workers import bisect_step
+    debug = os.path.join(run_dir, "debug")
+    os.makedirs(debug, exist_ok=True)
+    abs_argv = [os.path.abspath(a) if i > 0 and os.path.isfile(a) else a for i, a in enumerate(argv)]
+    record = os.path.join(run_dir, "graphs.jsonl")
+    env = dict(env_add or {})
+    trace_dir = os.path.join(run_dir, "trace")
+    env.update({"TORCHDYNAMO_REPRO_AFTER": "aot", "TORCHDYNAMO_REPRO_LEVEL": "4", "TORCH_COMPILE_DEBUG_DIR": debug,
+                "TORCH_TRACE": trace_dir, "PYTHONUNBUFFERED": "1",
+                # an AOTAutograd cache hit skips the compiler and with it torch's check (nothing measured);
+                # a graph loaded from the FX graph cache cannot be deep-copied by the check on CUDA (torch
+                # 2.11: run_fwd_maybe_bwd's deepcopy raises, "Skipping this graph"): compile both afresh
+                "TORCHINDUCTOR_AUTOGRAD_CACHE": "0", "TORCHINDUCTOR_FX_GRAPH_CACHE": "0"})
+    env.update(proc.startup_env(run_dir, [{"config": {"torch._dynamo.config.repro_tolerance": TOLERANCE}},
+                                          {"code": _record_code(record)}], name="accuracy_check"))
+    if (env_add or {}).get("PYTHONPATH"):  # keep the caller's PYTHONPATH after the startup hook's dir
+        env["PYTHONPATH"] += os.pathsep + env_add["PYTHONPATH"]
+    res = proc.run(abs_argv, env_add=env, cwd=run_dir, timeout=timeout,
+                   stdout_path=os.path.join(run_dir, "target.stdout"), stderr_path=os.path.join(run_dir, "target.stderr"))
+    err = res.read_stderr(limit=4_000_000)
+    graph = _FAILED_RE.findall(err)
+    ck = _CHECKPOINT_RE.findall(err)
+    failed = res.returncode not in (0, None) or res.timed_out
+    et, em = bisect_step.signature(err)
+    out = {"res": res, "graphs": _read_records(record), "failing_graph": graph[0] if graph else None,
+           "graph_nodes": int(ck[0][0]) if ck else None, "checkpoint": ck[0][1] if ck else None,
+           "rmse": [{"rmse_compiled_vs_fp64": float(a), "rmse_eager_vs_fp64": float(b),
+                     "shape": re.sub(r"^torch\.Size\((.*)\)$", r"\1", c), "dtype": d,
+                     "multiplier": float(m), "tol": float(t)} for a, b, c, d, m, t in _RMSE_RE.findall(err)],
+           "failed": failed, "error_type": bisect_step.short_type(et) if et else None,
+           "error": f"{bisect_step.short_type(et)}: {em}" if failed and et else None,
+           "last_words": bisect_step.last_words(res.read_stdout(limit=200_000), err) if failed and not et else None,
+           "tolerance": TOLERANCE, "hook_failed": "[compile-debug startup]" in err}
+    out["dtypes"], out["inductor"] = graph_dtypes(trace_dir), _inductor_ran(trace_dir)
+    out["error_code"] = _failing_line(err) if failed and et else None
+    return out
+
+
+def _failing_line(stderr):
+    """The source line of the innermost user frame of the last traceback (what a bare assert compares)."""
+    from ..read.frames import innermost_user, parse_exception, src_line as _src_line
+    exc = parse_exception(stderr)
+    loc = innermost_user(exc["frames"]) if exc else None
+    return _src_line(loc.file, loc.line) if loc is not None and loc.line else None
+
+
+def _read_records(path):
+    out = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for ln in f:
+                try:
+                    out.append(json.loads(ln))
+                except ValueError:
+                    pass
+    except OSError:
+        pass
+    return out
+
+
+def _inductor_ran(trace_dir):
+    """Did Inductor compile (or load from its cache) a graph? Its output code is in the trace either way
+    (compilation_metrics' inductor time is missing for cold compiles under TORCHDYNAMO_REPRO_AFTER=aot)."""
+    from ..read import trace as tracemod
+    tr = tracemod.parse(trace_dir)
+    return bool(tr.of("inductor_output_code")) or any(
+        isinstance(e.data, dict) and e.data.get("inductor_compile_time_s") for e in tr.of("compilation_metrics"))
+
+
+def graph_dtypes(trace_dir):
+    """Dtype tags of the compiled graphs' tensors in a TORCH_TRACE dir ("bf16[16, 64]" -> bf16)."""
+    from ..read import trace as tracemod
+    found = set()
+    for path in tracemod.trace_files(trace_dir):
+        try:
+            with open(path, encoding="utf-8", errors="replace") as f:
+                found.update(re.findall(r"\b(bf16|f16|f32|f64)\[", f.read(20_000_000)))
+        except OSError:
+            pass
+    return found
+
+
+# a check that compares numbers: what an assert's line / message or a gate's last words say
+_NUMERIC = re.compile(r"(?i)allclose|isclose|assert_close|torch\.equal|array_equal|\batol\b|\brtol\b|toleran|\btol\b|"
+                      r"diff|not close|mismatch|differ|deviat|max[ _]abs|\brmse\b|\bmse\b|\bnan\b")
+
+
+def is_output_check(etype, text=""):
+    """A failure that a numeric difference can explain: an accuracy-mismatch message, or an assert / a
+    non-zero exit whose line, message or last words compare numbers (allclose, atol, "MISMATCH", ...).
+    `assert len(calls) == 1` is not one: rounding cannot make it fail."""
+    from . import knowledge
+    etype, text = etype or "", text or ""
+    if knowledge.classify_error(f"{etype}: {text}").get("id") == "accuracy_mismatch":
+        return True
+    return (etype.endswith("AssertionError") or etype.startswith("exit ")) and bool(_NUMERIC.search(text))
+
+
+# ---- the verdict ---------------------------------------------------------------------------
+
+def _fmt(x):
+    return "n/a" if x is None else f"{x:.3g}"
+
+
+def _measured(o):
+    return o.get("rmse_compiled_vs_fp64") is not None and o.get("rmse_eager_vs_fp64") is not None
+
+
+def _ratio(o):
+    a, b = o["rmse_compiled_vs_fp64"], o["rmse_eager_vs_fp64"]
+    return a / b if b else (0.0 if a == 0 else float("inf"))
+
+
+# torch's RMSE rule at tolerance 0 flags a compiled graph that is a few times further from fp64 than an
+# unusually exact eager, even when both are a few ulps off (a decomposed eval BatchNorm at float32:
+# compiled 5.5e-07 vs eager 1.2e-07 from fp64 on outputs up to 3.2). A failing output within these bands
+# (in units of eps(dtype) x max|eager output|) is rounding, not a measured miscompile.
+ULP_RMSE, ULP_MAX = 16, 64
+
+
+def _eps_units(o):
+    scale = o.get("max_abs_eager") or 0.0
+    eps = EPS.get(o.get("dtype") or "")
+    return (o.get("max_abs_diff") or 0.0) / (eps * scale) if eps and scale else float("inf")
+
+
+def _rounding_sized(o):
+    """A failing output whose compiled-vs-eager difference and RMSE from fp64 are rounding-sized."""
+    scale, eps = o.get("max_abs_eager") or 0.0, EPS.get(o.get("dtype") or "")
+    if not (_measured(o) and eps and scale) or o.get("nan_compiled") != o.get("nan_eager"):
+        return False
+    return _eps_units(o) <= ULP_MAX and o["rmse_compiled_vs_fp64"] <= ULP_RMSE * eps * scale
+
+
+def _zero_output(o, graph_scale):
+    """A failing output whose exact value is zero up to rounding of its graph's values (a gradient that
+    cancels: a bias under a shift-invariant loss), compiled and eager differing by that noise only: its
+    own scale (~1e-9) would make any difference look huge (blind A/B batch 5)."""
+    eps = EPS.get(o.get("dtype") or "")
+    band = ULP_MAX * eps * graph_scale if eps and graph_scale else 0.0
+    return bool(band) and o.get("max_abs_fp64") is not None and o["max_abs_fp64"] <= band \
+        and (o.get("max_abs_diff") or 0.0) <= band and o.get("nan_compiled") == o.get("nan_eager")
+
+
+def numbers(o):
+    """'compiled 1.2e-07 vs eager 1.1e-07 from fp64' (RMSE) of one recorded output."""
+    return f"compiled {_fmt(o['rmse_compiled_vs_fp64'])} vs eager {_fmt(o['rmse_eager_vs_fp64'])} from fp64"
+
+
+def judge(chk, failure_type=None, failure_message="", failure_exit=None):
+    """The verdict of one accuracy-check run: {verdict: rounding | miscompile | not_measured, summary,
+    why, graph, worst (the output record the numbers come from), graphs_checked, outputs_checked,
+    dtypes, gate, next: fix_gate | bisect | vs_eager | graphs | timeout | factory}. failure_*: how the program
+    failed in the original compiled run (None: take the check run's own failure)."""
+    graphs = chk.get("graphs") or []
+    outs = [o for g in graphs for o in g.get("outputs", [])]
+    measured = [o for o in outs if _measured(o)]
+    dtypes = sorted({o["dtype"] for o in measured})
+    base = {"graphs_checked": len(graphs), "outputs_checked": len(measured), "dtypes": dtypes,
+            "tolerance": chk.get("tolerance"), "graph": None, "worst": None, "gate": None}
+    failing = next((g for g in graphs if g.get("passed") is False), None)
+    name = chk.get("failing_graph") or (failing or {}).get("graph")
+    failing_outs = [(r, max((x.get("max_abs_eager") or 0.0) for x in g.get("outputs", [])))
+                    for g in graphs if g.get("passed") is False for r in g.get("outputs", []) if r.get("passed") is False]
+    # fails the rule by rounding only
+    ulp = bool(failing_outs) and all(_rounding_sized(r) or _zero_output(r, sc) for r, sc in failing_outs)
+    zeros = [r for r, sc in failing_outs if not _rounding_sized(r) and _zero_output(r, sc)]
+    if ulp and zeros:
+        z = zeros[0]
+        why = (f"torch's check flagged only output(s) whose exact value is 0 up to rounding (graph {name}: "
+               f"{z.get('dtype')}{z.get('shape')}, |fp64| ≤ {_fmt(z['max_abs_fp64'])}, compiled vs eager differ by "
+               f"{_fmt(z.get('max_abs_diff') or 0.0)}: noise); every other output is as close to fp64 as eager. So no "
+               "compiled graph computes differently from the same graph run eagerly: a check on such an output "
+               "compares noise, and a larger difference the program reports comes from how the graphs were built "
+               "(dtype or autocast choices made while tracing, e.g. the backward traced under the forward's "
+               "autocast: torch._functorch.config.backward_pass_autocast), which this check cannot see")
+        return dict(base, verdict="not_measured", graph=name, worst=z, next="graphs",
+                    summary="not measured: only a zero-valued output differs (noise); read the traced graphs' "
+                            "dtypes", why=why)
+    if (name or failing) and not ulp:
+        bad = [o for o in (failing or {}).get("outputs", []) if o.get("passed") is False]
+        o = bad[0] if bad else None
+        if o is None and chk.get("rmse"):   # no record (hook missing): torch's own failure line
+            r = chk["rmse"][0]
+            o = {"rmse_compiled_vs_fp64": r["rmse_compiled_vs_fp64"], "rmse_eager_vs_fp64": r["rmse_eager_vs_fp64"],
+                 "dtype": r["dtype"].replace("torch.", ""), "shape": r["shape"], "passed": False}
+        if o is not None and _measured(o):
+            m = re.search(r"multiplier: ([\d.]+)", " ".join(o.get("torch_says") or []))
+            return dict(base, verdict="miscompile", graph=name, worst=o, next="bisect",
+                        summary=f"measured miscompile in graph {name} ({numbers(o)}, {o.get('dtype')})",
+                        why=f"graph `{name}` is further from fp64 than eager: {numbers(o)}, {o.get('dtype')}"
+                            + (f" (torch's limit: {float(m.group(1)):g}× eager's)" if m else ""))
+        if o is not None and o.get("dtype") and "float" not in o["dtype"] and not chk.get("dtypes") \
+                and chk.get("inductor"):
+            # no floating-point value in any compiled graph: no rounding can move an integer result
+            return dict(base, verdict="miscompile", graph=name, worst=o, next="bisect",
+                        summary=f"measured miscompile in graph {name}: its {o['dtype']} output differs from eager, and "
+                                "the compiled graphs compute no floating-point values (rounding cannot explain it)",
+                        why=f"graph `{name}` gives a different {o['dtype']} result than eager on the same inputs "
+                            f"(shape {o.get('shape')}; torch's check: {'; '.join(o.get('torch_says') or []) or 'failed'}), "
+                            "and no compiled graph has a float tensor")
+        what = ("it differs only in a non-floating output (an integer/bool result: an argmax or comparison "
+                "can flip on a rounding tie; torch's RMSE rule measures floating outputs only)"
+                if o is not None and o.get("dtype") and "float" not in o["dtype"]
+                else "torch had no fp64 reference to measure it against (it could not run the graph in float64)")
+        return dict(base, verdict="not_measured", graph=name, worst=o, next="bisect",
+                    summary=f"not measured: graph {name} differs from eager, but {what}",
+                    why=f"graph `{name}` fails torch's check, but {what}")
+    res = chk["res"]
+    ftype = failure_type or chk.get("error_type") or (f"exit {res.returncode}" if res.returncode else None)
+
+    def nm(why, nxt):
+        return dict(base, verdict="not_measured", summary=f"not measured: {why}", why=why, next=nxt)
+    if res.timed_out:
+        return nm(f"the accuracy-check run timed out after {res.duration_s:.0f} s", "timeout")
+    if not chk["failed"]:
+        return nm("the program passed in the accuracy-check run: the failure does not happen on every run "
+                  "(random data or seeds, timing, state left by an earlier run?)", "vs_eager")
+    if not graphs:
+        why = ("no graph was compiled by Inductor, and torch's check only measures Inductor graphs"
+               if not chk.get("inductor") else "torch's check compared no graph (no compiled graph ran with real "
+               "inputs" + (", or the recording hook failed: see target.stderr" if chk.get("hook_failed") else "") + ")")
+        return nm(why, "bisect")
+    skipped = [g for g in graphs if g.get("passed") is None or not any(_measured(o) for o in g.get("outputs", []))]
+    skipped = [g for g in skipped if g.get("passed") is not False]
+    if skipped:
+        g = skipped[0]
+        why = g.get("error") or ("its compiled run raised inside the check, which skips the graph"
+                                 if not g.get("outputs") else "no floating output with an fp64 reference")
+        return nm(f"graph {g.get('graph') or '?'} was not compared ({why})", "factory")
+    check_type = chk.get("error_type") or f"exit {res.returncode}"
+    # (a graph failing torch's rule by rounding only raises torch's AccuracyError before the program's own check)
+    if ftype and check_type and not ulp and not _same_end(ftype, check_type, failure_exit, res.returncode):
+        return nm(f"the program failed differently in the accuracy-check run ({chk.get('error') or check_type}, "
+                  f"not {ftype})", "bisect")
+    worst = max(measured, key=_ratio)
+    summary_n = f"RMSE {_fmt(worst['rmse_compiled_vs_fp64'])} vs {_fmt(worst['rmse_eager_vs_fp64'])}, dtype {worst['dtype']}"
+    text = failure_message if failure_type else "\n".join(filter(None, [chk.get("error"), chk.get("last_words"),
+                                                                       chk.get("error_code")]))
+    if not is_output_check(ftype, text):
+        said = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+        why = (f"every compiled graph is as close to fp64 as eager on its first call ({summary_n}), but the "
+               f"failure ({ftype}{': ' + said[:120] if said else ''}) does not compare numbers, so rounding does not "
+               "explain it")
+        return nm(why, "vs_eager") | {"worst": worst}
+    if ulp:
+        failing_outs = [r for r, _ in failing_outs]
+        o = max(failing_outs, key=_ratio)
+        k = max(_eps_units(r) for r in failing_outs)
+        return dict(base, verdict="rounding", worst=o, graph=name, gate=gate(measured), next="fix_gate", ulp_band=True,
+                    summary=f"rounding: compiled is further from fp64 than eager in graph {name} ({numbers(o)}, "
+                            f"{o['dtype']}), but only by rounding (at most {k:.2g} × eps × max|output| from eager); "
+                            "fix the gate",
+                    why=f"graph `{name}` fails torch's RMSE rule at tolerance {TOLERANCE:g} ({numbers(o)}, {o['dtype']}), "
+                        f"yet every failing output stays within rounding of eager: max |compiled - eager| ≤ {k:.2g} × "
+                        f"eps({o['dtype']}) × max|output| (limit {ULP_MAX}), RMSE from fp64 ≤ {ULP_RMSE} × eps × "
+                        "max|output|. Reordered or decomposed arithmetic (a fused reduction, a decomposed norm) gives "
+                        "such differences; a wrong kernel gives far larger ones")
+    return dict(base, verdict="rounding", worst=worst, gate=gate(measured), next="fix_gate",
+                summary=f"rounding: compiled is as close to fp64 as eager ({summary_n}); fix the gate",
+                why=f"all {len(graphs)} compiled graph(s), {len(measured)} output(s) checked on their first call: "
+                    f"compiled is no further from fp64 than eager (largest ratio: {numbers(worst)}, "
+                    f"{worst['dtype']}; torch's RMSE rule, tolerance {TOLERANCE:g})")
+
+
+def _same_end(a, b, exit_a, exit_b):
+    if a.startswith("exit ") or b.startswith("exit "):
+        return (a.startswith("exit ") and b.startswith("exit ")) and (exit_a is None or exit_a == exit_b)
+    return a.rsplit(".", 1)[-1] == b.rsplit(".", 1)[-1]
+
+
+def gate(measured):
+    """The output check that fits these outputs: torch.testing.assert_close's defaults when they accept
+    every checked output, else a comparison against fp64 (or rtol/atol from the dtype's eps and scale)."""
+    dts = sorted({o["dtype"] for o in measured})
+    if all(o.get("assert_close_defaults") for o in measured):
+        dflt = ", ".join(f"{d} rtol {ASSERT_CLOSE[d][0]:g} atol {ASSERT_CLOSE[d][1]:g}" for d in dts if d in ASSERT_CLOSE)
+        # checked here: each graph's first call. The program's own check sees other inputs, where values near
+        # zero can fail a default atol (a bf16 gate in the blind A/B failed 17/160 with the defaults)
+        scale = max((o.get("max_abs_eager") or 0.0) for o in measured)
+        d = max(dts, key=lambda t: EPS.get(t, EPS["float32"]))
+        atol = 2 * EPS.get(d, EPS["float32"]) * scale
+        return (f"torch.testing.assert_close(compiled, eager) with its dtype defaults ({dflt}) accepts every output "
+                "checked here (each graph's first call); values near zero on other inputs need an atol at the outputs' "
+                f"scale: rtol {ASSERT_CLOSE.get(d, (1.3e-6,))[0]:g}, atol ≈ 2 × eps({d}) × max|output|"
+                + (f" = {atol:.2g}" if scale else "") + "; or compare both against an fp64 reference")
+    o = max(measured, key=lambda r: (r.get("max_abs_diff") or 0) / max(r.get("max_abs_eager") or 1e-30, 1e-30))
+    d, diff, scale = o["dtype"], o.get("max_abs_diff") or 0.0, o.get("max_abs_eager") or 0.0
+    k = diff / (EPS.get(d, EPS["float32"]) * scale) if scale else None
+    return ("compare both against an fp64 reference (compiled's error no larger than a few times eager's, as "
+            "torch._dynamo.utils.same does); or a tolerance from the dtype's eps and the outputs' scale: here max "
+            f"|compiled - eager| = {diff:.3g} on {d} outputs up to {scale:.3g}"
+            + (f" = {k:.3g} × eps({d}) × max|output|, so atol ≈ {max(k * 2, 4):.0f} × eps × max|output| (twice that, "
+               "at least 4)" if k else ""))
+
+
+def next_command(kind, cli, target, timeout=None):
+    """(why, command) of the cheapest next step for a judge() verdict's `next` (cli: our command,
+    target: the program's command line as the user types it)."""
+    if kind == "fix_gate":
+        return "fix the program's output check (not a compiler bug; no bisect)", None
+    if kind == "bisect":
+        return "nothing cheaper decides: bisect names the layer, pass and op", f"{cli} bisect -- {target}"
+    if kind == "vs_eager":
+        return ("compare what the program prints compiled and eager (a compiled and an eager run); bisect only if "
+                "that does not show it"), f"{cli} triage --vs-eager -- {target}"
+    if kind == "graphs":
+        return ("read the forward and backward graphs AOTAutograd traced (their dtypes: a bf16 op where the program "
+                "asked for fp32) and compare with eager's; no bisect: each compiled graph matches its eager run"), \
+            f"{cli} aot -- {target}"
+    if kind == "timeout":
+        return "give the check run more time", f"{cli} accuracy --timeout {max(2 * (timeout or 900), 60):.0f} -- {target}"
+    return ("measure the model directly: a factory function returning (model, inputs) in a file, then the "
+            "accuracy command on FILE.py:FACTORY (eager vs compiled vs fp64 per output)"), None
+
+
+def apply(rep, chk, run_dir, where):
+    """Put the measurement on a triage report whose first error fails only compiled and has no specific
+    class: rounding (-> fix the gate), a measured miscompile (-> bisect --from) or not measured (why,
+    and the cheapest next step)."""
+    from . import knowledge
+    err = rep.errors[0]
+    cli, target = where
+    j = judge(chk, err.type, "\n".join(filter(None, [err.message, err.location.code if err.location else None])),
+              rep.exit_code)
+    dur = chk["res"].duration_s
+    rep.verdict["accuracy"] = dict(j, run_dir=run_dir, failing_graph=chk["failing_graph"],
+                                   graph_nodes=chk["graph_nodes"], precision=j["verdict"] == "rounding",
+                                   rmse=j["worst"], error=chk["error"], duration_s=dur,
+                                   run_duration_s=rep.duration_s,
+                                   cost_ratio=round(dur / rep.duration_s, 2) if dur and rep.duration_s else None)
+    if j["verdict"] == "miscompile":
+        err.category, err.side, err.skill = "accuracy_mismatch", "compiler", "bisect"
+        err.title = "Miscompile: a compiled graph is further from fp64 than eager (measured)"
+        err.advice = (f"Measured by one run under torch's accuracy check (repro_tolerance {TOLERANCE:g}: its RMSE "
+                      f"rule decides): {j['why']}" + (f"; {chk['graph_nodes']} FX nodes" if chk["graph_nodes"] else "")
+                      + ". Bisect names the layer, pass and op; minify --kind accuracy shrinks the graph. (A graph "
+                      "that draws random numbers, e.g. dropout in training, also differs: `accuracy` re-checks "
+                      "with fallback_random.)")
+        err.next_command = knowledge.render_command({"command": "{cli} bisect -- {target}"}, cli, target)
+    elif j["verdict"] == "rounding":
+        row = knowledge.triage_row("accuracy_tolerance")
+        err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row["side"]
+        err.advice = f"{j['why']}. " + " ".join(row["advice"].split())
+        err.next_command = None
+    else:
+        err.title = "Fails only when compiled; not measured (see the verdict)"
+        err.advice = f"One more run under torch's accuracy check did not decide it: {j['why']}."
+        if j["next"] != "bisect":
+            err.skill = "trace-aot" if j["next"] == "graphs" else "overview"
+        err.next_command = next_command(j["next"], cli, target, chk["res"].duration_s)[1]

@@ -1,0 +1,674 @@
+"""Target run -> structured events -> report.Report.
+
+run_and_analyze() runs the user's command ONCE with TORCH_TRACE pointed into the run dir and
+builds the report from the trace plus the captured output. analyze() does the second half on an
+existing trace (recorded fixtures, other torch versions). No torch import here."""
+import os
+import re
+
+from . import accuracy_check, knowledge, semantics, verdict
+from ..run import proc
+from ..read import trace as tracemod
+from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_info as _function_info,  # noqa: F401
+                             parse_graph_break, _graph_breaks, _recompiles, split_reasons as _split_reasons)
+from .analyze_dynamo import next_steps as _dynamo_next_steps
+from ..read.frames import (EXC_RE, FRAME_RE, innermost_user, is_user_file, loc as _loc, parse_exception,  # noqa: F401
+                           parse_py_frames, src_line as _src_line)
+from ..cmdline import cli_command, command_line, template_command
+from ..report import ErrorInfo, GraphInfo, Report
+
+# ---- errors -------------------------------------------------------------------------------
+
+# a row whose next step is triage of the same program: in a report of that program it would only repeat the
+# run (blind A/B: "Next 1" of a fullgraph error was the command just run); its sections below are that triage
+SAME_TRIAGE = "{cli} triage -- {target}"
+
+
+def make_error(exc, *, output="", signal=None, source="stderr", target_str=None, cli=None):
+    cli = cli or cli_command()
+    if exc:
+        signature = f"{exc['full_type']}: {exc['message']}\n{exc['block']}"
+        row = knowledge.classify_error(signature, output, signal)
+        loc = innermost_user(exc["frames"])
+        etype, message = exc["type"], exc["message"]
+    else:
+        row = knowledge.classify_error("", output, signal)
+        loc, etype, message = None, signal or "error", ""
+    if message and "from user code:" in message:  # Dynamo names the user line it was tracing
+        loc = innermost_user(parse_py_frames(message.split("from user code:", 1)[1])) or loc
+    elif loc is None and message:
+        loc = innermost_user(parse_py_frames(message))
+    gb_ids = [f"GB{int(x):04d}" for x in GB_URL_RE.findall(message or "")]
+    if loc is not None and loc.code is None and loc.line:
+        loc.code = _src_line(loc.file, loc.line)
+    if exc and row.get("side") == "user" and _read_empty_stdin(exc, loc):
+        row = knowledge.triage_row("stdin_eof")
+    inner = verdict.inner_error(etype, message)
+    if exc and etype in ("SyntaxError", "IndentationError", "TabError") and loc is not None:
+        message = f"{message} ({os.path.basename(loc.file)}:{loc.line})"
+    nxt = knowledge.render_command(row, cli, target_str)
+    if target_str and row.get("command") == SAME_TRIAGE:   # the report being built is that triage
+        nxt = None
+    return ErrorInfo(type=etype, message=_first_lines(message, 6, 600), category=row["id"], title=row["title"],
+                     skill=row.get("skill"), next_command=nxt,
+                     advice=" ".join((row.get("advice") or "").split()), location=loc, source=source,
+                     gb_id=gb_ids[0] if gb_ids else None, inner=inner, side=row.get("side", "compiler"),
+                     suggested_fixes=suggested_fixes(message))
+
+
+_STDIN_READ_RE = re.compile(r"\bsys\.stdin\b|(?<![\w.])input\s*\(|\bfileinput\.")
+
+
+def _read_empty_stdin(exc, loc):
+    """The program failed on a line that reads standard input, in a run that gave it none (no --stdin):
+    it got '' or end of file there (int(input()), json.loads(sys.stdin.read()), ...)."""
+    return bool(loc is not None and loc.code and _STDIN_READ_RE.search(loc.code)
+                and not os.environ.get(proc.STDIN_VAR) and exc["type"] in (
+                    "EOFError", "ValueError", "IndexError", "KeyError", "JSONDecodeError", "StopIteration"))
+
+
+def suggested_fixes(message):
+    """PyTorch's own "Suggested fixes:" lines of a constraint violation, verbatim."""
+    lines, out = (message or "").splitlines(), []
+    for i, ln in enumerate(lines):
+        if ln.strip() == "Suggested fixes:":
+            for m in lines[i + 1:]:
+                if not m.strip() or not m.startswith(" "):
+                    break
+                out.append(m.strip())
+            break
+    return out
+
+
+def _first_lines(text, n, limit):
+    keep = []
+    for ln in (text or "").splitlines():
+        if ln.strip():
+            keep.append(ln.rstrip())
+        if len(keep) >= n:
+            break
+    s = "\n".join(keep)
+    return s if len(s) <= limit else s[:limit - 1] + "…"
+
+
+def _errors(tr, res, stdout, stderr, target_str, cli):
+    errors = []
+    out_all = (stdout or "") + "\n" + (stderr or "")
+    if res is not None and res.timed_out:
+        row = knowledge.triage_row("timeout")
+        errors.append(ErrorInfo(type="Timeout", message=f"killed after {res.duration_s:.0f} s", category="timeout",
+                                title=row["title"], skill=row["skill"],
+                                next_command=knowledge.render_command(row, cli, target_str),
+                                advice=" ".join(row["advice"].split()), source="timeout"))
+        return errors
+    failed = res is not None and res.returncode not in (0, None)
+    exc = parse_exception(stderr)
+    if failed:
+        if res.signal:
+            errors.append(make_error(exc if exc and res.signal == "SIGABRT" else None, output=out_all,
+                                     signal=res.signal, source="signal", target_str=target_str, cli=cli))
+            errors[-1].type = res.signal if not exc else errors[-1].type
+            errors[-1].message = errors[-1].message or f"process killed by {res.signal}"
+        elif exc:
+            errors.append(make_error(exc, output=out_all, target_str=target_str, cli=cli))
+        else:
+            from ..run.workers.bisect_step import last_words   # the program's own last line, not a torch warning
+            tail = [last_words(stdout or "", stderr or "") or ""]
+            err = make_error({"full_type": f"exit {res.returncode}", "type": f"exit {res.returncode}",
+                              "message": "\n".join(tail), "frames": [], "block": "\n".join(tail)},
+                             output=out_all, target_str=target_str, cli=cli)
+            errors.append(err)
+    # compile failures the program caught (or suppress_errors hid) still show in the trace
+    for e in tr.of("compilation_metrics"):
+        ft, fr = e.data.get("fail_type"), e.data.get("fail_reason")
+        if not ft or "RecompileLimit" in ft or re.search(r"recompile.?limit", fr or "", re.I):
+            continue
+        if ft.rsplit(".", 1)[-1] == "Unsupported" and any(
+                b.compile_id == e.compile_id for b in tr.artifacts("dynamo_graph_break_reason")):
+            continue  # a graph break that made Dynamo skip the frame: reported under graph breaks
+        if any(x.type == ft.rsplit(".", 1)[-1] for x in errors):
+            for x in errors:
+                if x.type == ft.rsplit(".", 1)[-1] and not x.compile_id:
+                    x.compile_id = e.compile_id
+            continue
+        err = make_error({"full_type": ft, "type": ft.rsplit(".", 1)[-1], "message": fr or "", "frames": [],
+                          "block": ""}, target_str=target_str, cli=cli, source="trace")
+        if e.data.get("fail_user_frame_filename"):
+            err.location = _loc(e.data["fail_user_frame_filename"], e.data.get("fail_user_frame_lineno"))
+        err.compile_id = e.compile_id
+        errors.append(err)
+    return errors
+
+
+_OP_RE = re.compile(r"CustomOpDef\(([\w:.]+)\)|backward through ([\w.]+) but|op: torch\.ops\.([\w.]+)|for <OpOverload\(op='([\w:.]+)'")
+
+
+def _op_name(e):
+    m = _OP_RE.search((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
+    name = next((g for g in m.groups() if g), None) if m else None
+    if name and "::" not in name and name.count(".") >= 1:  # corpus.sq.default -> corpus::sq
+        ns, op = name.split(".")[:2]
+        name = f"{ns}::{op}"
+    return name or (e.inner or {}).get("op")
+
+
+_BUILTIN_BACKENDS = ("inductor", "aot_eager", "aot_eager_decomp_partition", "eager", "cudagraphs", "tvm", "onnxrt",
+                     "openxla", "aot_inductor", "ipex")
+
+
+def _error_steps(rep, target_str, cli):
+    """Next steps for the errors, routed by the verdict: only compile-only failures go to
+    bisect/minify; a failure that happens without torch.compile too goes to the user's line."""
+    v = rep.verdict or {}
+    kind = v.get("kind")
+    steps = []
+    for i, e in enumerate(rep.errors):
+        inner = e.inner or {}
+        msg = _first_lines(inner.get("message") or e.message, 1, 200)
+        at = v.get("location") if i == 0 and v.get("location") else (
+            f"{os.path.basename(e.location.file)}:{e.location.line}" if e.location and e.location.line else None)
+        op = _op_name(e) if e.side == "custom_op" else None
+        if i == 0 and kind in verdict.USER_SIDE:
+            if e.category == "syntax_error":
+                why = f"fix the syntax error at {at}: {re.sub(r' [(][^()]*:[0-9]+[)]$', '', msg)}"
+            else:
+                why = (f"fix your program{' at ' + at if at else ''}: {inner.get('type') or e.type}{': ' + msg if msg else ''} "
+                       f"({'it fails the same way without torch.compile' if kind == 'fails_eager_too' else 'torch.compile never ran'}; "
+                       "no compiler bisect needed)")
+                if e.side == "custom_op":
+                    why += f"; {e.title.lower()}" + (f" ({op})" if op else "") + \
+                        ": register it, then check the op with torch.library.opcheck(op, args)"
+            steps.append({"why": why, "skill": e.skill if e.side in ("user", "custom_op") else "overview",
+                          "command": None})
+            continue
+        if e.side == semantics.SIDE:   # a by-design difference: its fix is in semantics.steps(), no bisect
+            continue
+        if e.side == "custom_op":
+            fix = {"custom_op_no_fake": "register a fake kernel (register_fake)",
+                   "custom_op_no_autograd": "register a backward (register_autograd)",
+                   "custom_op_bad_fake": "make the fake kernel return the real kernel's shape/dtype",
+                   "custom_op_mutates_args": "declare every mutated input in mutates_args"}.get(e.category, e.title)
+            steps.append({"why": f"{fix} for {op or 'the custom op'}, then check it with torch.library.opcheck(op, args)",
+                          "skill": e.skill, "command": None})
+            continue
+        if inner.get("backend") and inner["backend"] not in _BUILTIN_BACKENDS and e.location \
+                and is_user_file(e.location.file):
+            steps.append({"why": f"your own backend '{inner['backend']}' raised {inner.get('type')} at {at}: {msg}; "
+                                 "fix it there (torch.compile's own backends are not involved)",
+                          "skill": None, "command": None})
+            continue
+        if e.category == "data_dependent_guard" and not re.search(r"\bexport\w*\(", (e.location.code or "")
+                                                                   if e.location else "") \
+                and "torch/export/" not in (e.message or ""):   # torch.compile, not torch.export
+            steps.append({"why": "a number read from a tensor (.item(), float()/int() of a tensor, also inside a "
+                                 "library: nn.BatchNorm*(momentum=None) reads float(num_batches_tracked)) feeds code "
+                                 "that needs a Python number: a graph break, an error under fullgraph=True. Find the "
+                                 "read in the traceback's library frames and keep the value a tensor (or that code "
+                                 "outside the compiled region); torch._check and torch.cond are for export",
+                          "skill": "trace-dynamo", "command": None})
+            continue
+        if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
+            steps.append({"why": e.advice, "skill": e.skill, "command": None})
+            continue
+        if e.suggested_fixes:
+            steps.append({"why": "apply PyTorch's suggested fix: " + "; ".join(e.suggested_fixes[:3]),
+                          "skill": e.skill, "command": e.next_command})
+            continue
+        if i == 0 and v.get("accuracy"):   # measured (accuracy_check.apply): its verdict routes
+            steps.append(_accuracy_step(v["accuracy"], e, at, cli, target_str))
+            continue
+        if i == 0 and kind == "compile_only" and e.side == "user" and verdict.python_value_error(e):
+            compiled = ", ".join(f"`{g.function}`" + (f" ({os.path.basename(g.location.file)}:{g.location.line})"
+                                                      if g.location else "") for g in rep.graphs[:3]) or "?"
+            steps.append({"why": f"{e.type}: only fails compiled, on a Python value ({_first_lines(e.message, 1, 120)}); "
+                                 f"no accuracy check. {e.advice} Compiled here: {compiled}; bisect's first step "
+                                 "is that backend=\"eager\" run",
+                          "skill": "bisect", "command": e.next_command})
+            continue
+        if i == 0 and kind == "compile_only" and e.side == "user":
+            steps.append({"why": f"{e.type}: only fails compiled, not measured yet: torch's accuracy check (one run) "
+                                 "tells rounding from a compiled graph that computes differently",
+                          "skill": "bisect", "command": template_command("{cli} accuracy -- {target}", target_str)
+                          if target_str else None})
+            continue
+        if e.side == "user" and not e.next_command:
+            steps.append({"why": f"{e.type}: {e.title}" + (f" at {at}" if at else "") + f": {msg}",
+                          "skill": e.skill, "command": None})
+            continue
+        same = not e.next_command and any(r["id"] == e.category and r.get("command") == SAME_TRIAGE
+                                          for r in knowledge.triage_rows())
+        steps.append({"why": f"{e.type}: {e.title}" + ("; the graph breaks and recompiles below are what it is "
+                                                        "about: fix them there" if same else ""),
+                      "skill": e.skill, "command": e.next_command})
+    return steps
+
+
+def _accuracy_step(acc, e, at, cli, target_str):
+    """The next step a measurement decided: fix the gate (rounding), bisect (a measured miscompile), or
+    the cheapest step that can decide (not measured)."""
+    if acc["verdict"] == "rounding":
+        return {"why": f"rounding, measured (not a compiler bug): fix the output check{' at ' + at if at else ''}, "
+                       f"no bisect. Gate that fits: {acc['gate']}", "skill": None, "command": None}
+    if acc["verdict"] == "miscompile":
+        return {"why": f"{acc['summary']} → bisect names the layer, pass and op", "skill": "bisect",
+                "command": e.next_command}
+    why, _ = accuracy_check.next_command(acc["next"], cli, target_str or "<your command>")
+    return {"why": f"{acc['summary']}; {why}", "skill": "bisect" if acc["next"] == "bisect" else None,
+            "command": e.next_command}
+
+
+def _local_imports(path):
+    """The program's own modules a script imports (`import kv_ops`, `from kv_ops import ...` next to it): a
+    custom op registered there fails the script without a traceback into it (blind A/B: a KV-cache op in
+    kv_ops.py, a bare exit in generate.py)."""
+    import ast
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level]
+    here = os.path.dirname(os.path.abspath(path))
+    out = []
+    for name in dict.fromkeys(names):
+        cand = os.path.join(here, *name.split(".")) + ".py"
+        if os.path.isfile(cand):
+            out.append(cand)
+    return out
+
+
+def _custom_op_mutation(files):
+    """(op name, Location, arg) of a custom op declared with mutates_args=() whose body changes an
+    argument in place (x.add_(...), x[...] = ..., x.copy_(...)); None when there is none."""
+    import ast
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            for dec in fn.decorator_list:
+                if not (isinstance(dec, ast.Call) and getattr(dec.func, "attr", getattr(dec.func, "id", "")) == "custom_op"):
+                    continue
+                kw = {k.arg: k.value for k in dec.keywords}
+                ma = kw.get("mutates_args")
+                if not (isinstance(ma, (ast.Tuple, ast.List, ast.Set)) and not ma.elts):
+                    continue
+                params = {a.arg for a in fn.args.args}
+                for node in ast.walk(fn):
+                    tgt = None
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                            and node.func.attr.endswith("_") and not node.func.attr.startswith("_") \
+                            and isinstance(node.func.value, ast.Name) and node.func.value.id in params:
+                        tgt = node.func.value.id
+                    elif isinstance(node, (ast.Assign, ast.AugAssign)):
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in params:
+                                tgt = t.value.id
+                    if tgt:
+                        name = dec.args[0].value if dec.args and isinstance(dec.args[0], ast.Constant) else fn.name
+                        return name, _loc(path, node.lineno, fn.name), tgt
+    return None
+
+
+_RERUN_RE = re.compile(r"^(.*? (?:bisect|minify)(?: --stdin (?:'[^']*'|\S+))?)(?: --bad-if-exception \S+)? -- .+$")
+
+
+def _reuse_this_run(rep, run_dir):
+    """bisect/minify next commands read this triage run (--from RUN_DIR: its command, classification
+    and bad-if signature) instead of running the program again to classify it."""
+    def sub(cmd):
+        m = _RERUN_RE.match(cmd or "")
+        return f"{m.group(1)} {command_line(['--from', run_dir])}" if m else cmd
+    for e in rep.errors:
+        e.next_command = sub(e.next_command)
+    fix_given = False
+    for st in rep.next_steps:
+        st["command"] = sub(st.get("command"))
+        # graph breaks / recompiles: `fix --from` re-runs the program with each no-code-edit fix and
+        # measures it (one run covers every finding, so the command goes on the first such step)
+        if st.get("fixable") and not st["command"] and not fix_given and run_dir:
+            if st.get("code_edit") and rep.command:
+                # an edit of the user's own line is the usual fix: say how to check it in one call
+                st["why"] += (f"; after the edit: `{cli_command('compare', run_dir, '--', *rep.command)}`"
+                              "; config-only fixes, measured:")
+            st["command"] = cli_command("fix", "--from", run_dir)
+            fix_given = True
+
+
+def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=None, eager_stderr=None):
+    """Decide the verdict of a failed compiled run (an eager re-run through run_eager_fn, or a recorded
+    eager_res/eager_stderr), refine the first error with it and redo the next steps."""
+    if not rep.errors or rep.timed_out or rep.exit_code in (0, None):
+        return rep
+    exc = parse_exception(stderr)
+    err = rep.errors[0]
+    base = os.getcwd()
+
+    def where(loc):
+        p = loc.file
+        p = os.path.relpath(p, base) if p.startswith(base + os.sep) else os.path.basename(p)
+        return f"{p}:{loc.line}" if loc.line else p
+
+    if err.category in ("stdin_eof", "torch_missing"):  # not a bug in the program, and no eager re-run
+        at = where(err.location) if err.location else None
+        rep.verdict = verdict.needs_input(at) if err.category == "stdin_eof" else \
+            verdict.no_torch(proc.target_python(rep.command) if rep.command else None, at)
+        rep.next_steps = _next_steps(rep, target_str, cli_command())
+        return rep
+    rep.verdict = verdict.decide(err, exc if err.source != "signal" or rep.signal == "SIGABRT" else None,
+                                 used_compile=rep.used_compile, run_eager_fn=run_eager_fn, eager_res=eager_res,
+                                 eager_stderr=eager_stderr, parse_exception=parse_exception,
+                                 innermost_user=innermost_user, where=where)
+    ev = rep.verdict.get("eager") or {}
+    if rep.verdict["kind"] == "different_failure_eager" and ev.get("type") and err.side == "user" \
+            and ev.get("location") and ev["location"] == rep.verdict.get("location") \
+            and knowledge.classify_error(f"{ev['type']}: {ev.get('message') or ''}")["id"] == err.category:
+        # worded differently (fake tensors got further than the real op) but the same class at the same line
+        rep.verdict.update(kind="fails_eager_too", summary="fails without torch.compile too, with the same kind of "
+                           f"error at the same line: a bug in your program at {ev['location']}")
+    if rep.verdict["kind"] == "fails_eager_too" and ev.get("type") and not re.match(r"SIG|exit ", ev["type"]) and (
+            err.side not in ("user", "custom_op") or err.category == "user_error"):
+        # not the compiler's: classify by the eager failure, which names the problem plainly
+        row = knowledge.classify_error(f"{ev['type']}: {ev.get('message') or ''}")
+        if row.get("side", "compiler") != "compiler" and not (row["id"] == "user_error" and err.side in ("user", "custom_op")):
+            err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
+            err.side = row.get("side", "user")
+            err.advice, err.next_command = " ".join(row["advice"].split()), None
+    if rep.verdict["kind"] == "fails_eager_too" and ev.get("frame"):  # the line that really fails
+        err.location = _loc(ev["frame"]["file"], ev["frame"]["line"], ev["frame"].get("function"))
+    if rep.verdict["kind"] in ("compile_only", "not_checked") and err.category in (
+            "accuracy_mismatch", "compiled_runtime_error", "user_error"):
+        files = list(dict.fromkeys(f.file for f in (exc or {}).get("frames", []) if is_user_file(f.file)))
+        if not files and rep.command:
+            files = [a for a in rep.command if a.endswith(".py") and os.path.isfile(a)][:1]
+        hit = _custom_op_mutation(files + [m for f in files for m in _local_imports(f) if m not in files])
+        if hit:
+            row = knowledge.triage_row("custom_op_mutates_args")
+            err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), "custom_op"
+            err.advice = " ".join(row["advice"].split()) + (f" Here: {hit[0]} changes `{hit[2]}` in place at "
+                                                            f"{where(hit[1])} but declares mutates_args=().")
+            err.next_command = None
+            err.inner = {"type": err.type, "message": err.message.splitlines()[0] if err.message else "",
+                         "op": hit[0]}
+    if rep.verdict["kind"] == "compile_only" and err.category == "user_error":
+        # raised by the program's own code (or a bare non-zero exit), but only when compiled: rounding that a
+        # tight check catches, or a compiled graph that computes differently? run_and_analyze measures it
+        # (accuracy_check); until then it is not measured. Never "not from torch.compile".
+        if err.type == "AssertionError":
+            row = knowledge.triage_row("accuracy_mismatch")
+            err.category, err.skill, err.side = row["id"], row.get("skill"), row.get("side", "compiler")
+        err.title = ("Your check failed only when compiled" if err.type == "AssertionError" else
+                     f"Your program {err.type.replace('exit', 'exited with')} only when compiled" if err.type.startswith("exit ")
+                     else "Raised by your code, but only when compiled") + " (not measured yet: rounding or a miscompile?)"
+        acc = knowledge.triage_row("accuracy_mismatch")
+        err.advice = " ".join(acc["advice"].split())
+        err.next_command = knowledge.render_command(acc, cli_command(), target_str)
+        if verdict.python_value_error(err):   # a None or a wrong type: no numbers to measure
+            err.title = "Raised by your code, but only when compiled, on a Python value (not on numbers)"
+            err.advice = ("Rounding cannot turn a value into None or another type: a compiled function returns or "
+                          "does something else in Python than eagerly (a generator run to its end, a side effect "
+                          "that ran once while tracing, a global or attribute it did not update). Run the compiled "
+                          "function with backend=\"eager\" (Dynamo alone): failing there, it is Dynamo's handling of "
+                          "that construct; compiling the numeric work inside that function instead is the workaround.")
+            err.next_command = template_command("{cli} bisect -- {target}", target_str) if target_str else None
+    rep.next_steps = _next_steps(rep, target_str, cli_command())
+    return rep
+
+
+# ---- graphs and stats ---------------------------------------------------------------------
+
+def _graphs(tr):
+    graphs = []
+    for e in tr.of("compilation_metrics"):
+        d = e.data
+        if d.get("graph_op_count") is None and not d.get("fail_type"):
+            continue
+        if "RecompileLimit" in (d.get("fail_type") or "") or re.search(r"recompile.?limit", d.get("fail_reason") or "", re.I):
+            continue
+        name = d.get("co_name") or "?"
+        loc = _loc(d["co_filename"], d.get("co_firstlineno"), name) if d.get("co_filename") else None
+        if (loc and not is_user_file(loc.file)) or RESUME_RE.match(name):
+            name, loc, _ = _function_info(tr, e.meta.get("frame_id"))
+        graphs.append(GraphInfo(compile_id=e.compile_id or d.get("compile_id") or "?", function=name, location=loc,
+                                ops=d.get("graph_op_count"), nodes=d.get("graph_node_count"),
+                                compile_time_s=_r(d.get("entire_frame_compile_time_s")),
+                                backend_time_s=_r(d.get("backend_compile_time_s")),
+                                inductor_time_s=_r(d.get("inductor_compile_time_s")), failed=d.get("fail_type")))
+    bwd = backward_compile_s(tr)   # a training graph's compile time includes its lazy backward compile
+    for g in graphs:
+        if bwd.get(g.compile_id):
+            g.compile_time_s = _r((g.compile_time_s or 0) + bwd[g.compile_id])
+    return graphs
+
+
+def backward_compile_s(tr):
+    """{compile_id: seconds} of the lazy backward compiles (bwd_compilation_metrics, logged at the first
+    backward, outside the frame's entire_frame_compile_time_s)."""
+    out = {}
+    for e in tr.of("bwd_compilation_metrics"):
+        d = e.data if isinstance(e.data, dict) else {}
+        cid = e.compile_id or d.get("compile_id")
+        s = (d.get("duration_us") or 0) / 1e6 or d.get("inductor_compile_time_s") or 0.0
+        if cid and s:
+            out[cid] = out.get(cid, 0.0) + s
+    return out
+
+
+def _r(x):
+    return round(x, 3) if isinstance(x, (int, float)) else None
+
+
+def _stats(tr, graphs, breaks, recompiles, res):
+    names = [e.artifact_name for e in tr.events if e.key == "artifact"]
+    compile_s = round(sum(g.compile_time_s or 0 for g in graphs), 3)
+    st = {
+        "graphs": sum(1 for g in graphs if not g.failed),
+        "ops": sum(g.ops or 0 for g in graphs),
+        "graph_break_sites": len(breaks),
+        "graph_breaks": sum(b.count for b in breaks),
+        "functions_recompiling": sum(1 for f in recompiles if f.recompiles),
+        "recompiles": sum(len(f.recompiles) for f in recompiles),
+        "recompile_limit_hit": sum(1 for f in recompiles if f.limit_hit),
+        "compile_time_s": compile_s,
+        "fx_graph_cache_hits": names.count("fx_graph_cache_hit"),
+        "fx_graph_cache_misses": names.count("fx_graph_cache_miss"),
+        "aotautograd_cache_hits": names.count("aotautograd_cache_hit"),
+        "aotautograd_cache_misses": names.count("aotautograd_cache_miss"),
+    }
+    if res is not None and res.duration_s:
+        st["wall_time_s"] = res.duration_s
+        st["compile_share"] = round(compile_s / res.duration_s, 3) if res.duration_s else None
+    return st
+
+
+# ---- next steps ---------------------------------------------------------------------------
+
+_FLAG_RE = re.compile(r"""add_argument\(\s*(?:["']-\w["']\s*,\s*)?["'](--[\w-]*compil[\w-]*)["']""")
+_ENV_RE = re.compile(r"""(?:environ(?:\.get)?[\[(]|getenv\()\s*["'](\w*COMPIL\w*)["']""")
+
+
+def _script_of(command):
+    """The .py file a command runs, or None."""
+    return next((a for a in (command or []) if a.endswith(".py") and os.path.isfile(a)), None)
+
+
+def compile_flags(command):
+    """Command-line flags (argparse) and environment variables the program's own source offers to turn
+    torch.compile on: ['--compile', 'USE_COMPILE'] (for a run that never reached torch.compile)."""
+    script = _script_of(command)
+    try:
+        with open(script, encoding="utf-8", errors="replace") as f:
+            src = f.read(500_000)
+    except (OSError, TypeError):
+        return []
+    given = set(command or [])
+    flags = [f for f in dict.fromkeys(_FLAG_RE.findall(src)) if f not in given]
+    return flags + [v for v in dict.fromkeys(_ENV_RE.findall(src)) if v not in os.environ]
+
+def _next_steps(rep, target_str, cli):
+    steps = semantics.steps(rep) + _error_steps(rep, target_str, cli)
+    steps += _dynamo_next_steps(rep)
+    if rep.interrupted:  # nothing below is a conclusion about the whole program
+        steps.append({"why": f"interrupted after {rep.duration_s or 0:.0f} s: the findings above are what it did "
+                             "until then; run it to the end", "skill": "overview",
+                      "command": template_command("{cli} triage -- {target}", target_str) if target_str else None})
+    elif rep.used_compile and not steps:
+        if rep.vs_eager is None:   # a clean run says nothing about its results: wrong numbers are not slowness
+            steps.append({"why": "compiles cleanly; if its results look wrong, compare what it prints compiled "
+                                 "and eager", "skill": "overview",
+                          "command": template_command("{cli} triage --vs-eager -- {target}", target_str)
+                          if target_str else None})
+        steps.append({"why": "if it is slow: check the speedup and kernels", "skill": "trace-inductor",
+                      "command": template_command("{cli} perf -- {target}", target_str) if target_str else None})
+    if not rep.used_compile and not rep.errors and not rep.interrupted:
+        flags = compile_flags(rep.command)
+        script = _script_of(rep.command)
+        from ..read import never_ran
+        found = never_ran.findings([script] + _local_imports(script)) if script else []
+        if found:
+            for _, _, what in found[:3]:
+                steps.append({"why": "no compiled frame ran: " + what, "skill": "overview", "command": None})
+        else:
+            steps.append({"why": "the program never reached torch.compile (not called, or TORCH_COMPILE_DISABLE set)"
+                                 + (f"; its source has {' / '.join(flags)}: run it with that to compile" if flags else ""),
+                          "skill": "overview", "command": None})
+    # dedupe
+    seen, out = set(), []
+    for s in steps:
+        k = (s["skill"], s["command"], s["why"])
+        if k not in seen:
+            seen.add(k)
+            out.append(s)
+    return out
+
+
+# ---- entry points -------------------------------------------------------------------------
+
+def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stderr="", target_str=None):
+    tr = tracemod.parse(trace_dir) if trace_dir else tracemod.Trace([], {}, [])
+    cli = cli_command()
+    rep = Report(command=list(command or []), run_dir=run_dir or "")
+    if res is not None:
+        rep.exit_code, rep.signal, rep.timed_out, rep.duration_s = res.returncode, res.signal, res.timed_out, res.duration_s
+        rep.interrupted = res.interrupted
+    rep.torch_version = tr.torch_version()
+    rep.used_compile = bool(tr.of("dynamo_start"))
+    rep.graph_breaks = _graph_breaks(tr)
+    rep.recompiles = _recompiles(tr, stderr)
+    rep.graphs = _graphs(tr)
+    rep.errors = _errors(tr, res, stdout, stderr, target_str, cli)
+    breaks_from_errors(rep, stderr)
+    semantics.apply(rep, tr, stdout, stderr)   # by-design compiled-vs-eager differences (knowledge/semantics.yaml)
+    rep.stats = _stats(tr, rep.graphs, rep.graph_breaks, rep.recompiles, res)
+    rep.next_steps = _next_steps(rep, target_str, cli)
+    if tr.ranks and len(tr.ranks) > 1:
+        rep.notes.append(f"trace has {len(tr.ranks)} ranks; this report merges them")
+    return rep
+
+
+def target_string(argv):
+    """The program's command as the user runs it (cmdline.command_line renders every command)."""
+    return command_line(argv)
+
+
+# failures that only happen compiled and that no specific class explains: measured by one more run
+MEASURED = ("accuracy_mismatch", "user_error")
+
+
+def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlparse=True, eager_check=False,
+                    vs_eager=False, keep_on_interrupt=False):
+    """Run the target once with TORCH_TRACE into <run_dir>/trace; return the Report. When it fails
+    (not on timeout), eager_check re-runs it once with compilation off for the verdict. vs_eager: run it
+    without compilation in any case (or reuse the eager check's run) and compare what both print. On
+    Ctrl-C, keep_on_interrupt returns the report of what it did until then (rep.interrupted)."""
+    trace_dir = os.path.join(run_dir, "trace")
+    os.makedirs(trace_dir, exist_ok=True)
+    env = {"TORCH_TRACE": trace_dir, "PYTHONUNBUFFERED": "1"}
+    env.update(env_add or {})
+    res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, f"{tag}.stdout"),
+                   stderr_path=os.path.join(run_dir, f"{tag}.stderr"), keep_on_interrupt=keep_on_interrupt)
+    stdout, stderr = res.read_stdout(limit=2_000_000), res.read_stderr(limit=2_000_000)
+    rep = analyze(trace_dir, command=argv, run_dir=run_dir, res=res, stdout=stdout, stderr=stderr,
+                  target_str=target_string(argv))
+    rep.artifacts.update({"stdout": res.stdout_path, "stderr": res.stderr_path, "trace_dir": trace_dir})
+    if rep.errors and not res.timed_out and res.returncode not in (0, None):
+        def run_eager():
+            proc.progress("the compiled run failed; running it once more without torch.compile (eager check)")
+            r = verdict.run_eager(argv, run_dir, timeout=timeout, env_add=env_add)
+            rep.artifacts.update({"eager_check_stdout": r.stdout_path, "eager_check_stderr": r.stderr_path})
+            return r, r.read_stderr(limit=2_000_000)
+        apply_verdict(rep, stderr, target_str=target_string(argv), run_eager_fn=run_eager if eager_check else None)
+        if eager_check and (rep.verdict or {}).get("kind") == "compile_only" \
+                and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0]):
+            # fails only compiled, no specific class: a miscompile or rounding? one run measures every graph
+            proc.progress("only the compiled run fails, and no error class explains it; one more run under torch's "
+                          "accuracy check (every compiled graph vs eager and fp64, RMSE rule): miscompile or rounding?")
+            adir = os.path.join(run_dir, "accuracy_check")
+            chk = accuracy_check.run(argv, adir, timeout=timeout, env_add=env_add)
+            accuracy_check.apply(rep, chk, adir, (cli_command(), target_string(argv)))
+            rep.artifacts["accuracy_check"] = adir
+            rep.next_steps = _next_steps(rep, target_string(argv), cli_command())
+    if vs_eager and not res.timed_out and not res.interrupted:
+        _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add)
+    _reuse_this_run(rep, run_dir)
+    if os.environ.get("TORCH_TRACE"):
+        rep.notes.append("your TORCH_TRACE was overridden for this run (the trace is in the run dir)")
+    if tlparse and not res.interrupted:
+        html = run_tlparse(trace_dir, os.path.join(run_dir, "tlparse"))
+        if html:
+            rep.artifacts["tlparse"] = html
+    return rep
+
+
+def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
+    """triage --vs-eager: the program's stdout compiled vs eager, line by line (the eager check's run when
+    there was one); a difference goes first in the next steps."""
+    path = rep.artifacts.get("eager_check_stdout")
+    if path and os.path.exists(path):
+        eres = None
+    else:
+        proc.progress("--vs-eager: running the program once more without torch.compile to compare its output")
+        eres = verdict.run_eager(argv, run_dir, timeout=timeout, env_add=env_add)
+        rep.artifacts.update({"eager_check_stdout": eres.stdout_path, "eager_check_stderr": eres.stderr_path})
+        path = eres.stdout_path
+
+    def read(p):
+        try:
+            with open(p, encoding="utf-8", errors="replace") as f:
+                return f.read(2_000_000)
+        except (OSError, TypeError):
+            return ""
+    dtypes = accuracy_check.graph_dtypes(rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace"))
+    cmp = verdict.compare_outputs(verdict.printed(stdout, read(rep.artifacts.get("stderr"))),
+                                  verdict.printed(read(path), read(rep.artifacts.get("eager_check_stderr"))), dtypes)
+    ev = (rep.verdict or {}).get("eager") or {}
+    cmp["eager_exit_code"] = eres.returncode if eres is not None else ev.get("exit_code")
+    cmp["eager_timed_out"] = bool(eres.timed_out if eres is not None else ev.get("timed_out"))
+    rep.vs_eager = cmp
+    rep.next_steps = [s for s in rep.next_steps if "triage --vs-eager" not in (s.get("command") or "")]   # just ran
+    if cmp["differ"]:
+        tstr = target_string(argv)
+        rep.next_steps.insert(1 if rep.errors else 0, {
+            "why": f"compiled and eager print different output ({cmp['verdict']}): measure every compiled graph "
+                   "against eager and fp64 (one run); a failing graph is a miscompile, none means the difference "
+                   "comes from Python-side behaviour torch.compile changes (hooks added or removed after compiling, "
+                   "side effects that run once at trace time, random numbers)",
+            "skill": None, "command": f"{cli_command()} accuracy -- {tstr}"})
+
+
+def run_tlparse(trace_dir, out_dir, extra=(), timeout=180):
+    """tlparse's HTML report for the biggest trace file; None when tlparse is missing or fails."""
+    exe = proc.find_tool("tlparse")
+    files = tracemod.trace_files(trace_dir)
+    if not exe or not files:
+        return None
+    biggest = max(files, key=os.path.getsize)
+    res = proc.run([exe, biggest, "-o", out_dir, "--overwrite", "--no-browser", *extra], timeout=timeout,
+                   stdout_path=out_dir + ".log", stderr_path=out_dir + ".log.err")
+    index = os.path.join(out_dir, "index.html")
+    return index if res.ok and os.path.exists(index) else None

@@ -1,0 +1,525 @@
+"""Graph breaks and recompilations of a trace -> report.GraphBreak / report.FunctionRecompiles.
+
+Every break and guard failure carries the chain of frames from the user's line through library code
+to the line torch stopped at; breaks in code the user does not own get workarounds that do not edit
+that code, torch's own hints first. No torch import."""
+import json
+import os
+import re
+
+from . import knowledge
+from ..read.frames import (chain, innermost_user, is_stdlib, is_user_file, library_of, loc as _loc,
+                           parse_py_frames, qualified_name, src_line)
+from ..report import FunctionRecompiles, GraphBreak, GuardFailure, Location, Recompile
+from .wrappers import split_by_wrapper, wrapper_label, wrapper_of
+
+# ---- graph breaks -------------------------------------------------------------------------
+
+GB_URL_RE = re.compile(r"/gb/gb(\d+)\.html", re.I)
+SITE_RE = re.compile(r"^Graph break in user code at (.+):(\d+)\s*$", re.M)
+# torch's generic "tell us about it" hints: no action for the user
+BOILERPLATE_HINTS = ("It may be possible to write Dynamo tracing rules", "File an issue to PyTorch")
+LOGGER_RE = re.compile(r"method: <Logger ([\w.]+) \(\w+\)>\.(\w+)")
+
+
+def parse_graph_break(payload):
+    """One dynamo_graph_break_reason payload -> dict(site_file, site_line, gb_ids, gb_type,
+    explanation, hints, frames, frame_skipped, text)."""
+    text = payload or ""
+    m = SITE_RE.search(text)
+    site_file, site_line = (m.group(1), int(m.group(2))) if m else (None, None)
+    body, _, tb = text.partition("\nUser code traceback:")
+    primary = body.split("*** While handling this graph break")[0]
+    lines = primary.splitlines()
+    gb_type, explanation, hints = None, [], []
+    ex_i = next((i for i, ln in enumerate(lines) if ln.strip().startswith("Explanation:")), None)
+    if ex_i is not None and ex_i > 0:
+        gb_type = lines[ex_i - 1].replace("Graph Break Reason:", "").strip()
+        mode = "ex"
+        for ln in lines[ex_i:]:
+            s = ln.strip()
+            if s.startswith("Explanation:"):
+                explanation.append(s[len("Explanation:"):].strip())
+            elif s.startswith("Hint:"):
+                mode = "hint"
+                hints.append(s[len("Hint:"):].strip())
+            elif s.startswith("Developer debug context") or s.startswith("For more details"):
+                mode = None
+            elif s and mode == "ex":
+                explanation.append(s)
+            elif s and mode == "hint" and hints:
+                hints[-1] += " " + s
+    else:
+        r = re.search(r"Graph Break Reason:\s*(.+)", primary)
+        gb_type = r.group(1).strip() if r else (primary.strip().splitlines() or ["graph break"])[0]
+    ids = [f"GB{int(x):04d}" for x in GB_URL_RE.findall(text)]
+    frames = parse_py_frames(tb.split("\nTraceback (most recent call last)")[0]) if tb else []
+    return {
+        "site_file": site_file, "site_line": site_line, "gb_ids": list(dict.fromkeys(ids)),
+        "gb_type": gb_type, "explanation": " ".join(explanation).strip(),
+        "hints": [h for h in hints if not h.startswith(BOILERPLATE_HINTS)],
+        "frames": frames,
+        "frame_skipped": "falling back to eager" in text or "frame skipped" in text,
+        "text": primary,
+    }
+
+
+def _statement(frame, n=12):
+    """The break line plus the next n lines of its file (to see how a value is used)."""
+    if not frame or not frame.line:
+        return frame.code if frame else ""
+    lines = [src_line(frame.file, frame.line + i) or "" for i in range(n)]
+    return "\n".join([frame.code or lines[0]] + lines[1:])
+
+
+def _workarounds(gb, recipe, stack, site, entries=()):
+    """Ways around a break, in order: torch's hints verbatim, then (for library code) what the user
+    can do without editing the library: a known library setting (it removes the cause), a derived config
+    line (it drops the call), torch.compiler.disable on the named library function, an upgrade."""
+    out = [{"source": "pytorch", "text": h} for h in gb["hints"]]
+    site = owner_frame(stack, site)
+    lib = library_of(site.file) if site else None
+    if not lib:
+        return out
+    # a library setting first: in the blind A/B (Llama + gradient checkpointing) the line that only drops
+    # the warning_once call was listed above use_cache=False, the setting that removes its cause
+    for s in knowledge.library_settings(lib, gb["text"] + "\n" + "\n".join(f.code or "" for f in stack)):
+        out.append({"source": "knowledge", "text": " ".join(s["setting"].split())})
+    m = LOGGER_RE.search(gb["text"])
+    if m:
+        logger, method = m.group(1), m.group(2)
+        out.append({"source": "derived", "text": f"`{lib}` logs through `{logger}`.{method}(); to skip that call "
+                    "(its log line is lost), add this to your script before the compiled call:",
+                    "code": f"import logging\ntorch._dynamo.config.ignore_logging_functions.add(logging.Logger.{method})"})
+    # torch.compiler.disable on the library function that contains the breaking line, when it can be
+    # imported and patched and is not itself the compiled function (that would turn compilation off)
+    q = None if site.user or _is_property(site) or (site.file, site.function) in entries else \
+        qualified_name(site.file, site.line, site.function)
+    if q:
+        from ..read.frames import module_of
+        out.append({"source": "derived", "text": f"Run `{q}` eagerly (the graph still splits around its call, "
+                    "but Dynamo stops tracing into it); patch it once at start-up, before the first compiled call:",
+                    "code": f"import {module_of(site.file)}\n{q} = torch.compiler.disable({q})"})
+    if lib == "torch":
+        out.append({"source": "derived", "text": "A newer torch may trace this (check the release notes for this "
+                    "graph-break id)."})
+    elif not is_stdlib(site.file):
+        out.append({"source": "derived", "text": f"A newer `{lib}` may avoid this break (`pip install -U {lib}`; "
+                    "check its changelog for torch.compile fixes)."})
+    return out
+
+
+def owner_frame(stack, site):
+    """The library frame the user would name: when torch broke inside torch or the standard library
+    on behalf of a third-party package (transformers -> torch/utils/hooks.py), that package's
+    innermost frame; else the break site."""
+    if site is None or site.user:
+        return site
+    if library_of(site.file) == "torch" or is_stdlib(site.file):
+        third = [f for f in stack if not f.user and library_of(f.file) not in (None, "torch") and not is_stdlib(f.file)]
+        if third:
+            return third[-1]
+    return site
+
+
+def _is_property(frame):
+    from ..read.frames import _tree
+    tree = _tree(frame.file)
+    if tree is None:
+        return False
+    import ast
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == frame.function and \
+                n.lineno <= frame.line <= (n.end_lineno or n.lineno):
+            return any(isinstance(d, ast.Name) and d.id in ("property", "cached_property") or
+                       isinstance(d, ast.Attribute) and d.attr in ("setter", "getter") for d in n.decorator_list)
+    return False
+
+
+def _construct(gb_id, site, gb):
+    """A recipe matched to the construct at the break line (a data-dependent value used as a size,
+    as a branch condition, printed), more specific than the recipe of the registry id."""
+    if site is None:
+        return None
+    return knowledge.construct_recipe(gb_id, _statement(site), gb["gb_type"] or "")
+
+
+def _graph_breaks(tr):
+    sites, seen = {}, set()
+    entries = set()   # (file, function) of the functions called through torch.compile's wrapper
+    for e in tr.of("dynamo_start"):
+        fr = tr.frames(e.data.get("stack"))
+        if len(fr) > 1 and "/torch/_dynamo/" in fr[-2][0].replace("\\", "/"):
+            entries.add((fr[-1][0], fr[-1][2]))
+    for e in tr.artifacts("dynamo_graph_break_reason"):
+        gb = parse_graph_break(e.payload)
+        key_ev = (e.compile_id, gb["site_file"], gb["site_line"], gb["gb_type"], e.rank)
+        if key_ev in seen:  # the same break logged again on a restart of the same frame
+            continue
+        seen.add(key_ev)
+        gb_id = gb["gb_ids"][0] if gb["gb_ids"] else None
+        key = (gb["site_file"], gb["site_line"], gb_id or gb["gb_type"])
+        if key not in sites:
+            sites[key] = make_break(gb, gb_id, entries=entries)
+        b = sites[key]
+        b.count += 1
+        if e.compile_id and e.compile_id not in b.frames:
+            b.frames.append(e.compile_id)
+    # a frame that broke and then produced no graph at all was skipped: it runs eagerly
+    no_graph = {e.compile_id for e in tr.of("compilation_metrics") if e.data.get("graph_op_count") is None}
+    for b in sites.values():
+        if b.frames and all(f in no_graph for f in b.frames):
+            b.fix["frame_skipped"] = True
+    return sorted(sites.values(), key=lambda b: -b.count)
+
+
+def make_break(gb, gb_id, location=None, entries=()):
+    stack = chain(gb["frames"])
+    user_frames = [f for f in stack if f.user]
+    site = stack[-1] if stack else (_loc(gb["site_file"], gb["site_line"]) if gb["site_file"] else None)
+    if site is not None and site.display is None:
+        chain([site])
+    loc = location or (user_frames[-1] if user_frames else site) or Location(file="?")
+    if loc.code is None and loc.line:
+        loc.code = src_line(loc.file, loc.line)
+    recipe = _construct(gb_id, site, gb) or knowledge.graph_break_recipe(gb_id, f"{gb['gb_type']}\n{gb['text']}")
+    fix = dict(recipe)
+    if gb_id and "recipe_id" not in recipe:   # no curated recipe: torch's page for this break id
+        fix["url"] = f"https://meta-pytorch.github.io/compile-graph-break-site/gb/gb{gb_id[2:].lower()}.html"
+    also = gb["gb_ids"][1:]
+    if also:
+        fix["also"] = [{"gb_id": i, "gb_type": knowledge.gb_type_of(i),
+                        "fix": knowledge.graph_break_recipe(i, "").get("fix")} for i in also]
+    if gb["frame_skipped"]:
+        fix["frame_skipped"] = True
+    in_lib = site is not None and not site.user
+    wr = wrapper_of(stack) if in_lib else None
+    if wr:  # DDP's / FSDP's own code breaks by design: its facts replace the break id's recipe and workarounds
+        label = wrapper_label(*wr)
+        fix = {k: v for k, v in fix.items() if k in ("frame_skipped", "also", "url")}
+        fix.update(category=wr[0]["category"], fix="", recipe_id=f"wrapper:{wr[0]['id']}", wrapper=label)
+        ways = [{"source": "knowledge", "text": label["expected"]},
+                {"source": "knowledge", "text": label["setup"]}] + [{"source": "pytorch", "text": h} for h in gb["hints"]]
+    else:
+        ways = _workarounds(gb, recipe, stack, site, entries) if site else [{"source": "pytorch", "text": h} for h in gb["hints"]]
+    return GraphBreak(
+        site=f"{gb['site_file']}:{gb['site_line']}", gb_id=gb_id,
+        gb_type=gb["gb_type"] or knowledge.gb_type_of(gb_id) or "graph break",
+        category=fix.get("category", "other graph break"), location=loc, explanation=gb["explanation"],
+        hints=gb["hints"], count=0, frames=[], fix=fix, user_stack=user_frames[-4:], stack=stack,
+        in_library=in_lib, library=library_of((wr[1] if wr else owner_frame(stack, site)).file) if in_lib else None,
+        workarounds=ways)
+
+
+def breaks_from_errors(rep, stderr=""):
+    """Under fullgraph=True the first break is an exception, not a logged break: list it too."""
+    from ..read.frames import parse_exception
+    exc = None
+    for err in rep.errors:
+        if err.category != "graph_break_fullgraph":
+            continue
+        if err.location and any(b.location.file == err.location.file and b.location.line == err.location.line
+                                for b in rep.graph_breaks):
+            continue
+        full = err.message or ""
+        if exc is None:
+            exc = parse_exception(stderr) or {}
+        msg = exc.get("message") or full
+        head, _, user = msg.partition("from user code:")
+        gb = parse_graph_break("Graph Break Reason: " + head)
+        gb["frames"] = parse_py_frames(user)
+        gb["gb_ids"] = gb["gb_ids"] or ([err.gb_id] if err.gb_id else [])
+        gb["gb_type"] = gb["gb_type"] or knowledge.gb_type_of(err.gb_id) or (full.splitlines() or ["graph break"])[0]
+        if gb["frames"]:
+            gb["site_file"], gb["site_line"] = gb["frames"][-1].file, gb["frames"][-1].line
+        elif err.location:
+            gb["site_file"], gb["site_line"] = err.location.file, err.location.line
+        b = make_break(gb, err.gb_id or (gb["gb_ids"] or [None])[0], location=err.location)
+        b.count, b.frames = 1, [err.compile_id] if err.compile_id else []
+        rep.graph_breaks.append(b)
+
+
+# ---- recompilations -----------------------------------------------------------------------
+
+REASON_HEAD_RE = re.compile(r"^(\d+/\d+): (.*)$")
+GUARD_SRC_RE = re.compile(r"#\s*(?:.*?#\s*)?(\S+):(\d+) in (\S+)")
+
+
+def split_reasons(payload):
+    if payload is None:
+        return []
+    try:
+        j = json.loads(payload)
+        if isinstance(j, list):
+            return [str(x) for x in j]
+        if isinstance(j, str):
+            return [j]
+    except ValueError:
+        pass
+    # plain text (torch 2.14 writes a single reason unquoted): split at each "N/M: " line
+    out, cur = [], []
+    for ln in payload.splitlines():
+        if REASON_HEAD_RE.match(ln) and cur:
+            out.append("\n".join(cur))
+            cur = []
+        cur.append(ln)
+    if cur:
+        out.append("\n".join(cur))
+    return out
+
+
+def _name(src):
+    """L['self'].temperature -> self.temperature; L['x'] -> x; G['cfg'].n -> cfg.n"""
+    return re.sub(r"\b[LG]\['([^']+)'\]", r"\1", src.strip())
+
+
+def guard_cause(guard, kind):
+    """What changed, in words: "shape of `tokens` dim 1", "value of `self.temperature`", "grad mode"."""
+    g = guard.strip()
+    m = re.match(r"tensor '(.+)' (size|stride) mismatch at index (\d+)", g)
+    if m:
+        return f"{'shape' if m.group(2) == 'size' else 'strides'} of `{_name(m.group(1))}` dim {m.group(3)}"
+    m = re.match(r"tensor '(.+)' (dtype|device|device index|requires_grad|dispatch key set|storage_offset) mismatch", g)
+    if m:
+        return f"{m.group(2)} of `{_name(m.group(1))}`"
+    m = re.search(r"([\w.\[\]']+)\.size\(\)\[(\d+)\]", g)      # a symbolic-size guard: 2 <= x.size()[1] <= 8
+    if m:
+        return f"shape of `{_name(m.group(1))}` dim {m.group(2)}"
+    m = re.match(r"GLOBAL_STATE changed: (.+)", g)
+    if m:
+        return "grad mode" if "grad_mode" in m.group(1) else f"global state ({m.group(1).strip()[:60]})"
+    m = re.match(r"len\((.+?)\) [=!]= \d+$", g)
+    if m:
+        return f"length of `{_name(m.group(1))}`"
+    m = re.match(r"___check_(obj_id|type_id)\(([^,]+),", g)
+    if m:
+        return f"{'identity' if m.group(1) == 'obj_id' else 'type'} of `{_name(m.group(2))}`"
+    m = re.match(r"(?:not )?([\w.\[\]'\"]+) (?:==|!=|is not|is|<=|>=|<|>) ", g)
+    if m and not re.match(r"^\d", m.group(1)):
+        return f"value of `{_name(m.group(1))}`"
+    m = re.search(r"\b[LG]\['[^']+'\](?:\.\w+|\[[^\]]+\])*", g)
+    what = _name(m.group(0)) if m else None
+    if what:
+        return f"{kind} guard on `{what}`"
+    return f"{kind}: `{re.sub(r'-?[0-9]+([.][0-9]+)?', '#', g)[:80]}`"
+
+
+def parse_guard_failure(reason, known_files=()):
+    lines = reason.strip().splitlines()
+    m = REASON_HEAD_RE.match(lines[0]) if lines else None
+    cid, rest = (m.group(1), m.group(2)) if m else (None, lines[0] if lines else "")
+    hint = None
+    h = re.search(r"\(HINT: (.*)\)\s*$", rest)
+    if h:
+        hint = h.group(1)
+        rest = rest[:h.start()]
+    guard = rest.split("  #")[0].split(" # ")[0].strip()
+    loc = None
+    stack = chain(parse_py_frames("\n".join(lines[1:]))) if len(lines) > 1 else []
+    if stack:
+        loc = innermost_user(stack) or stack[-1]
+    else:
+        s = GUARD_SRC_RE.search(rest)
+        if s:
+            path = s.group(1)
+            for kf in known_files:  # torch truncates the path's head: match by suffix
+                if kf.endswith(path.lstrip(".")) or kf.endswith(path):
+                    path = kf
+                    break
+            loc = _loc(path, s.group(2), s.group(3))
+            stack = chain([Location(**loc.__dict__)])
+    if loc is not None and loc.code is None and loc.line:
+        loc.code = src_line(loc.file, loc.line)
+    kind = knowledge.guard_kind(guard)["kind"]
+    return GuardFailure(compile_id=cid or "?", guard=guard, kind=kind, location=loc, hint=hint, stack=stack,
+                        cause=guard_cause(guard, kind), library=library_of(stack[-1].file) if stack else None)
+
+
+RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
+
+
+def function_info(tr, frame_id):
+    """(name, Location, wrapper) of a compiled frame, mapped to user code when it is a torch wrapper."""
+    name = file = line = None
+    for e in tr.of("compilation_metrics"):
+        if e.meta.get("frame_id") == frame_id and e.data.get("co_name"):
+            name, file, line = e.data["co_name"], e.data.get("co_filename"), e.data.get("co_firstlineno")
+            break
+    starts = [e for e in tr.of("dynamo_start") if e.meta.get("frame_id") == frame_id]
+    frames = tr.frames(starts[0].data.get("stack")) if starts else []
+    if name is None and frames:
+        file, line, name = frames[-1][0], frames[-1][1], frames[-1][2]
+    m = RESUME_RE.match(name or "")
+    if m:  # the rest of a function after a graph break
+        name = f"{m.group(1)} (resumed after the graph break at line {m.group(2)})"
+    if file and not is_user_file(file):
+        callers = [f for f in frames[:-1] if is_user_file(f[0])]
+        lib = library_of(file)
+        where = _short_torch_path(file) if lib == "torch" else (chain([Location(file=file)])[0].display or file)
+        wrapper = (f"{name} in {where} (torch wrapper, e.g. torch.compile(module))" if lib == "torch"
+                   else f"{name} in {where} ({lib} code)")
+        if callers:
+            c = callers[-1]
+            return (f"{name} (compiled module called at {os.path.basename(c[0])}:{c[1]})",
+                    _loc(c[0], c[1], c[2], c[3]), wrapper)
+        return name, _loc(file, line, name), wrapper
+    return name or f"frame {frame_id}", _loc(file or "?", line, name), None
+
+
+def _short_torch_path(path):
+    i = path.replace("\\", "/").find("/torch/")
+    return path[i + 1:] if i >= 0 else path
+
+
+LIMIT_RE = re.compile(r"hit config\.(?:recompile_limit|cache_size_limit) \((\d+)\)\s*\n.*?function: '([^']+)' \(([^)]+):(\d+)\)", re.S)
+_FLOAT_RE = re.compile(r"== -?(\d+\.\d*(e-?\d+)?|inf|nan)\s*$")
+
+
+def _expected(kind, guard, primary, limit_hit):
+    """Why a cause is a one-time recompile torch expects (verified on 2.14: automatic dynamic turns a
+    size / int / float dynamic after its first change; one grad-mode or requires_grad switch), else None."""
+    if limit_hit:
+        return None
+    if primary == 0:
+        return "failed only against an older cache entry; a newer entry already accepts the new value"
+    if primary > 1:
+        return None
+    if kind == "shape":
+        return "automatic dynamic: after a dim's first new size torch recompiles it as dynamic (once)"
+    if kind in ("python_int", "python_float") or (kind == "module_attribute" and _FLOAT_RE.search(guard)):
+        return "automatic dynamic: after its first change torch recompiles the number as a dynamic input (once)"
+    if kind == "module_attribute" and re.search(r"\bis None\s*$", guard or ""):
+        return ("set during the first call: the attribute was None when first compiled and got its value in that "
+                "call (transformers sets config.problem_type on the first forward); one recompile, then stable")
+    if kind == "grad_mode":
+        return "one switch between grad and no_grad / inference mode: one graph per mode"
+    if kind == "requires_grad":
+        return ("one switch between an input with and one without requires_grad: one graph each (e.g. a layer "
+                "compiled on its own gets the raw input first, then activations that require grad)")
+    return None
+
+
+def _causes(recs, limit_hit):
+    groups = {}
+    for r in recs:
+        for i, g in enumerate(r.failures):
+            c = groups.setdefault((g.kind, g.cause), {"cause": g.cause, "kind": g.kind, "count": 0, "primary": 0,
+                                                     "guard": g.guard, "compile_ids": [], "location": g.location,
+                                                     "stack": g.stack, "library": g.library, "hint": g.hint})
+            if r.compile_id not in c["compile_ids"]:
+                c["count"] += 1
+                c["compile_ids"].append(r.compile_id)
+            c["primary"] += i == 0
+    out = []
+    for c in groups.values():
+        kd = knowledge.guard_kind_by_id(c["kind"])
+        c["title"] = kd["title"]
+        c["fix"] = " ".join(kd["fix"].split())
+        c["why"] = _expected(c["kind"], c["guard"], c["primary"], limit_hit)
+        c["expected"] = c["why"] is not None
+        out.append(c)
+    return sorted(out, key=lambda c: (c["expected"], -c["primary"], -c["count"]))
+
+
+def _recompiles(tr, stderr):
+    by_frame = {}
+    wrapper_sites = wrapper_break_sites(tr) if tr.artifacts("recompile_reasons") else {}
+    known = list(tr.strings.values())
+    for e in tr.artifacts("recompile_reasons"):
+        fid = e.meta.get("frame_id")
+        failures = [parse_guard_failure(r, known) for r in split_reasons(e.payload)]
+        by_frame.setdefault((fid, e.rank), []).append(Recompile(compile_id=e.compile_id or "?", failures=failures))
+    limit_frames = {}
+    for e in tr.of("compilation_metrics"):
+        ft, fr = e.data.get("fail_type") or "", e.data.get("fail_reason") or ""
+        if "RecompileLimit" in ft or re.search(r"recompile.?limit|cache_size_limit", fr, re.I):
+            n = re.search(r"currently set to (\d+)", fr)
+            limit_frames[(e.meta.get("frame_id"), e.rank)] = int(n.group(1)) if n else None
+    out = []
+    for key in sorted(set(by_frame) | set(limit_frames), key=lambda k: (k[1] or 0, k[0] or 0)):
+        fid, rank = key
+        recs = by_frame.get(key, [])
+        name, loc, wrapper = function_info(tr, fid)
+        kinds = {}
+        for r in recs:  # each recompile counted under the guard that failed on the most recent entry
+            if r.failures:
+                k = r.failures[0].kind
+                kinds[k] = kinds.get(k, 0) + 1
+        compiles = len({e.compile_id for e in tr.of("dynamo_start") if e.meta.get("frame_id") == fid and e.rank == rank})
+        fr = FunctionRecompiles(function=name, location=loc, frame_id=fid, compiles=compiles, recompiles=recs,
+                                kinds=kinds, wrapper=wrapper)
+        if key in limit_frames:
+            fr.limit_hit, fr.limit = True, limit_frames[key]
+        fr.causes = _causes(recs, fr.limit_hit)
+        split = split_by_wrapper(tr, fid, wrapper_sites)
+        if split and fr.wrapper is None:
+            fr.wrapper = split
+        fr.expected_only = bool(fr.causes) and all(c["expected"] for c in fr.causes) and not fr.limit_hit
+        fixes = []
+        for c in fr.causes:
+            if c["expected"] or any(x["kind"] == c["kind"] for x in fixes):
+                continue
+            fixes.append({"kind": c["kind"], "title": c["title"], "fix": c["fix"]})
+        if fr.limit_hit:
+            fixes.append({"kind": "limit", "title": "recompile limit hit", "fix": " ".join(knowledge.recompile_limit_fix().split())})
+        fr.fixes = fixes
+        out.append(fr)
+    # the limit warning on stderr names the limit when the trace did not
+    for m in LIMIT_RE.finditer(stderr or ""):
+        for fr in out:
+            if fr.limit_hit and fr.limit is None and (fr.function.split(" ")[0] == m.group(2)):
+                fr.limit = int(m.group(1))
+    return out
+
+
+def recompile_whys(recompiles):
+    """{compile id: why | None} of each recompile (FunctionRecompiles list): why torch expects it, by the
+    rule triage and compare use (the cause of the guard that failed on the newest entry is expected),
+    else None. compile-time counts a recompile as worth fixing only when this is None."""
+    out = {}
+    for fr in recompiles:
+        causes = {(c["kind"], c["cause"]): c for c in fr.causes}
+        for r in fr.recompiles:
+            c = causes.get((r.failures[0].kind, r.failures[0].cause)) if r.failures else None
+            out[r.compile_id] = c["why"] if c and c["expected"] else None
+    return out
+
+
+def next_steps(rep):
+    """The graph-break / recompile lines of the report's "Next" list."""
+    steps = []
+    own = [b for b in rep.graph_breaks if not b.fix.get("wrapper")]   # DDP/FSDP internals: not the user's
+    if own:
+        b = own[0]
+        where = f"{os.path.basename(b.location.file)}:{b.location.line}"
+        if b.in_library and b.stack:
+            where += f" (inside {b.library}: {b.stack[-1].display}:{b.stack[-1].line})"
+        steps.append({"why": f"fix graph break at {where} ({b.gb_id or b.category}); "
+                             + ("workarounds above (no library edit)" if b.in_library else "recipe above"),
+                      "skill": "trace-dynamo", "command": None, "fixable": True, "code_edit": not b.in_library})
+    else:
+        names = list(dict.fromkeys(b.fix["wrapper"]["name"] for b in rep.graph_breaks if b.fix.get("wrapper")))
+        if names:
+            steps.append({"why": f"nothing of yours to fix in the graph breaks: they are {' and '.join(names)}'s own, "
+                                 "expected with torch.compile (a setup without them is above)",
+                          "skill": "trace-dynamo", "command": None})
+    bad = [f for f in rep.recompiles if f.limit_hit or (f.recompiles and not f.expected_only)]
+    if bad:
+        causes = [c["cause"] for f in bad for c in f.causes if not c["expected"]]
+        what = f" ({', '.join(dict.fromkeys(causes))})" if causes else ""
+        steps.append({"why": f"stop the recompiles{what[:200]} (fix per cause above)", "skill": "trace-dynamo",
+                      "command": None, "fixable": True})
+    return steps
+
+
+def wrapper_break_sites(tr):
+    """(file, line) of the user's line where a wrapper's own code broke the graph -> the wrapper."""
+    sites = {}
+    for e in tr.artifacts("dynamo_graph_break_reason"):
+        gb = parse_graph_break(e.payload)
+        stack = chain(gb["frames"])
+        wr = wrapper_of(stack)
+        user = [f for f in stack if f.user]
+        if wr and user:
+            sites.setdefault((user[-1].file, user[-1].line), (wr[0], user[-1]))
+    return sites

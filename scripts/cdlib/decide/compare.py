@@ -1,0 +1,322 @@
+"""Before/after of two triage runs (report.json of each run dir): graph breaks fixed / still there /
+new, recompiles and their causes, graphs, ops, compile and wall time, exit status, first error and
+whether the program's printed output changed. Reads report dicts defensively (dict.get) so older
+and newer report.json files both work. No torch import."""
+import json
+import os
+import re
+
+from .verdict import compare_outputs as _compare_numbers, mask_times, printed as _printed
+from ..errors import CliError
+from ..cmdline import clip
+
+# ---- loading ------------------------------------------------------------------------------
+
+
+def load_run(path):
+    """A triage run dir (or its report.json) -> the report dict, with "_stdout" (the program's output)."""
+    p = os.path.abspath(os.path.expanduser(path))
+    rj = p if p.endswith(".json") else os.path.join(p, "report.json")
+    if not os.path.isfile(rj):
+        raise CliError(f"{path}: no report.json (give the run dir of a triage run)")
+    try:
+        with open(rj, encoding="utf-8") as f:
+            rep = json.load(f)
+    except ValueError as e:
+        raise CliError(f"{rj}: not a JSON report ({e})")
+    if not isinstance(rep, dict) or "graph_breaks" not in rep:
+        raise CliError(f"{rj}: not a triage report (no graph_breaks); compare takes triage run dirs")
+    run_dir = os.path.dirname(rj)
+    out = (rep.get("artifacts") or {}).get("stdout") or os.path.join(run_dir, "target.stdout")
+    if not os.path.isfile(out):
+        out = os.path.join(run_dir, "target.stdout")
+    err = (rep.get("artifacts") or {}).get("stderr") or os.path.join(run_dir, "target.stderr")
+    rep["_stdout"] = _read(out)
+    # what the program printed: stdout and its own stderr lines (logging), torch's lines left out (compare
+    # reads this; fix's trials compare stdout only: a trial that drops a logging call is not "changed")
+    rep["_printed"] = None if rep["_stdout"] is None else _printed(rep["_stdout"], _read(err) or "")
+    rep.setdefault("run_dir", run_dir)
+    return rep
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return None
+
+
+# ---- normalized facts of one run ----------------------------------------------------------
+
+def normalize_output(text):
+    """The program's stdout, line by line, with clock stamps, timings and object addresses masked (they
+    differ run to run; the rest of each line, e.g. `kept=4638 dropped=482` after a log timestamp, is
+    compared). None stays None (no output captured)."""
+    if text is None:
+        return None
+    return [mask_times(ln) for ln in text.splitlines()]
+
+
+def _ws(s):
+    return " ".join(str(s or "").split())
+
+
+def break_key(b):
+    """Match key of a graph break across runs and edits: registry id (or title), the source line's
+    text and the function - not the line number, which shifts when lines above are edited."""
+    loc = b.get("location") or {}
+    return (b.get("gb_id") or _ws(b.get("gb_type")), _ws(loc.get("code")), loc.get("function") or "")
+
+
+def break_label(b):
+    loc = b.get("location") or {}
+    where = f"{os.path.basename(loc.get('file') or '?')}:{loc.get('line') or '?'}"
+    code = f" `{clip(loc.get('code'), 70)}`" if loc.get("code") else ""
+    return f"{where}{code} — {b.get('gb_id') or ''} {clip(b.get('gb_type'), 70)}".replace("—  ", "— ")
+
+
+def _guard_shape(g):
+    return re.sub(r"-?\d+(\.\d+)?", "#", g or "")
+
+
+def recompile_causes(f):
+    """Distinct causes of one function's recompiles: [(kind, guard pattern, count)]. Uses grouped
+    causes when the report has them, else groups the guard failures itself."""
+    if isinstance(f.get("causes"), list) and f["causes"]:
+        out = []
+        for c in f["causes"]:
+            if isinstance(c, dict):
+                # the recompiles this cause started (as triage counts them: `×N`), not every entry it failed against
+                n = c.get("primary") if c.get("primary") is not None else (c.get("count") or c.get("recompiles") or 1)
+                if n or not c.get("expected"):
+                    out.append((c.get("kind") or "?" if not c.get("expected") else f"{c.get('kind') or '?'}, expected",
+                                clip(c.get("guard") or c.get("pattern") or c.get("title") or "", 90), n))
+        if out:
+            return out
+    groups = {}
+    for r in f.get("recompiles") or []:
+        g = (r.get("failures") or [None])[0]
+        if not g:
+            continue
+        k = (g.get("kind") or "?", _guard_shape(g.get("guard")))
+        groups.setdefault(k, [0, g.get("guard")])
+        groups[k][0] += 1
+    return [(k[0], clip(v[1], 90), v[0]) for k, v in groups.items()]
+
+
+def facts(rep):
+    """The comparable facts of one report dict."""
+    st = rep.get("stats") or {}
+    errs = rep.get("errors") or []
+    e0 = errs[0] if errs else None
+    funcs = []
+    for f in rep.get("recompiles") or []:
+        n = len(f.get("recompiles") or [])
+        if n or f.get("limit_hit"):
+            loc = f.get("location") or {}
+            funcs.append({"function": f.get("function"), "code": _ws(loc.get("code")), "recompiles": n,
+                          "compiles": f.get("compiles"), "limit_hit": bool(f.get("limit_hit")),
+                          "causes": [{"kind": k, "guard": g, "count": c} for k, g, c in recompile_causes(f)]})
+    breaks = rep.get("graph_breaks") or []
+    return {
+        "run_dir": rep.get("run_dir"),
+        "target": rep.get("target"),
+        "exit_code": rep.get("exit_code"),
+        "signal": rep.get("signal"),
+        "timed_out": bool(rep.get("timed_out")),
+        "status": rep.get("status"),
+        "verdict": rep.get("verdict"),
+        "graph_break_sites": len(breaks),
+        "graph_break_hits": sum(b.get("count") or 1 for b in breaks),
+        "recompiles": st.get("recompiles", sum(f["recompiles"] for f in funcs)),
+        "recompile_limit_hit": st.get("recompile_limit_hit", sum(1 for f in funcs if f["limit_hit"])),
+        "unexpected_recompiles": unexpected_recompiles(rep),
+        "graphs": st.get("graphs", len(rep.get("graphs") or [])),
+        "ops": st.get("ops"),
+        "compile_time_s": st.get("compile_time_s"),
+        "cache_hits": (st.get("fx_graph_cache_hits") or 0) + (st.get("aotautograd_cache_hits") or 0),
+        "wall_time_s": st.get("wall_time_s", rep.get("duration_s")),
+        "first_error": ({"type": e0.get("type"), "message": clip((e0.get("message") or "").splitlines()[0]
+                                                                 if e0.get("message") else "", 200),
+                         "category": e0.get("category"), "inner": _inner(e0)} if e0 else None),
+        "recompiling_functions": funcs,
+    }
+
+
+def _inner(e):
+    """The real failure inside torch.compile's wrapper exception ("InductorError: ..." inside
+    BackendCompilerFailed), as "Type: first line"; None when the error is not wrapped."""
+    i = e.get("inner") or {}
+    msg = next((ln for ln in (i.get("message") or "").splitlines() if ln.strip()), "")
+    return f"{i['type']}: {clip(msg, 160)}" if i.get("type") else None
+
+
+def unexpected_recompiles(rep):
+    """Recompiles that triage did not mark as one-time recompiles torch expects (None: unknown)."""
+    funcs = rep.get("recompiles") or []
+    if any(not isinstance(f.get("causes"), list) for f in funcs if f.get("recompiles")):
+        return None
+    return sum(c.get("primary") or 0 for f in funcs for c in f.get("causes") or [] if not c.get("expected"))
+
+
+def run_ok(f):
+    return f["exit_code"] == 0 and not f["timed_out"] and not f["signal"]
+
+
+# ---- before / after -----------------------------------------------------------------------
+
+def compare(before, after):
+    """Two report dicts -> one JSON-safe comparison dict."""
+    fb, fa = facts(before), facts(after)
+    bb, ba = list(before.get("graph_breaks") or []), list(after.get("graph_breaks") or [])
+    fixed, still, new = [], [], []
+    remaining = list(ba)
+    for loose in (False, True):   # exact key first; then the same id and line text in another function
+        for b in list(bb):
+            kb = break_key(b)
+            for a in remaining:
+                ka = break_key(a)
+                if ka == kb or (loose and ka[:2] == kb[:2]):
+                    still.append({"before": break_label(b), "after": break_label(a),
+                                  "count": [b.get("count"), a.get("count")]})
+                    remaining.remove(a)
+                    bb.remove(b)
+                    break
+    fixed = [break_label(b) for b in bb]
+    new = [break_label(a) for a in remaining]
+    out_b, out_a = (normalize_output(r.get("_printed", r.get("_stdout"))) for r in (before, after))
+    if out_b is None or out_a is None:
+        output = "unknown (no captured output)"
+    else:
+        output = "same" if out_b == out_a else "changed"
+        if output == "changed" and run_ok(fb) and run_ok(fa) and len(out_b) == len(out_a) \
+                and not _compare_numbers("\n".join(out_b), "\n".join(out_a))["differ"]:
+            output = "same within rounding (numbers within √eps of float32)"
+        if not out_b and not out_a:
+            output = "nothing printed in either run"
+        elif output == "changed" and not run_ok(fb) and run_ok(fa) and out_a[:len(out_b)] == out_b:
+            output = "now complete (the before run failed)"   # the crashed run's lines are all still there
+        elif output == "same" and run_ok(fb) != run_ok(fa):
+            output = f"same lines printed, but the {'before' if run_ok(fa) else 'after'} run failed"
+    diff = _first_diff(out_b, out_a) if output != "same" and not output.startswith("unknown") else None
+    rec = _recompile_diff(fb["recompiling_functions"], fa["recompiling_functions"])
+    scripts = [next((os.path.basename(w) for w in (f["target"] or "").split() if w.endswith(".py")), None) for f in (fb, fa)]
+    note = (f"the two runs are of different programs ({scripts[0]} vs {scripts[1]})"
+            if all(scripts) and scripts[0] != scripts[1] else None)
+    if not note and not run_ok(fa) and fa.get("cache_hits") and not run_ok(fb) \
+            and (fb["first_error"] or {}).get("type") == (fa["first_error"] or {}).get("type"):
+        # blind A/B: a custom op's fixed mutates_args looked like a failed fix, the cache served the old graph
+        note = (f"the after run still fails, and it reused {fa['cache_hits']} compiled graph(s) from the Inductor "
+                "cache (FX graph / AOTAutograd cache hits): a change the cache key does not see (a custom op's "
+                "mutates_args or schema: pytorch#187319) is not compiled in. Re-run the after command with "
+                "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 before concluding the fix failed")
+    return {"before": {k: v for k, v in fb.items() if k != "recompiling_functions"},
+            "after": {k: v for k, v in fa.items() if k != "recompiling_functions"},
+            "graph_breaks": {"fixed": fixed, "still": still, "new": new},
+            "recompiles": rec, "output": output, "output_diff": diff,
+            "verdict": verdict(fb, fa, fixed, new, output), "note": note}
+
+
+def _first_diff(a, b):
+    for i in range(max(len(a), len(b))):
+        x = a[i] if i < len(a) else "<no line>"
+        y = b[i] if i < len(b) else "<no line>"
+        if x != y:
+            return {"line": i + 1, "before": clip(x, 160), "after": clip(y, 160)}
+    return None
+
+
+def _recompile_diff(fb, fa):
+    rows = []
+    key = lambda f: (f["function"], f["code"])  # noqa: E731
+    am = {key(f): f for f in fa}
+    for f in fb:
+        a = am.pop(key(f), None)
+        rows.append({"function": f["function"], "before": f["recompiles"], "after": a["recompiles"] if a else 0,
+                     "limit_hit": [f["limit_hit"], bool(a and a["limit_hit"])],
+                     "causes_before": f["causes"], "causes_after": a["causes"] if a else []})
+    for a in am.values():
+        rows.append({"function": a["function"], "before": 0, "after": a["recompiles"],
+                     "limit_hit": [False, a["limit_hit"]], "causes_before": [], "causes_after": a["causes"]})
+    return rows
+
+
+def verdict(fb, fa, fixed, new, output):
+    """One line: did the change work?"""
+    if run_ok(fb) and not run_ok(fa):
+        return "worse: the program now fails"
+    # recompiles triage marks as one-time and expected (automatic dynamic, a grad-mode switch, ...) do not count
+    known = fb.get("unexpected_recompiles") is not None and fa.get("unexpected_recompiles") is not None
+    rb, ra = ((fb["unexpected_recompiles"], fa["unexpected_recompiles"]) if known
+              else (fb["recompiles"] or 0, fa["recompiles"] or 0))
+    better = bool(fixed) or ra < rb \
+        or (fa["recompile_limit_hit"] or 0) < (fb["recompile_limit_hit"] or 0) or (not run_ok(fb) and run_ok(fa))
+    worse = bool(new) or ra > rb \
+        or (fa["recompile_limit_hit"] or 0) > (fb["recompile_limit_hit"] or 0)
+    tail = "; output changed" if output == "changed" else ""
+    if better and not worse:
+        return "better" + tail
+    if better and worse:
+        return "mixed: some findings fixed, others new" + tail
+    if worse:
+        return "worse: new graph breaks or recompiles" + tail
+    return "no change in breaks or recompiles" + tail
+
+
+def _exit(f):
+    if f["timed_out"]:
+        return "timed out"
+    if f["signal"]:
+        return f["signal"]
+    return f"exit {f['exit_code']}" if f["exit_code"] is not None else "recorded trace"
+
+
+# ---- one command under two torch releases (compare --torch) -------------------------------------
+
+def _site(label):
+    return label.split(" — ")[0]
+
+
+def _err(f):
+    e = f.get("first_error") or {}
+    return e.get("inner") or (f"{e.get('type')}: {clip(e.get('message'), 160)}" if e.get("type") else _exit(f))
+
+
+def release_changes(res, to):
+    """What changed from one release to the next, one line each; `to` is the later release."""
+    b, a, g = res["before"], res["after"], res["graph_breaks"]
+    out = []
+    eb, ea = b.get("first_error") or {}, a.get("first_error") or {}
+    if run_ok(b) and not run_ok(a):
+        out.append(f"fails on {to} (introduced in {to}): `{_err(a)}`")
+    elif not run_ok(b) and run_ok(a):
+        out.append(f"fixed in {to}: the earlier release fails with `{_err(b)}`")
+    elif not run_ok(b) and not run_ok(a) and (eb.get("type"), clip(eb.get("message"), 80)) != \
+            (ea.get("type"), clip(ea.get("message"), 80)):
+        out.append(f"fails on both, differently: `{_err(b)}` → `{_err(a)}`")
+    fixed, new = list(g["fixed"]), list(g["new"])
+    for f in list(fixed):           # the same line breaks under another registry id / message
+        n = next((x for x in new if _site(x) == _site(f)), None)
+        if n:
+            out.append(f"graph break at {_site(f)} is reported differently in {to}: "
+                       f"{f.split(' — ', 1)[-1]} → {n.split(' — ', 1)[-1]}")
+            fixed.remove(f)
+            new.remove(n)
+    out += [f"graph break gone in {to}: {x}" for x in fixed]
+    out += [f"graph break new in {to}: {x}" for x in new]
+    if (a["recompiles"] or 0) != (b["recompiles"] or 0):
+        out.append(f"recompiles {b['recompiles'] or 0} → {a['recompiles'] or 0} in {to}")
+    if (a["graphs"] or 0) != (b["graphs"] or 0):
+        out.append(f"graphs {b['graphs'] or 0} → {a['graphs'] or 0}, ops {b['ops'] or 0} → {a['ops'] or 0}")
+    if res["output"] == "changed":
+        d = res.get("output_diff") or {}
+        out.append(f"printed output changed (line {d.get('line')}: `{d.get('before')}` → `{d.get('after')}`)")
+    return out
+
+
+def release_verdict(res, to):
+    ch = release_changes(res, to)
+    return ch[0] if ch else "no change"
+
+

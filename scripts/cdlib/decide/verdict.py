@@ -1,0 +1,382 @@
+"""User bug or compiler bug, decided by one run, not a guess.
+
+When the compiled run fails (exit != 0, exception, signal; not on timeout), triage re-runs the
+program once with compilation off: the startup hook sets torch.compiler.set_stance("force_eager")
+right after the program imports torch (TORCH_COMPILE_DISABLE=1 is not used: on torch 2.14 it makes
+fullgraph=True functions raise "found no compiled frames", a different failure). Then the two
+failures are compared (exception type, normalized message, innermost user frame) and the verdict
+goes in Report.verdict (a JSON-safe dict):
+
+  fails_eager_too          the same failure without torch.compile: a bug in the program at file:line
+  compile_only             the program runs without torch.compile: compiler side, a torch.compile
+                           limitation, or a custom-op registration only tracing needs
+  different_failure_eager  both fail, differently: look at both
+  not_sure                 the eager run timed out or gave nothing to compare
+  before_compile           failed before torch.compile ever ran (syntax/import error, ...): no re-run
+  export_failure           torch.export raised (the compile stance does not affect export): no re-run
+  not_checked              --no-eager-check
+  needs_input              the program read standard input and got none (or too little): no re-run
+  no_torch                 the interpreter that ran the program cannot import torch: no re-run
+No torch import here."""
+import os
+import re
+
+from ..run import proc
+
+KINDS = ("fails_eager_too", "compile_only", "different_failure_eager", "not_sure", "before_compile",
+         "export_failure", "not_checked", "needs_input", "no_torch")
+USER_SIDE = ("fails_eager_too", "before_compile")   # the next step is to fix the program, not bisect
+
+# ---- the innermost real message -----------------------------------------------------------
+
+_FAKE_HEAD = "Dynamo failed to run FX node with fake tensors:"
+_FAKE_GOT_RE = re.compile(r"\): got (\w+)\((['\"])(.*?)(?:\2\)\s*(?:\n|$)|\n\s*Hint:|\n\s*Developer debug|\n\s*\n|$)", re.S)
+_BACKEND_RE = re.compile(r"backend='([^']*)' raised:\s*\n?([A-Za-z_][\w.]*)(?::\s?(.*))?", re.S)
+_FAKE_TENSOR_RE = re.compile(r"FakeTensor\(\.\.\.,(?:[^()<>]|\([^()]*\)|<[^<>]*>)*\)")
+
+
+def inner_error(etype, message):
+    """The real failure inside torch.compile's wrappers -> dict(type, message, op?, inputs?) or None.
+    TorchRuntimeError "Dynamo failed to run FX node with fake tensors: call_function <op>(*(FakeTensor(
+    ..., size=(2, 5)), ...)): got RuntimeError('...')" -> the op, its input shapes/dtypes, the inner
+    error; BackendCompilerFailed "backend='inductor' raised: X: msg" -> X: msg."""
+    msg = message or ""
+    head = msg.split("\n\nfrom user code:")[0]
+    i = head.find(_FAKE_HEAD)
+    if i >= 0:
+        rest = head[i + len(_FAKE_HEAD):].strip()
+        g = _FAKE_GOT_RE.search(rest)
+        call = rest[:g.start()] if g else rest.split("\n")[0]
+        op = re.sub(r"^call_\w+\s+", "", call).split("(*(")[0].strip()
+        args = call[len(op):] if call.find(op) >= 0 else call
+        imsg = g.group(3).replace("\\n", "\n").replace("\\'", "'").strip() if g else ""
+        inputs = []
+        for fm in _FAKE_TENSOR_RE.finditer(args):
+            body = fm.group(0)
+            size = re.search(r"size=\(([^)]*)\)", body)
+            dtype = re.search(r"dtype=torch\.(\w+)", body)
+            dev = re.search(r"device='([^']*)'", body)
+            inputs.append(f"{dtype.group(1) if dtype else 'float32'}[{(size.group(1) if size else '?').rstrip(',').replace(' ', '')}]"
+                          + (f"@{dev.group(1)}" if dev and dev.group(1) != "cpu" else ""))
+        return {"type": g.group(1) if g else "RuntimeError", "message": imsg, "op": _short_op(op), "inputs": inputs}
+    m = _BACKEND_RE.search(head)
+    if m:
+        itype = m.group(2).rsplit(".", 1)[-1]
+        imsg = (m.group(3) or "").strip()
+        nested = inner_error(itype, imsg)
+        if nested:
+            return nested
+        return {"type": itype, "message": imsg, "backend": m.group(1)}
+    m = re.match(r"^([A-Za-z_][\w.]*(?:Error|Exception)): (.*)", head.strip(), re.S)
+    if m and etype in ("InductorError", "InternalTorchDynamoError", "TorchRuntimeError"):
+        return {"type": m.group(1).rsplit(".", 1)[-1], "message": m.group(2).strip()}
+    return None
+
+
+def _short_op(op):
+    m = re.search(r"<function (\w+) at 0x", op) or re.search(r"<(?:built-in (?:method|function) )?(\w+)(?: of [^>]*)?>", op)
+    if m:
+        return m.group(1)
+    m = re.search(r"<OpOverload\(op='([^']+)'", op) or re.search(r"CustomOpDef\(([\w:.]+)\)", op)
+    return m.group(1) if m else op.strip("<>")
+
+
+# ---- comparing two failures ---------------------------------------------------------------
+
+def _norm(message):
+    first = next((ln for ln in (message or "").splitlines() if ln.strip()), "")
+    s = re.sub(r"FakeTensor\([^)]*\)", "T", first)
+    s = re.sub(r"0x[0-9a-f]+", "#", s)
+    s = re.sub(r"\d+(\.\d+)?", "#", s)
+    return " ".join(s.lower().split())[:200]
+
+
+def signature(exc, location=None):
+    """What to compare of one failure: the innermost real exception and the user frame."""
+    if not exc:
+        return None
+    inner = inner_error(exc["type"], exc["message"]) or {}
+    etype = inner.get("type") or exc["type"]
+    msg = inner.get("message") or exc["message"]
+    loc = f"{location.file}:{location.line}" if location is not None and location.line else None
+    return {"type": etype, "message": msg, "norm": _norm(msg), "location": loc, "fake": bool(inner.get("op"))}
+
+
+def same_failure(a, b):
+    """True when two signatures describe the same failure. Types must agree; then the normalized
+    first message line (numbers masked), or the user frame when torch words the two differently
+    (the fake-tensor and the real kernel raise from different code)."""
+    if not a or not b:
+        return False
+    if a["norm"] and a["norm"] == b["norm"]:  # same words; the type may differ (fake tensors raise RuntimeError
+        return True                           # where the eager kernel raises IndexError)
+    if a["type"] != b["type"]:
+        return bool(a.get("fake") and a["location"] and a["location"] == b["location"])
+    if a["norm"] and b["norm"] and (a["norm"] in b["norm"] or b["norm"] in a["norm"]):
+        return True
+    return bool(a["location"] and a["location"] == b["location"])
+
+
+# ---- the eager re-run ---------------------------------------------------------------------
+
+# the program's own set_stance(...) (e.g. "fail_on_recompile") must not switch compilation back on
+_KEEP_EAGER = """
+_cd_set_stance = torch._dynamo.set_stance   # torch.compiler.set_stance calls this one
+def _cd_keep_eager(*args, **kwargs):
+    return _cd_set_stance("force_eager")
+torch.compiler.set_stance = _cd_keep_eager
+torch._dynamo.set_stance = _cd_keep_eager
+"""
+
+
+def eager_env(run_dir):
+    return proc.startup_env(run_dir, [{"stance": "force_eager"}, {"code": _KEEP_EAGER}], name="eager_check")
+
+
+def run_eager(argv, run_dir, *, timeout, env_add=None):
+    """Run the program once more, unmodified, with compilation off. -> ProcResult."""
+    env = {"PYTHONUNBUFFERED": "1", "TORCH_TRACE": None, "PYTHONFAULTHANDLER": "1"}  # a crash names its line
+    env.update(env_add or {})
+    env.update(eager_env(run_dir))
+    pp = (env_add or {}).get("PYTHONPATH")
+    if pp:  # keep the caller's PYTHONPATH after the startup hook's dir
+        env["PYTHONPATH"] = env["PYTHONPATH"] + os.pathsep + pp
+    return proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, "eager_check.stdout"),
+                    stderr_path=os.path.join(run_dir, "eager_check.stderr"))
+
+
+_FAULT_FRAME_RE = re.compile(r'^\s*File "([^"]+)", line (\d+) in (\S+)', re.M)
+
+
+def _exc_of(res, stderr, parse_exception):
+    exc = parse_exception(stderr) if stderr else None
+    if exc is None and res.returncode not in (0, None):
+        kind = res.signal or f"exit {res.returncode}"
+        exc = {"full_type": kind, "type": kind, "message": "", "frames": [], "block": ""}
+    return exc
+
+
+def _is_export(exc, err):
+    text = (exc or {}).get("message", "") + "\n" + (exc or {}).get("block", "")
+    return bool(re.search(r"torch/export/|occurred when calling torch\.export\.export|torch\._export",
+                          text)) or any("/torch/export/" in (f.file or "") for f in (exc or {}).get("frames", []))
+
+
+def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_stderr=None,
+           parse_exception=None, innermost_user=None, where=None):
+    """The verdict for the first error of a failed compiled run.
+    err: its ErrorInfo; exc: parse_exception() of the compiled stderr (None for a signal/exit).
+    run_eager_fn() -> (ProcResult, stderr) runs the eager check when needed; or pass eager_res and
+    eager_stderr (recorded). Returns the verdict dict."""
+    loc = err.location
+    at = where(loc) if where and loc is not None else (f"{loc.file}:{loc.line}" if loc is not None else None)
+    if not used_compile and (exc is None or not _is_export(exc, err)):
+        return {"kind": "before_compile", "location": at,
+                "summary": f"failed before torch.compile ran: a bug in your program" + (f" at {at}" if at else ""),
+                "eager": None}
+    if exc is not None and _is_export(exc, err):
+        return {"kind": "export_failure", "location": at,
+                "summary": "torch.export raised (export has stricter rules than eager and is not affected by "
+                           "the compile stance; no eager re-run)" + (f"; your call at {at}" if at else ""),
+                "eager": None}
+    if eager_res is None:
+        if run_eager_fn is None:
+            return {"kind": "not_checked", "location": at, "eager": None,
+                    "summary": "not checked (--no-eager-check): re-run without torch.compile to tell a bug in "
+                               "your program from a compiler problem"}
+        eager_res, eager_stderr = run_eager_fn()
+    eager = {"exit_code": eager_res.returncode, "signal": eager_res.signal, "timed_out": eager_res.timed_out,
+             "duration_s": eager_res.duration_s}
+    if eager_res.timed_out:
+        return {"kind": "not_sure", "location": at, "eager": eager,
+                "summary": "not sure: the run without torch.compile timed out"}
+    if eager_res.returncode == 0:
+        return {"kind": "compile_only", "location": at, "eager": eager,
+                "summary": f"only fails compiled: the same program runs without torch.compile "
+                           f"(exit 0 in {eager_res.duration_s:.1f} s)"}
+    eexc = _exc_of(eager_res, eager_stderr, parse_exception)
+    eloc = innermost_user(eexc["frames"]) if eexc and innermost_user else None
+    if eloc is None and eager_res.signal and innermost_user:  # faulthandler: most recent call first
+        from ..report import Location
+        frames = [Location(file=m.group(1), line=int(m.group(2)), function=m.group(3))
+                  for m in _FAULT_FRAME_RE.finditer(eager_stderr or "")]
+        eloc = innermost_user(frames[::-1])
+    if eloc is None and eexc and eexc.get("message") and innermost_user:
+        from ..read.frames import parse_py_frames
+        eloc = innermost_user(parse_py_frames(eexc["message"]))
+    esig, csig = signature(eexc, eloc), signature(exc, loc)
+    if exc is None:  # compiled run died of a signal / bare exit: compare the way it ended
+        csig = {"type": err.type, "message": "", "norm": "", "location": None}
+    eager.update({"type": esig["type"] if esig else None, "message": (esig or {}).get("message", "")[:600],
+                  "frame": {"file": eloc.file, "line": eloc.line, "function": eloc.function} if eloc else None,
+                  "location": (where(eloc) if where and eloc is not None else (esig or {}).get("location"))})
+    same_end = exc is None and (eager_res.signal or f"exit {eager_res.returncode}") == err.type
+    if same_failure(csig, esig) or same_end or (exc is None and eexc is not None and esig["type"] == err.type):
+        at_e = eager["location"] or at
+        return {"kind": "fails_eager_too", "location": at_e, "eager": eager,
+                "summary": "fails the same way without torch.compile: a bug in your program"
+                           + (f" at {at_e}" if at_e else "")}
+    return {"kind": "different_failure_eager", "location": at, "eager": eager,
+            "summary": f"fails differently without torch.compile ({esig['type'] if esig else 'exit'}"
+                       f"{': ' + _first(esig['message']) if esig and esig['message'] else ''}); "
+                       "compare both before blaming either side"}
+
+
+# a failure on a Python value, not on numbers: rounding cannot make a None or a wrong type
+_PYTHON_VALUE_RE = re.compile(r"'NoneType' object|NoneType|non-iterable|object is not (?:subscriptable|iterable|"
+                              r"callable)|has no len\(\)|unexpected type|must be \w+, not ")
+
+
+def python_value_error(err):
+    """True when the error is about a Python object (None, a wrong type), not a tensor's numbers: torch's
+    accuracy check cannot explain it (it cost a generator case 61 s in the blind A/B)."""
+    return err.type in ("AttributeError", "TypeError", "ValueError") and bool(_PYTHON_VALUE_RE.search(err.message or ""))
+
+
+def needs_input(at):
+    """The verdict when the program hit the end of its standard input (knowledge row stdin_eof)."""
+    given = os.environ.get(proc.STDIN_VAR)
+    where = f" at {at}" if at else ""
+    summary = (f"the program read past the end of its input ({given}){where}: give it the whole input"
+               if given else f"not a bug: the program reads standard input{where} and the run gave it none "
+                             "(every run gets an empty one); give the input with --stdin FILE")
+    return {"kind": "needs_input", "location": at, "summary": summary, "eager": None}
+
+
+def no_torch(python, at):
+    """The verdict when the program's interpreter cannot import torch (knowledge row torch_missing)."""
+    return {"kind": "no_torch", "location": at, "eager": None,
+            "summary": f"not a bug in your program: {python or 'its Python'} cannot import torch"
+                       + (f" ({at})" if at else "") + "; run it with the Python that has torch"}
+
+
+def _first(s, n=160):
+    ln = next((x for x in (s or "").splitlines() if x.strip()), "")
+    return ln if len(ln) <= n else ln[:n - 1] + "…"
+
+
+# ---- compiled vs eager output (triage --vs-eager) -------------------------------------------
+
+# a number; not part of a name (layer1, model__0) or of a hex address (masked first)
+_NUM_RE = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?![\w.])|(?<![\w.])[-+]?(?:nan|inf)(?!\w)")
+_TIME_RE = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?\s?(?:s|ms|us|µs|ns|sec|secs|seconds|"
+                      r"min|it/s|s/it|\w+/s)(?:/[A-Za-z_]+)?(?![\w/])")   # a rate per unit: 953.2 ms/batch
+_HEX_RE = re.compile(r"0x[0-9a-fA-F]+")
+# a wall-clock stamp: logging's "2026-11-25 08:04:37,787", ISO "2026-11-25T08:04:37.787Z", a bare
+# "08:04:37", glog's "I1125 08:04:37.787000 1308" (with the process id)
+_STAMP_RE = re.compile(r"\d{4}-\d{2}-\d{2}[ T]\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?Z?|^[VIWEC]\d{4} \d{2}:\d{2}:\d{2}\.\d+ +\d+|"
+                       r"(?<![\d:])\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?(?![\d:])")
+
+
+def mask_times(line):
+    """A printed line with its clock stamps, timings (1.2 s, 30 it/s, 48134 tokens/s) and hex addresses
+    masked: they differ between any two runs of the same program."""
+    return _HEX_RE.sub("0x?", _TIME_RE.sub("<time>", _STAMP_RE.sub("<time>", line.rstrip())))
+_COARSEST = ("bf16", "f16", "f32", "f64")
+_EPS = {"bf16": 2.0 ** -7, "f16": 2.0 ** -10, "f32": 2.0 ** -23, "f64": 2.0 ** -52}
+_NAMES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float64"}
+
+
+def _template(line):
+    """(line with numbers as '#', [number tokens]); clock stamps, timings and hex addresses masked."""
+    s = mask_times(line)
+    return _NUM_RE.sub("#", s), _NUM_RE.findall(s)
+
+
+def _unit(tok):
+    """One unit in the last printed digit of a number token (0 for an integer)."""
+    t = tok.lstrip("+-").lower()
+    mant, _, exp = t.partition("e")
+    if "." not in mant and not exp:
+        return 0.0
+    dec = len(mant.split(".", 1)[1]) if "." in mant else 0
+    return 10.0 ** (int(exp or 0) - dec)
+
+
+def _close(a, b, rtol):
+    if a == b:
+        return True
+    if _unit(a) == 0.0 and _unit(b) == 0.0:      # integers (counts, steps, shapes): exactly
+        return False
+    try:
+        x, y = float(a), float(b)
+    except ValueError:
+        return False
+    if x != x or y != y or x in (float("inf"), float("-inf")) or y in (float("inf"), float("-inf")):
+        return False
+    return abs(x - y) <= rtol * max(abs(x), abs(y)) + max(_unit(a), _unit(b))
+
+
+# stderr lines that are torch's or Python's, not the program's own (compiled runs print more of them)
+_NOT_PROGRAM = re.compile(r"^[VIWEC]\d{4} \d{2}:\d{2}|site-packages/|/torch/|^\s+warnings\.warn\(|Warning: |"
+                          r"^\s*(?:File \"|Traceback \(most recent call last\))|^\[compile-debug")
+
+
+_WARNING_HEAD = re.compile(r"^\S.*:\d+: \w*Warning: ")   # warnings.showwarning: "file:line: Category: message"
+
+
+def printed(stdout, stderr):
+    """What the program printed: its stdout, then its own stderr lines (logging writes there by default),
+    prefixed "[stderr] "; torch's log lines, warnings (with the rest of a multi-line message, up to the
+    indented source line that ends it) and tracebacks on stderr are left out."""
+    err, in_tb, in_warning = [], False, 0
+    for ln in (stderr or "").splitlines():
+        if in_warning:
+            in_warning -= 1
+            if ln.startswith("  "):          # the source line: the warning ends here
+                in_warning = 0
+            continue
+        if _WARNING_HEAD.match(ln):
+            in_warning = 30
+            continue
+        if ln.startswith("Traceback (most recent call last)"):
+            in_tb = True
+        elif in_tb and not ln[:1].isspace():   # the exception line ends the traceback
+            in_tb = False
+            continue
+        if not in_tb and ln.strip() and not _NOT_PROGRAM.search(ln):
+            err.append(f"[stderr] {ln}")
+    return "\n".join((stdout or "").splitlines() + err)
+
+
+def compare_outputs(compiled, eager, dtypes=(), show=5):
+    """Compare two programs' stdout line by line: the text must be identical, numbers may differ by the
+    rounding of the compiled graphs' coarsest dtype (rtol = sqrt(eps), plus one unit in the last printed
+    digit); clock stamps, timings and hex addresses are masked. -> dict(differ, lines {compiled, eager}, dtype, rtol,
+    first [{compiled_line, eager_line, compiled, eager, why}], verdict)."""
+    import difflib
+    dt = next((d for d in _COARSEST if d in set(dtypes)), "f32")
+    rtol = _EPS[dt] ** 0.5
+    c_lines, e_lines = compiled.splitlines(), eager.splitlines()
+    ct, et = [_template(x) for x in c_lines], [_template(x) for x in e_lines]
+    diffs = []
+    sm = difflib.SequenceMatcher(None, [t for t, _ in ct], [t for t, _ in et], autojunk=False)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal" or (op == "replace" and i2 - i1 == j2 - j1):
+            for i, j in zip(range(i1, i2), range(j1, j2)):
+                (ta, na), (tb, nb) = ct[i], et[j]
+                bad = next(((a, b) for a, b in zip(na, nb) if not _close(a, b, rtol)), None)
+                if ta != tb:
+                    diffs.append((i, j, "text differs"))
+                elif bad:
+                    diffs.append((i, j, f"{bad[0]} vs {bad[1]}" + ("" if _unit(bad[0]) == _unit(bad[1]) == 0.0
+                                                                   else f" (beyond rtol {rtol:.2g})")))
+            continue
+        diffs += [(i, None, "only compiled") for i in range(i1, i2)]
+        diffs += [(None, j, "only eager") for j in range(j1, j2)]
+    first = [{"compiled_line": i + 1 if i is not None else None, "eager_line": j + 1 if j is not None else None,
+              "compiled": c_lines[i][:300] if i is not None else None, "eager": e_lines[j][:300] if j is not None else None,
+              "why": why} for i, j, why in diffs[:show]]
+    n = len(diffs)
+    if not c_lines and not e_lines:
+        verdict = "nothing to compare: the program printed nothing (stdout, or its own lines on stderr) in either run"
+    elif not n:
+        verdict = (f"compiled and eager print the same output ({len(c_lines)} line(s); numbers within rtol {rtol:.2g}, "
+                   f"√eps of {_NAMES[dt]})")
+    else:
+        f = first[0]
+        at = f"line {f['compiled_line']}" if f["compiled_line"] else f"eager line {f['eager_line']}"
+        verdict = (f"outputs differ at {n} line(s) (compiled {len(c_lines)}, eager {len(e_lines)}); first at {at}: "
+                   f"{f['why']}")
+    return {"differ": n, "lines": {"compiled": len(c_lines), "eager": len(e_lines)}, "dtype": _NAMES[dt],
+            "rtol": rtol, "first": first, "verdict": verdict}

@@ -1,0 +1,203 @@
+"""Markdown view of a triage Report: compact facts for an agent, paths to the full artifacts."""
+import os
+
+from ..decide import semantics
+from .output import clip, table
+from .views_dynamo import graph_breaks_md, recompiles_md
+
+
+
+def _where(loc, base=None):
+    if loc is None:
+        return ""
+    path = loc.file
+    if base and path.startswith(base + os.sep):
+        path = os.path.relpath(path, base)
+    s = f"{path}:{loc.line}" if loc.line else path
+    if loc.code:
+        s += f" `{clip(loc.code, 90)}`"
+    return s
+
+
+def headline(rep):
+    st = rep.stats
+    parts = []
+    if rep.errors:
+        parts.append(f"{len(rep.errors)} error{'s' * (len(rep.errors) != 1)}")
+    if st.get("graph_break_sites"):
+        parts.append(f"{st['graph_break_sites']} graph-break site{'s' * (st['graph_break_sites'] != 1)}")
+    if st.get("functions_recompiling") or st.get("recompile_limit_hit"):
+        n = st.get("recompiles", 0)
+        parts.append(f"{n} recompile{'s' * (n != 1)}" + (" (LIMIT HIT)" if st.get("recompile_limit_hit") else ""))
+    if (rep.vs_eager or {}).get("differ"):
+        parts.append("output differs from eager")
+    if not parts:
+        parts.append("nothing found so far" if rep.interrupted else "clean" if rep.used_compile
+                     else "torch.compile never ran")
+    v = (rep.verdict or {}).get("kind")
+    tag = {"fails_eager_too": "a bug in your program (fails without torch.compile too)",
+           "before_compile": "a bug in your program (before torch.compile ran)",
+           "compile_only": "only fails compiled", "export_failure": "torch.export failed",
+           "different_failure_eager": "fails differently without torch.compile",
+           "not_sure": "not sure whose bug", "needs_input": "the program needs standard input (--stdin FILE)",
+           "no_torch": "its Python has no torch"}.get(v)
+    return ", ".join(parts) + (f": {tag}" if tag else "")
+
+
+def verdict_lines(rep, base=None):
+    """The verdict, first thing after the title: whose bug it is and what decided it."""
+    v = rep.verdict
+    if not v:
+        return []
+    out = [f"**Verdict: {v['summary']}**"]
+    e = v.get("eager") or {}
+    if e and v["kind"] != "compile_only":
+        if e.get("timed_out"):
+            out.append(f"Eager re-run (compilation off): timed out after {e.get('duration_s', 0):.0f} s")
+        elif e.get("type"):
+            where = f" at {e['location']}" if e.get("location") else ""
+            msg = clip((e.get("message") or "").splitlines()[0], 200) if e.get("message") else ""
+            out.append(f"Eager re-run (compilation off){where}: {e['type']}" + (f": {msg}" if msg else " as well"))
+    acc = v.get("accuracy")
+    if acc:
+        out.append(accuracy_line(acc))
+    route = {"fails_eager_too": "Route: fix the program" + (" at that line" if v.get("location") else "")
+                                + "; torch.compile is not the cause (no bisect).",
+             "before_compile": "Route: fix the program at that line; torch.compile is not involved.",
+             "compile_only": "Route: the error class below decides (graph break under fullgraph → trace-dynamo; "
+                             "custom op → its registration; backend/inductor → bisect/minify).",
+             "different_failure_eager": "Route: compare both failures; fix the eager one first if it is in your code.",
+             "not_sure": "Route: the class below; confirm by running the program without torch.compile.",
+             "export_failure": "Route: PyTorch's suggested fixes below, or the export command on a factory.",
+             "not_checked": "Route: the class below (unconfirmed: eager check skipped).",
+             "needs_input": "Route: put the input in a file and run again with --stdin FILE (below); "
+                            "torch.compile is not involved.",
+             "no_torch": "Route: name the Python that has torch in the command (-- /path/to/venv/bin/python "
+                         "prog.py); torch.compile is not involved."}.get(v["kind"])
+    if acc:
+        route = {"rounding": "Route: fix the program's output check (the gate below); not a compiler bug, no bisect.",
+                 "miscompile": "Route: a measured miscompile: bisect the layer and pass (command below), then minify.",
+                 }.get(acc.get("verdict"), "Route: the cheapest step that can decide (below); bisect only if "
+                                           "nothing cheaper can.")
+    if v["kind"] == "compile_only" and rep.errors and rep.errors[0].side == "semantics":
+        route = "Route: torch.compile behaves differently here by design (the section above): its fix, no bisect."
+    if route:
+        out.append(route)
+    return out
+
+
+def accuracy_line(acc):
+    """The measurement of a failure that happens only compiled: its verdict, numbers and cost."""
+    cost = (f"; one more run: {acc['duration_s']:.0f} s" + (f", {acc['cost_ratio']:g}× the compiled run"
+                                                              if acc.get("cost_ratio") else "")) if acc.get("duration_s") else ""
+    checked = (f"{acc['graphs_checked']} graph(s), {acc['outputs_checked']} output(s) vs eager and fp64"
+               if acc.get("graphs_checked") else "no graph compared")
+    return f"Measured (torch's accuracy check, RMSE rule, repro_tolerance {acc.get('tolerance', 0):g}: {checked}{cost}): " \
+           + acc["summary"]
+
+
+def vs_eager_md(cmp):
+    """triage --vs-eager: what the program printed compiled vs eager."""
+    if not cmp:
+        return []
+    out = ["\n## Compiled vs eager output (--vs-eager)", f"**{cmp['verdict']}**"]
+    if cmp.get("eager_timed_out"):
+        out.append("The eager run timed out: its output is incomplete.")
+    elif cmp.get("eager_exit_code") not in (0, None):
+        out.append(f"The eager run exited {cmp['eager_exit_code']}.")
+    for d in cmp.get("first") or []:
+        c = f"line {d['compiled_line']} `{clip(d['compiled'], 120)}`" if d["compiled"] is not None else "—"
+        e = f"line {d['eager_line']} `{clip(d['eager'], 120)}`" if d["eager"] is not None else "—"
+        out.append(f"- compiled {c} · eager {e}: {d['why']}")
+    if cmp.get("differ", 0) > len(cmp.get("first") or []):
+        out.append(f"- … {cmp['differ'] - len(cmp['first'])} more (target.stdout vs eager_check.stdout in the run dir)")
+    return out
+
+
+def triage_markdown(rep, target_str=None, cwd=None):
+    base = cwd or os.getcwd()
+    st = rep.stats
+    ended = ("interrupted" if rep.interrupted else "timed out" if rep.timed_out else None)
+    out = [f"# torch.compile triage{f' ({ended} after {rep.duration_s or 0:.0f} s)' if ended else ''}: {headline(rep)}"]
+    if ended:
+        out.append(f"The run {'was interrupted' if rep.interrupted else 'timed out'} after {rep.duration_s or 0:.0f} s: "
+                   "this report is what it did until then.")
+    out += verdict_lines(rep, base)
+    run = f"`{clip(target_str, 120)}`" if target_str else "trace"
+    if rep.timed_out:
+        status = "TIMED OUT"
+    elif rep.interrupted:
+        status = "INTERRUPTED (Ctrl-C)"
+    elif rep.signal:
+        status = f"killed by {rep.signal}"
+    elif rep.exit_code is not None:
+        status = f"exit {rep.exit_code}"
+    else:
+        status = "recorded trace"
+    facts = [f"{run} → {status}" + (f" in {rep.duration_s:.1f} s" if rep.duration_s else "")]
+    if rep.torch_version:
+        facts.append(f"torch {rep.torch_version}")
+    if rep.used_compile:
+        facts.append(f"{st.get('graphs', 0)} graph{'s' * (st.get('graphs', 0) != 1)}, {st.get('ops', 0)} ops")
+        ct = f"compile {st.get('compile_time_s', 0):.1f} s"
+        if st.get("compile_share") is not None:
+            ct += f" ({st['compile_share'] * 100:.0f}% of wall)"
+        facts.append(ct)
+        hits, misses = st.get("fx_graph_cache_hits", 0), st.get("fx_graph_cache_misses", 0)
+        if hits or misses:
+            facts.append(f"FX cache {hits} hit / {misses} miss")
+    out.append(" · ".join(facts))
+    out.append(f"Run dir: {rep.run_dir}")
+    out += semantics.markdown(rep)
+
+    if rep.errors:
+        out.append("\n## Errors")
+        for i, e in enumerate(rep.errors, 1):
+            out.append(f"{i}. **{e.type}** — {e.title} `[{e.category}]`" + (f" (compile {e.compile_id})" if e.compile_id else ""))
+            if e.location:
+                out.append(f"   at {_where(e.location, base)}")
+            inner = e.inner or {}
+            if inner.get("op"):
+                ins = ", ".join(inner.get("inputs") or [])
+                out.append(f"   op `{inner['op']}`" + (f" on ({ins})" if ins else "") + f" raised {inner.get('type')}:")
+                out.append("   > " + clip((inner.get("message") or "").splitlines()[0] if inner.get("message") else "", 300))
+            elif inner.get("message"):
+                out.append(f"   > {inner.get('type')}: " + clip(inner["message"].splitlines()[0], 300)
+                           + (f" (inside backend '{inner['backend']}')" if inner.get("backend") else ""))
+            elif e.message:
+                out.append("   > " + clip(e.message.splitlines()[0], 240))
+            if e.suggested_fixes:
+                out.append("   PyTorch's suggested fixes:")
+                out += [f"   - `{clip(f, 200)}`" for f in e.suggested_fixes[:6]]
+            if e.advice:
+                out.append(f"   Why/what: {clip(e.advice, 1000 if e.category == 'accuracy_tolerance' else 400)}")
+            if e.next_command and not (i == 1 and (rep.verdict or {}).get("kind") in ("fails_eager_too", "before_compile")):
+                out.append(f"   Next ({e.skill} skill): `{e.next_command}`")
+
+    out += vs_eager_md(rep.vs_eager)
+    out += graph_breaks_md(rep, base)
+    out += recompiles_md(rep, base)
+
+    if len({g.function.split(" (")[0] for g in rep.graphs}) > 1 or any(g.failed for g in rep.graphs):
+        rows = []
+        for g in sorted(rep.graphs, key=lambda g: -(g.compile_time_s or 0))[:8]:
+            rows.append([g.compile_id, clip(g.function, 50), _where(g.location, base).split(" `")[0] if g.location else "",
+                         g.ops if g.ops is not None else "-", f"{g.compile_time_s:.2f}" if g.compile_time_s is not None else "-",
+                         g.failed or ""])
+        out.append(f"\n## Graphs (top {len(rows)} by compile time)")
+        out.append(table(["id", "function", "defined at", "ops", "compile s", "failed"], rows))
+
+    out.append("\n## Next")
+    for i, s in enumerate(rep.next_steps, 1):
+        cmd = f": `{s['command']}`" if s.get("command") else ""
+        skill = f" → {s['skill']} skill" if s.get("skill") else ""
+        out.append(f"{i}. {s['why']}{skill}{cmd}")
+    for n in rep.notes:
+        out.append(f"Note: {n}")
+    arts = []
+    for k, v in rep.artifacts.items():
+        if v:
+            rel = os.path.relpath(v, rep.run_dir) if rep.run_dir and v.startswith(rep.run_dir + os.sep) else v
+            arts.append(rel + ("/" if os.path.isdir(v) else ""))
+    out.append("\nArtifacts in the run dir: " + ", ".join(["report.json", "report.md"] + arts))
+    return "\n".join(out)

@@ -1,0 +1,77 @@
+"""Markdown of a compare result (decide/compare.py builds it): the before/after table, graph breaks
+fixed / still / new, recompiles; and the table of one command under several torch releases."""
+from ..cmdline import clip
+from ..decide.compare import _exit, release_changes
+from .output import table
+
+
+def _num(v, fmt="{}"):
+    return "-" if v is None else fmt.format(v)
+
+
+def facts_rows(fb, fa):
+    """Table rows (name, before, after) for the numbers of two runs."""
+    t = "{:.2f}"
+    return [["exit", _exit(fb), _exit(fa)],
+            ["graph-break sites (hits)", f"{fb['graph_break_sites']} ({fb['graph_break_hits']})",
+             f"{fa['graph_break_sites']} ({fa['graph_break_hits']})"],
+            ["recompiles", _num(fb["recompiles"]) + (" LIMIT HIT" if fb["recompile_limit_hit"] else ""),
+             _num(fa["recompiles"]) + (" LIMIT HIT" if fa["recompile_limit_hit"] else "")],
+            ["graphs / ops", f"{_num(fb['graphs'])} / {_num(fb['ops'])}", f"{_num(fa['graphs'])} / {_num(fa['ops'])}"],
+            ["compile s", _num(fb["compile_time_s"], t), _num(fa["compile_time_s"], t)],
+            ["wall s", _num(fb["wall_time_s"], t), _num(fa["wall_time_s"], t)]]
+
+
+def markdown(res, next_cmd=None):
+    b, a, g = res["before"], res["after"], res["graph_breaks"]
+    out = [f"# compare: {res['verdict']}",
+           f"before {b['run_dir']} · after {a['run_dir']}", "",
+           table(["", "before", "after"], facts_rows(b, a))]
+    if res.get("note"):
+        out.append(f"⚠ {res['note']}")
+    cs, ws = a["compile_time_s"], a["wall_time_s"]
+    if cs and ws and b["wall_time_s"] and ws >= b["wall_time_s"] and cs > 0.3 * ws:
+        out.append(f"wall s of this run is mostly compiling ({cs:.1f} of {ws:.1f} s): it does not show the speed of "
+                   "the compiled steps; time steps after warm-up for that (trace-inductor skill: perf)")
+    for name, f in (("before", b), ("after", a)):
+        if f["first_error"]:
+            e = f["first_error"]
+            out.append(f"first error {name}: **{e['type']}** `{clip(e['message'], 200)}`")
+    out.append(f"output: {res['output']}" + (f" (line {res['output_diff']['line']}: `{res['output_diff']['before']}` → "
+                                             f"`{res['output_diff']['after']}`)" if res.get("output_diff") else "")
+               + (" — clock stamps and timings masked" if res["output"] != "unknown (no captured output)" else ""))
+    if res["output"] == "changed" and b["exit_code"] == 0 and a["exit_code"] == 0:   # not after a crash
+        out.append("  (a program that draws random inputs without a seed prints different numbers on any two runs: "
+                   "seed it (torch.manual_seed) or compare eager vs compiled inside one run; and random ops inside "
+                   "compiled code (randn_like, dropout) draw other numbers than eager, so a function that now runs "
+                   "compiled where it ran eagerly prints others: torch._inductor.config.fallback_random = True makes "
+                   "them match)")
+    out.append(f"\n## Graph breaks: {len(g['fixed'])} fixed, {len(g['still'])} still there, {len(g['new'])} new")
+    out += [f"- fixed: {x}" for x in g["fixed"][:10]]
+    out += [f"- still: {x['after']}" for x in g["still"][:10]]
+    out += [f"- NEW: {x}" for x in g["new"][:10]]
+    if res["recompiles"]:
+        out.append("\n## Recompiles")
+        for r in res["recompiles"][:8]:
+            lim = " (limit hit → eager)" if r["limit_hit"][1] else (" (limit no longer hit)" if r["limit_hit"][0] else "")
+            out.append(f"- **{r['function']}**: {r['before']} → {r['after']}{lim}")
+            for tag, cs in (("before", r["causes_before"]), ("after", r["causes_after"])):
+                if cs:
+                    out.append(f"  - {tag}: " + "; ".join(f"{c['kind']} ×{c['count']} `{clip(c['guard'], 70)}`"
+                                                         for c in cs[:3]))
+    if next_cmd:
+        out.append(f"\nNext: `{next_cmd}`")
+    return "\n".join(out)
+
+
+def releases_markdown(pairs, target):
+    vers = [pairs[0]["from"]] + [p["to"] for p in pairs]
+    out = [f"# compare across torch releases: {' → '.join(vers)}", f"`{target}` run unmodified under each"]
+    for p in pairs:
+        ch = release_changes(p, p["to"])
+        out.append(f"\n## {p['from']} → {p['to']}: " + ("no change in errors, breaks, recompiles or output"
+                                                       if not ch else f"{len(ch)} change(s)"))
+        out += [f"- {c}" for c in ch]
+        out.append(table(["", p["from"], p["to"]], facts_rows(p["before"], p["after"])))
+        out.append(f"runs: {p['before']['run_dir']} · {p['after']['run_dir']}")
+    return "\n".join(out)
