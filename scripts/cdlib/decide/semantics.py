@@ -106,12 +106,21 @@ def _traced_spans(run):
 def _search_source(run, rx, traced, after=None):
     """The first line of the program's files (traced: of the functions Dynamo traced; the whole files
     when there is no trace, e.g. a recorded run) that matches rx, as evidence. after: {path: line}, only
-    lines below it count (and only in those files)."""
+    lines below it count (and only in those files). A (?s) pattern is searched over each traced function
+    body (the whole file without a trace) instead of line by line."""
     spans = _traced_spans(run) if traced and run.traced_lines else None
     for path in (spans if spans is not None else run.files):
         if after is not None and path not in after:
             continue
         text, _ = _source(path)
+        if rx.flags & re.DOTALL:   # a pattern over several lines ((?s)): each traced function's body as one text
+            lines = (text or "").splitlines()
+            for a, b in sorted(spans[path] if spans is not None else [(1, len(lines))]):
+                m = rx.search("\n".join(lines[a - 1:b]))
+                if m:
+                    i = a + m.string.count("\n", 0, m.start())
+                    return f"{os.path.basename(path)}:{i} `{clip(lines[i - 1].strip(), 140)}`"
+            continue
         for i, ln in enumerate((text or "").splitlines(), 1):
             if after is not None and i <= after[path]:
                 continue
