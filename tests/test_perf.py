@@ -4,7 +4,7 @@ multi-threaded timings meaningless) and assert lenient bounds on the CPU-time ra
 import os
 
 import pytest
-from conftest import program, run_cli, run_json
+from conftest import program, resolve_dotted, run_cli, run_json
 
 MODELS = program("perf_models.py")
 FAST = ["--modes", "eager,default", "--threads", "1", "--repeat", "5", "--round-ms", "50"]
@@ -68,6 +68,19 @@ def test_train_forward_backward(tmp_path):
     assert res["train"] is True
     d = _mode(res, "default")
     assert d["ok"] and d["compile_s"] > 0 and d["median_ms"] > 0
+    assert not res["attribution"]["cpu_random_graphs"] and not any("fallback_random" in f["fix"] for f in res["fixes"])
+
+
+@pytest.mark.slow
+def test_cpu_dropout_rng_is_named_with_fallback_random(tmp_path):
+    """Inductor's CPU dropout draws each number with normalized_rand_cpu (slower than eager's bernoulli_
+    on a BERT step in blind A/B batch 6): perf names the graphs that draw random numbers and the switch."""
+    res = perf(tmp_path, "dropout_mlp", "--train")
+    assert res["attribution"]["cpu_random_graphs"], res["attribution"]
+    fix = [f for f in res["fixes"] if "fallback_random" in f["fix"]]
+    assert fix and "normalized_rand_cpu" in fix[0]["fix"] and "random-number kernels" in fix[0]["why"]
+    from cdlib.decide.perf import CPU_FIX_CONFIG
+    assert resolve_dotted(CPU_FIX_CONFIG) is False      # the switch named exists (default off)
 
 
 @pytest.mark.slow

@@ -1,0 +1,172 @@
+"""What an `export` run left -> the result: failure classes and their fixes (export's own, else a
+knowledge/triage.yaml row), the merged problem list, the worker's problem line, a load failure as a
+CliError, and the next command. Shared with `aoti` (class_info, load_error, worker_problem, short).
+No torch import."""
+import os
+import re
+
+from .. import cmdline
+from ..errors import CliError
+
+
+# failure class -> (title, fix recipe). Class ids are stable (JSON `cls`, the export skill).
+CLASSES = {
+    "data_dependent_guard": (
+        "data-dependent guard (GuardOnDataDependentSymNode)",
+        "A Python branch/bool on a tensor VALUE. Real control flow: `torch.cond(pred, true_fn, false_fn, (x,))`. "
+        "Only an assumption: state it with `torch._check(...)` before this line (sizes from .item()/nonzero: "
+        "`torch._check(n >= 0)`). Or make it branchless with `torch.where`."),
+    "constraint_violation": (
+        "constraint violation: the code narrows a Dim's range",
+        "Declare the range the code needs (PyTorch's suggested Dim, when it gives one), or use `Dim.AUTO` and let export "
+        "infer it; `export --dynamic` writes a full working spec."),
+    "specialized_dim": (
+        "dynamic dim specialized to a constant",
+        "The code forces this dim to one size (a literal shape, a size-fixed parameter, a view). Make the line "
+        "shape-generic (e.g. `torch.ones(x.shape[0], ...)`, `x.new_ones(...)`), or declare the dim static "
+        "(`Dim.STATIC`, or drop it from dynamic_shapes)."),
+    "missing_fake_kernel": (
+        "custom op without a fake kernel",
+        "Register a fake (meta) kernel: `@torch.library.register_fake(\"ns::op\")` (or `myop.register_fake`) "
+        "returning an empty tensor of the output's shape/dtype/device, e.g. `return torch.empty_like(x)`. "
+        "Verify with `torch.library.opcheck(op, args)`."),
+    "mismatched_fake_kernel": (
+        "fake kernel does not match the real kernel",
+        "The register_fake function returns a different shape/dtype/stride than the real op: make it match "
+        "(draft_export compared them on the real inputs). Verify with `torch.library.opcheck(op, args)`."),
+    "unsupported_python": (
+        "unsupported Python in strict mode",
+        "Strict export (Dynamo) cannot trace this construct. Use non-strict export (`strict=False`, the default "
+        "since torch 2.9), or rewrite the construct in plain tensor code."),
+    "graph_break": (
+        "graph break in strict mode",
+        "Strict export must capture one graph. Use non-strict export (`strict=False`), or remove the break "
+        "(see the graph-break page in the message)."),
+    "invalid_input": (
+        "invalid input or dynamic_shapes spec",
+        "Inputs must be tensors, ints/floats/bools or pytrees (tuple/list/dict/registered dataclass) of them; "
+        "dynamic_shapes must mirror the inputs (same names/nesting)."),
+    "invalid_output": (
+        "invalid output",
+        "Return tensors, ints/floats/bools/None or pytrees of them (no custom objects)."),
+    "other": ("other export error", "Read the message; run with the full message in report.json."),
+}
+
+
+def class_info(cls, default="other"):
+    """(title, fix) of a failure class: export's own, else a knowledge/triage.yaml row (the custom-op
+    classes custom_op_no_autograd / custom_op_mutates_args are shared with triage and aoti)."""
+    if cls in CLASSES:
+        return CLASSES[cls]
+    from ..decide import knowledge
+    try:
+        row = knowledge.triage_row(cls)
+    except KeyError:
+        return CLASSES[default] if default in CLASSES else (cls, "")
+    return row["title"], " ".join(row.get("advice", "").split())
+
+
+def load_error(err, spec):
+    """Worker load failure -> CliError (exit 2): the user's factory or spec is wrong."""
+    if err.get("kind") == "spec":
+        return CliError(err["message"])
+    loc = err.get("location")
+    where = f" at {short(loc)}" if loc else ""
+    return CliError(f"{spec}: loading the target raised {err.get('type')}: {err.get('message')}{where}")
+
+
+def short(loc):
+    if not loc:
+        return ""
+    f = loc.get("file") or ""
+    try:
+        rel = os.path.relpath(f)
+        f = rel if not rel.startswith("..") else f
+    except ValueError:
+        pass
+    return f"{f}:{loc.get('line')}" if loc.get("line") else f
+
+
+def worker_problem(pr, res, run_dir, tag):
+    """A one-line description when the worker itself did not finish, else None."""
+    if pr.timed_out:
+        return f"timed out after {pr.duration_s:.0f} s (raise --timeout)"
+    if pr.signal:
+        return f"worker died of {pr.signal}"
+    if res is None or res.get("phase") != "done":
+        tail = pr.read_stderr(3000).strip().splitlines()
+        last = tail[-1] if tail else ""
+        return f"worker exited {pr.returncode} ({cmdline.clip(last, 200)}; see {os.path.join(run_dir, tag + '.stderr')})"
+    return None
+
+
+def problems_of(res):
+    """Merge the failures of all attempts and draft_export into one list, one entry per (class, line)."""
+    found = {}
+    order = []
+
+    def add(cls, loc, how, item):
+        key = (cls, (loc or {}).get("file"), (loc or {}).get("line"))
+        if key not in found:
+            title, fix = class_info(cls)
+            found[key] = {"cls": cls, "title": title, "location": loc, "found_by": [], "message": None,
+                          "fix": fix, "details": {}}
+            order.append(key)
+        p = found[key]
+        p["found_by"].append(how)
+        if item.get("message") and not p["message"]:
+            p["message"] = item["message"]
+        for k, v in (item.get("details") or {}).items():
+            p["details"].setdefault(k, v)
+        for k in ("expr", "op", "reason"):
+            if item.get(k):
+                p["details"].setdefault(k, item[k])
+        return p
+
+    for name, att in (res.get("attempts") or {}).items():
+        f = att.get("failure")
+        if f:
+            add(f["cls"], f.get("location"), name, f)
+    def norm_op(op):
+        m = re.match(r"^(\w+)(?:::|\.)(\w+)", op or "")
+        return f"{m.group(1)}::{m.group(2)}" if m else None
+
+    d = res.get("draft") or {}
+    for item in d.get("failures") or []:
+        loc = item.get("location")
+        op = norm_op(item.get("op"))
+        same_op = [found[k] for k in order if op and found[k]["cls"] == item["cls"]
+                   and norm_op(found[k]["details"].get("op")) == op]
+        if same_op:  # the export failure already names the call site: keep it, add the definition
+            same_op[0]["found_by"].append("draft_export")
+            if loc:
+                same_op[0]["details"].setdefault("op_defined_at", loc)
+            continue
+        # draft reports a missing fake kernel without a stack: attach it to the export failure's line
+        if not loc:
+            for key in order:
+                if key[0] == item["cls"] and found[key]["location"]:
+                    loc = found[key]["location"]
+                    break
+        add(item["cls"], loc, "draft_export", item)
+    if d.get("failure"):
+        add(d["failure"]["cls"], d["failure"].get("location"), "draft_export", d["failure"])
+    fx = res.get("suggested_fix_check")
+    out = [found[k] for k in order]
+    for p in out:
+        if p["cls"] in ("constraint_violation", "specialized_dim") and fx:
+            p["suggested_fix"] = {"code": fx.get("fixes"), "verified": fx.get("verified"),
+                                  "new_dynamic_shapes": fx.get("new_dynamic_shapes"),
+                                  "error": fx.get("error") or (fx.get("failure") or {}).get("message")}
+    return out
+
+
+def next_command(args, status, problems, result):
+    if status == "exported":
+        dyn = result.get("dynamic") or {}
+        if args.dynamic and not dyn.get("verified"):
+            return cmdline.cli_command("export", args.model, "--dynamic")
+        return cmdline.cli_command("aoti", args.model)
+    if status in ("timeout", "crashed"):
+        return cmdline.cli_command("export", args.model, "--no-draft", "--timeout", int(args.timeout * 2))
+    return cmdline.cli_command("export", args.model) + ("  # after applying the fix" if problems else "")

@@ -1,0 +1,243 @@
+"""perf's analysis: what each mode's worker and trace left -> the result: per-mode timings against eager,
+the default mode's attribution (graph breaks, frames skipped, recompiles, cudagraph skips, fallback kernels)
+and the fixes ranked by expected gain; for a script target, compile time and breaks as a share of wall time."""
+import os
+import re
+
+from ..read import inductor_info as II
+from ..read import trace as tracemod
+
+
+# Inductor's C++ code draws each random number (dropout masks, rand, randn, randint) with its own
+# per-element generator (codegen/cpp.py); eager calls one bernoulli_/rand kernel per op
+CPU_RNG_RE = re.compile(r"\b(?:normalized_rand_cpu|randn_cpu|randint64_cpu)\(")
+CPU_FIX_CONFIG = "torch._inductor.config.fallback_random"
+CPU_RNG_FIX = ("draw the random numbers with eager's kernels: torch._inductor.config.fallback_random = True "
+               "(Inductor's CPU code draws every dropout/rand value with its own per-element generator, "
+               "normalized_rand_cpu, which can cost more than the whole rest of a step; fallback_random also "
+               "gives eager's exact random numbers)")
+
+
+def _trace_facts(tdir):
+    """Compile time, graphs, breaks, recompiles, cudagraph skips and fallbacks from a mode's trace."""
+    facts = {"compile_s": None, "graphs": 0, "recompiles": 0, "recompile_s": 0.0, "graph_breaks": [],
+             "cudagraph_skips": [], "fallbacks": [], "kernels": 0, "frames": [], "cpu_random_graphs": []}
+    if not tdir or not tracemod.trace_files(tdir):
+        return facts
+    tr = tracemod.parse(tdir)
+    total = 0.0
+    for e in tr.of("compilation_metrics"):
+        d = e.data if isinstance(e.data, dict) else {}
+        t = d.get("entire_frame_compile_time_s") or 0.0
+        total += t
+        cid = e.compile_id or d.get("compile_id") or ""
+        if d.get("graph_op_count"):
+            facts["graphs"] += 1
+        if cid and not cid.endswith("/0"):
+            facts["recompiles"] += 1
+            facts["recompile_s"] += t
+        if d.get("cudagraph_skip_reason"):
+            facts["cudagraph_skips"].append({"compile_id": cid, "reason": d["cudagraph_skip_reason"]})
+        facts["frames"].append({"compile_id": cid, "function": d.get("co_name"), "compile_s": round(t, 3),
+                                "recompile_reason": d.get("recompile_reason"), "fail_type": d.get("fail_type")})
+    for e in tr.of("bwd_compilation_metrics"):
+        d = e.data if isinstance(e.data, dict) else {}
+        if d.get("cudagraph_skip_reason"):
+            facts["cudagraph_skips"].append({"compile_id": e.compile_id, "reason": d["cudagraph_skip_reason"]})
+    facts["compile_s"] = round(total, 3)
+    facts["recompile_s"] = round(facts["recompile_s"], 3)
+    try:
+        from . import analyze
+        rep = analyze.analyze(tdir)
+        for b in rep.graph_breaks:
+            fx = b.fix if isinstance(b.fix, dict) else {}
+            facts["graph_breaks"].append({"site": b.location.short() if b.location else b.site, "gb_id": b.gb_id,
+                                          "type": b.gb_type, "count": b.count, "category": b.category,
+                                          "fix": fx.get("fix"), "frame_skipped": bool(fx.get("frame_skipped"))})
+        facts["recompile_kinds"] = {}
+        for f in rep.recompiles:
+            for k, v in (f.kinds or {}).items():
+                facts["recompile_kinds"][k] = facts["recompile_kinds"].get(k, 0) + v
+    except Exception as ex:  # the triage analyzer is optional here
+        facts["analyze_error"] = f"{type(ex).__name__}: {ex}"[:200]
+    for g in II.compiled_graphs(tr):
+        if CPU_RNG_RE.search(g["code"] or ""):
+            facts["cpu_random_graphs"].append(f"{g['compile_id']}-{g.get('kind')}")
+        ks = II.analyze_graph(g)
+        facts["kernels"] += len(ks)
+        for k in ks:
+            if k["kind"] == "fallback":
+                facts["fallbacks"].append({"op": k["name"], "graph": f"{g['compile_id']}-{g.get('kind')}",
+                                           "user_lines": [f"{os.path.basename(l['file'])}:{l['line']}" for l in k["user_lines"][:3]]})
+    return facts
+
+
+def model_result(args, run_dir, spec, results, device, cuda):
+    """The result of a model target: results maps each mode to its worker's output (eager first)."""
+    facts = {m: _trace_facts(r.get("trace_dir")) for m, r in results.items() if m != "eager"}
+    for m, r in results.items():
+        if m == "eager":
+            continue
+        known = {s["reason"] for s in facts[m]["cudagraph_skips"]}
+        for msg in r.get("cudagraph_skip_messages") or []:
+            if msg not in known:
+                facts[m]["cudagraph_skips"].append({"compile_id": None, "reason": msg, "mode": m})
+                known.add(msg)
+    eager_ms = results["eager"]["median_ms"]
+    table = []
+    for m, r in results.items():
+        row = {"mode": m, "ok": r.get("ok", False)}
+        if r.get("ok"):
+            ecpu = results["eager"].get("cpu_median_ms")
+            row.update({"median_ms": r["median_ms"], "min_ms": r["min_ms"], "rounds_ms": r.get("rounds_ms"),
+                        "cpu_median_ms": r.get("cpu_median_ms"),
+                        "speedup": round(eager_ms / r["median_ms"], 3) if r["median_ms"] else None,
+                        "speedup_min": round(results["eager"]["min_ms"] / r["min_ms"], 3) if r["min_ms"] else None,
+                        "speedup_cpu": round(ecpu / r["cpu_median_ms"], 3) if ecpu and r.get("cpu_median_ms") else None,
+                        "first_call_s": r["first_call_s"], "peak_rss_mb": r.get("peak_rss_mb"),
+                        "peak_cuda_mb": r.get("peak_cuda_mb"),
+                        "compiled_during_timing": r.get("compiled_during_timing", 0)})
+            if m != "eager":
+                f = facts[m]
+                row["compile_s"] = f["compile_s"]
+                row["graphs"] = f["graphs"]
+                saved = eager_ms - r["median_ms"]
+                row["break_even_calls"] = (int(round((f["compile_s"] or 0) / (saved / 1000.0))) if saved > 0 else None)
+        else:
+            row["error"] = r.get("error")
+        table.append(row)
+    fixes = _fixes(results, facts, eager_ms, cuda, args)
+    d = facts.get("default") or {}
+    prof = (results.get("default") or {}).get("profile")
+    attribution = {
+        "graphs": d.get("graphs"), "graph_breaks": d.get("graph_breaks"),
+        "frames_skipped_in_loop": ((results.get("default") or {}).get("counters") or {}).get("frames_skipped_in_loop")
+        or sum(1 for b in d.get("graph_breaks") or [] if b.get("frame_skipped")),
+        "recompiles": d.get("recompiles"), "recompile_s": d.get("recompile_s"),
+        "recompile_kinds": d.get("recompile_kinds"),
+        "outside_compiled_share": prof.get("outside_share") if prof else None,
+        "cudagraph_skips": [s for m in facts for s in facts[m]["cudagraph_skips"]],
+        "fallbacks": d.get("fallbacks"), "kernels": d.get("kernels"),
+        "cpu_random_graphs": d.get("cpu_random_graphs"),
+    }
+    ok_modes = [r for r in table if r["ok"] and r["mode"] != "eager"]
+    best = min(ok_modes, key=lambda r: r["median_ms"]) if ok_modes else None
+    result = {"command": "perf", "run_dir": run_dir, "status": "ok", "target": spec, "kind": "model",
+              "train": args.train, "device": device, "gpu": results["eager"].get("gpu"),
+              "torch_version": results["eager"].get("torch_version"), "threads": results["eager"].get("threads"),
+              "modes": table, "best": best["mode"] if best else None, "attribution": attribution, "fixes": fixes,
+              "artifacts": {m: {"result": os.path.join(run_dir, f"perf_{m}.json"), "trace_dir": r.get("trace_dir")}
+                            for m, r in results.items()}}
+    return result
+
+
+def _fixes(results, facts, eager_ms, cuda, args):
+    """Concrete fixes, ranked by expected gain in ms per call (a rough estimate, said so)."""
+    out = []
+    d = facts.get("default") or {}
+    rd = results.get("default") or {}
+    cnt = dict(rd.get("counters") or {})
+    if not cnt.get("frames_skipped_in_loop") and any(b.get("frame_skipped") for b in d.get("graph_breaks") or []):
+        cnt["frames_skipped_in_loop"] = sum(1 for b in d["graph_breaks"] if b.get("frame_skipped"))
+    default_ms = rd.get("median_ms") if rd.get("ok") else None
+    prof = rd.get("profile") or {}
+    def _sites(bs):
+        return ", ".join(f"{b['site']}" + (f" ({b['gb_id']})" if b.get("gb_id") else "") for b in bs[:3])
+
+    def _recipe(bs):
+        r = next((b.get("fix") for b in bs if b.get("fix")), None)
+        return f" — {' '.join(r.split())}" if r else ""
+
+    if cnt.get("frames_skipped_in_loop"):
+        out.append({"fix": f"remove the graph break at {_sites(d.get('graph_breaks') or [])}: Dynamo skipped the whole "
+                           "function (a break inside a loop does that), so it runs eager"
+                           + _recipe(d.get("graph_breaks") or []),
+                    "gain_ms": None, "rank": 0,
+                    "why": "frame skipped ('graph break in loop'): torch.compile gives no speedup at all here",
+                    "estimate": "the whole compile speedup (compare a fusible model: several x on pointwise chains)"})
+    elif d.get("graph_breaks") and default_ms:
+        share = prof.get("outside_share")
+        gain = default_ms * share if share is not None else None
+        out.append({"fix": f"remove the graph break(s) at {_sites(d['graph_breaks'])}{_recipe(d['graph_breaks'])}",
+                    "gain_ms": None if gain is None else round(gain, 3),
+                    "why": f"{len(d['graph_breaks'])} break site(s), {d.get('graphs')} graphs; "
+                           + (f"{share:.0%} of the step runs outside compiled regions (eager glue, guards, Python)"
+                              if share is not None else "time outside compiled regions not measured"),
+                    "estimate": "upper bound: the time outside compiled regions"})
+    if d.get("recompiles"):
+        out.append({"fix": "stop the recompiles (mark the changing dim dynamic with torch._dynamo.mark_dynamic, "
+                           "or keep the guarded value constant); see the triage recompile kinds",
+                    "gain_ms": None, "why": f"{d['recompiles']} recompile(s), {d.get('recompile_s', 0):.2f} s compiling "
+                                            f"({', '.join(f'{k}×{v}' for k, v in (d.get('recompile_kinds') or {}).items()) or 'kinds n/a'})",
+                    "estimate": f"saves {d.get('recompile_s', 0):.2f} s of compile time per process"})
+    skips = [s for m in facts for s in facts[m]["cudagraph_skips"]]
+    if cuda and skips:
+        out.append({"fix": "make the graph cudagraph-safe: " + "; ".join(sorted({s["reason"] for s in skips}))[:300],
+                    "gain_ms": None, "why": f"{len(skips)} cudagraph skip(s); reduce-overhead ran without CUDA graphs",
+                    "estimate": "launch overhead per kernel (~5-10 us each) x kernels per step"
+                                + (f" ({d.get('kernels')} kernels)" if d.get("kernels") else "")})
+    # the one randint per call that seeds Inductor's random kernels is not a fusion problem
+    fallbacks = [f for f in d.get("fallbacks") or []
+                 if not (d.get("cpu_random_graphs") and f["op"].startswith("aten.randint"))]
+    if fallbacks and default_ms:
+        ops = sorted({f["op"] for f in fallbacks})
+        out.append({"fix": "replace or accept the eager fallback kernel(s): " + ", ".join(ops[:5]),
+                    "gain_ms": None, "why": f"{len(fallbacks)} fallback launch(es) break fusion",
+                    "estimate": "measure with `inductor --perf-hints`"})
+    for m, r in results.items():
+        if m != "eager" and not r.get("ok"):
+            out.append({"fix": f"torch.compile mode {m} fails: {r.get('error')} - fix that first (worker log: "
+                               f"{r.get('stderr')}; as a script, `triage` classifies the error)",
+                        "gain_ms": None, "rank": 0, "why": "compile/run failure", "estimate": "n/a"})
+    ok = {m: r for m, r in results.items() if r.get("ok")}
+    if default_ms and len(ok) > 2:
+        best_m = min((m for m in ok if m != "eager"), key=lambda m: ok[m]["median_ms"])
+        if best_m != "default" and ok[best_m]["median_ms"] < default_ms * 0.95:
+            out.append({"fix": f"use torch.compile(mode=\"{best_m}\")",
+                        "gain_ms": round(default_ms - ok[best_m]["median_ms"], 3),
+                        "why": f"{best_m} measured {ok[best_m]['median_ms']:.3f} ms vs default {default_ms:.3f} ms",
+                        "estimate": "measured"})
+    if default_ms and default_ms > eager_ms * 1.05 and not d.get("graph_breaks") and not cnt.get("frames_skipped_in_loop"):
+        out.append({"fix": "compiled is slower than eager with one graph: look at the kernels "
+                           "(fallbacks, unfused reductions, layout copies) with `inductor --perf-hints`",
+                    "gain_ms": round(default_ms - eager_ms, 3), "why": f"default {default_ms:.3f} ms vs eager {eager_ms:.3f} ms",
+                    "estimate": "at least back to eager"})
+    if not cuda and d.get("cpu_random_graphs"):
+        out.append({"fix": CPU_RNG_FIX, "gain_ms": None,
+                    "why": f"random-number kernels in {len(d['cpu_random_graphs'])} compiled graph(s) "
+                           f"({', '.join(d['cpu_random_graphs'][:3])}); model.eval() or p=0 removes them when no "
+                           "randomness is wanted",
+                    "estimate": "measure: time a step with and without it (eval mode shows the cost without RNG)"})
+    if not cuda and "reduce-overhead" in results and results["reduce-overhead"].get("ok"):
+        out.append({"fix": "reduce-overhead does nothing extra on CPU (CUDA graphs are CUDA-only)", "gain_ms": 0.0,
+                    "why": "CPU model", "estimate": "none"})
+    out.sort(key=lambda f: (f.get("rank", 1), -(f["gain_ms"] if f["gain_ms"] is not None else -1)))
+    for f in out:
+        f.pop("rank", None)
+    return out
+
+
+def script_result(run_dir, tstr, rep, eager):
+    """The result of a script target: rep is its traced run's report, eager its force_eager run (or None)."""
+    st = rep.stats or {}
+    wall = rep.duration_s or st.get("wall_time_s")
+    compile_s = st.get("compile_time_s") or 0.0
+    tr = tracemod.parse(os.path.join(run_dir, "trace"))
+    f = _trace_facts(os.path.join(run_dir, "trace"))
+    recompile_s = f["recompile_s"]
+    result = {
+        "command": "perf", "run_dir": run_dir, "status": rep.status, "target": tstr, "kind": "script",
+        "exit_code": rep.exit_code, "torch_version": rep.torch_version, "wall_s": wall,
+        "compile_s": compile_s, "compile_share": round(compile_s / wall, 3) if wall else None,
+        "recompile_s": recompile_s, "recompile_share": round(recompile_s / wall, 3) if wall else None,
+        "graphs": st.get("graphs"), "graph_breaks": st.get("graph_breaks"),
+        "graph_break_sites": [{"site": b.location.short() if b.location else b.site, "gb_id": b.gb_id,
+                               "type": b.gb_type, "count": b.count} for b in rep.graph_breaks],
+        "recompiles": st.get("recompiles"), "cudagraph_skips": f["cudagraph_skips"], "fallbacks": f["fallbacks"],
+        "cpu_random_graphs": f["cpu_random_graphs"],
+        "fx_graph_cache": {"hits": st.get("fx_graph_cache_hits"), "misses": st.get("fx_graph_cache_misses")},
+        "eager": eager, "errors": [e.title for e in rep.errors],
+        "artifacts": {"trace_dir": os.path.join(run_dir, "trace"), "stderr": os.path.join(run_dir, "target.stderr")},
+    }
+    del tr
+    return result

@@ -1,0 +1,105 @@
+"""Markdown of an `export` result (commands/export.py builds it): the attempts table, each problem
+with its fix, the dynamic_shapes proposal, artifacts and the next command."""
+from . import output
+from .. import cmdline
+from ..decide.export import short
+
+
+def render(r):
+    st = r["status"]
+    out = [f"# export {short({'file': r['target']})}: {st.upper()} (torch {r.get('torch_version') or '?'})", ""]
+    if r.get("worker_problem"):
+        out += [f"Worker: {r['worker_problem']}", ""]
+    rows = []
+    for name, label in (("non_strict", "non-strict (default)"), ("strict", "strict")):
+        a = r["attempts"].get(name)
+        if a:
+            f = a.get("failure")
+            rows.append([label, "ok" if a["ok"] else f"FAIL {f['cls']}", f"{a['seconds']} s",
+                         short(f.get("location")) if f else ""])
+    d = r.get("draft_export")
+    if d:
+        if d.get("ok"):
+            n = len(d.get("failures") or [])
+            rows.append(["draft_export", "no issues" if not n else f"{n} issue(s)", "", ""])
+        else:
+            rows.append(["draft_export", f"FAIL {cmdline.clip(d.get('error'), 80)}", "", ""])
+    if rows:
+        out += [output.table(["mode", "result", "time", "where"], rows), ""]
+    for i, p in enumerate(r["problems"], 1):
+        loc = p.get("location")
+        where = f" at {short(loc)}" if loc else ""
+        only = " (strict only)" if p["found_by"] == ["strict"] else ""
+        out.append(f"## {i}. {p['title']} [{p['cls']}]{where}{only}")
+        if loc and loc.get("code"):
+            out.append(f"    {loc['code']}")
+        elif not loc and p["cls"] in ("constraint_violation", "specialized_dim") and "draft_export" not in p["found_by"]:
+            out.append("    (the error names no line; draft_export records it: run without --no-draft)")
+        if p.get("message"):
+            out.append(f"Error: {cmdline.clip(p['message'], 240)}")
+        det = p.get("details") or {}
+        if det.get("expr"):
+            out.append(f"Expression: `{det['expr']}`")
+        if det.get("op"):
+            out.append(f"Op: `{det['op']}`")
+        if det.get("reason"):
+            out.append(f"Reason: {cmdline.clip(det['reason'], 200)}")
+        if det.get("gb_id"):
+            out.append(f"Graph break: {det['gb_id']} {det.get('gb_type') or ''}")
+        for v in (det.get("violations") or [])[:3]:
+            out.append(f"- {cmdline.clip(v, 240)}")
+        out.append(f"Found by: {', '.join(p['found_by'])}")
+        sf = p.get("suggested_fix")
+        if sf and sf.get("code"):
+            ok = {True: "verified: export succeeds with it", False: "NOT verified: export still fails"}.get(
+                sf.get("verified"), "not checked")
+            out.append(f"PyTorch's suggested fix ({ok}): `{'; '.join(sf['code'])}`")
+            if sf.get("new_dynamic_shapes"):
+                out.append(f"  dynamic_shapes = {sf['new_dynamic_shapes']}")
+            if sf.get("error"):
+                out.append(f"  {cmdline.clip(sf['error'], 200)}")
+        out.append(f"Fix: {p['fix']}")
+        out.append("")
+    if st == "exported" and r["problems"]:
+        if all(p["found_by"] == ["strict"] for p in r["problems"]):
+            out += ["Non-strict export (the default) succeeds; the problems above only affect strict=True: "
+                    "ignore them unless strict mode is required.", ""]
+        else:
+            out += ["Export succeeds, but draft_export found problems that make the graph wrong for other "
+                    "inputs (or unsound): fix them.", ""]
+    if st == "exported" and not r["problems"]:
+        out += ["Export succeeds in every mode tried; draft_export found no issues.", ""]
+    dyn = r.get("dynamic")
+    if dyn:
+        out.append("## dynamic_shapes proposal (Dim.AUTO, ranges read back)")
+        if dyn.get("code"):
+            out += ["```python", dyn["code"].rstrip(), "```"]
+            dims = [d for d in dyn.get("dims") or []]
+            if dims:
+                out.append(output.table(["input", "dim", "example", "dynamic", "range"],
+                                        [[d["input"], d["dim"], d["example"], "yes" if d["dynamic"] else "static",
+                                          f"[{d['min']}, {d['max'] if d['max'] is not None else 'inf'}]"
+                                          if d["dynamic"] else ""] for d in dims]))
+            out.append("Verified: export with this spec " + ("succeeds." if dyn.get("verified") else
+                       f"FAILS: {cmdline.clip((dyn.get('verify_failure') or {}).get('message') or dyn.get('error'), 200)}"))
+            oth = dyn.get("other_sizes") or {}
+            if oth.get("checked"):
+                out.append(f"Other sizes {oth.get('shapes')}: the exported program "
+                           + ("runs and matches eager." if oth.get("ok") else
+                              f"does NOT match eager: {cmdline.clip(oth.get('error') or 'different outputs', 200)}"))
+            elif oth.get("why"):
+                out.append(f"Other sizes not checked: {cmdline.clip(oth['why'], 160)}")
+        else:
+            f = dyn.get("failure") or {}
+            out.append(f"Dim.AUTO export failed ({f.get('cls', '?')} at {short(f.get('location'))}): fix the problems "
+                       f"above first." if f else f"No proposal: {dyn.get('error')}")
+        out.append("")
+    a = r["artifacts"]
+    arts = [f"report {a['report_json']}"]
+    if a.get("tlparse_html"):
+        arts.append(f"tlparse {a['tlparse_html']}")
+    out.append("Artifacts: " + "; ".join(arts))
+    for n in r.get("notes") or []:
+        out.append(f"Note: {n}")
+    out += ["", f"Next: `{r['next_command']}`"]
+    return "\n".join(out)

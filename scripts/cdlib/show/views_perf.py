@@ -1,0 +1,115 @@
+"""Markdown of a perf result (decide/perf.py builds it): the per-mode table, the default mode's
+attribution and the top fixes; a script target's compile share; a model that fails in eager."""
+import os
+import shlex
+
+from .. import cmdline
+from . import output
+from ..decide import perf as DP
+
+
+def eager_failed_md(res):
+    """The model fails eagerly: nothing to compare."""
+    eager = res["modes"]["eager"]
+    return (f"# perf: the model fails in eager\n{cmdline.clip(eager.get('error'), 400)}\n"
+            f"worker stderr: {eager.get('stderr')}\n\nNext: fix the factory or the model "
+            f"(it must run eagerly: `{res['target']}` returning (model, args[, kwargs])), then rerun "
+            f"`{cmdline.cli_command('perf', res['target'])}`")
+
+
+def _fmt_ms(x):
+    if x is None:
+        return "-"
+    return f"{x:.3f}" if x < 10 else f"{x:.1f}"
+
+
+def model_md(res):
+    L = [f"# perf: {res['target']} on {res['device']}" + (f" ({res['gpu']})" if res.get("gpu") else "")
+         + (" — training (fwd+bwd)" if res["train"] else " — inference (no_grad)")]
+    L.append(f"torch {res['torch_version']} · {res['threads']} CPU threads · run dir {res['run_dir']}")
+    rows = []
+    for r in res["modes"]:
+        if not r["ok"]:
+            rows.append([r["mode"], "failed", "", "", "", "", "", cmdline.clip(r.get("error"), 80)])
+            continue
+        mem = f"{r['peak_cuda_mb']} MiB cuda" if r.get("peak_cuda_mb") is not None else f"{r['peak_rss_mb']} MiB rss"
+        note = ""
+        if r.get("compiled_during_timing"):
+            note = f"compiled {r['compiled_during_timing']} graph(s) while timing"
+        if r.get("break_even_calls") is not None:
+            note = (note + "; " if note else "") + f"pays off after ~{r['break_even_calls']} calls"
+        sp = f"{r['speedup']:.2f}x" if r.get("speedup") else ""
+        if r.get("speedup_cpu") and r["mode"] != "eager":
+            sp += f" (cpu {r['speedup_cpu']:.2f}x)"
+        rows.append([r["mode"], _fmt_ms(r["median_ms"]), _fmt_ms(r.get("cpu_median_ms")), sp,
+                     f"{r.get('compile_s', 0) or 0:.2f}" if r["mode"] != "eager" else "-",
+                     str(r.get("graphs", "-")) if r["mode"] != "eager" else "-", mem, note])
+    L.append(output.table(["mode", "median ms", "cpu ms", "vs eager", "compile s", "graphs", "peak mem", "note"], rows))
+    a = res["attribution"]
+    L.append("\n## attribution (default mode)")
+    facts = []
+    if a.get("frames_skipped_in_loop"):
+        facts.append(f"**frame skipped to eager**: a graph break inside a loop made Dynamo run the whole function eagerly "
+                     f"({a['frames_skipped_in_loop']}×)")
+    gbs = a.get("graph_breaks") or []
+    if gbs:
+        facts.append(f"graph breaks: {len(gbs)} site(s) → {a.get('graphs')} graphs: " +
+                     "; ".join(f"{b['site']} {b.get('gb_id') or ''} {cmdline.clip(b.get('type'), 60)}" for b in gbs[:4]))
+    if a.get("outside_compiled_share") is not None:
+        facts.append(f"time outside compiled regions: {a['outside_compiled_share']:.0%} of a step (profiled)")
+    if a.get("recompiles"):
+        facts.append(f"recompiles: {a['recompiles']} ({a.get('recompile_s', 0):.2f} s)")
+    if a.get("cudagraph_skips"):
+        facts.append("cudagraph skips: " + "; ".join(f"{s['compile_id'] or 'runtime'}: {cmdline.clip(s['reason'], 120)}" for s in a["cudagraph_skips"][:4]))
+    if a.get("fallbacks"):
+        facts.append("fallback kernels: " + ", ".join(sorted({f['op'] for f in a['fallbacks']}))[:200])
+    if a.get("kernels"):
+        facts.append(f"kernel launches per step (default): {a['kernels']}")
+    L.extend(f"- {f}" for f in facts) if facts else L.append("- clean: one graph per call, no recompiles, no fallbacks")
+    if res["fixes"]:
+        L.append("\n## top fixes (ranked by expected gain)")
+        for i, f in enumerate(res["fixes"][:6], 1):
+            g = f"~{f['gain_ms']:.3f} ms/call" if f.get("gain_ms") else f.get("estimate", "")
+            L.append(f"{i}. {f['fix']} — {g} ({f['why']})")
+    L.append("\nmedian ms: wall time per call, median of rounds; cpu ms: process CPU time per call (all threads; "
+             "robust to other load on a CPU box). Each mode ran in its own process.")
+    tdir = res["artifacts"].get("default", {}).get("trace_dir")
+    nxt = None
+    if tdir:
+        nxt = f"the kernels behind the default mode (no rerun): `{cmdline.cli_command('inductor', '--from', os.path.dirname(tdir))}`"
+    if a.get("graph_breaks") or a.get("frames_skipped_in_loop") or a.get("recompiles"):
+        L.append("Graph-break and recompile recipes: skill trace-dynamo; the default mode's trace is in " + str(tdir))
+    if nxt:
+        L.append(f"Next: {nxt}")
+    return "\n".join(L)
+
+
+def script_md(r):
+    L = [f"# perf: `{r['target']}` (script, exit {r['exit_code']})"]
+    L.append(f"torch {r['torch_version']} · run dir {r['run_dir']}")
+    wall = r["wall_s"] or 0
+    L.append(f"- wall time {wall:.2f} s; compiling {r['compile_s']:.2f} s = {(r['compile_share'] or 0):.0%} of it"
+             + (f" (recompiles {r['recompile_s']:.2f} s = {(r['recompile_share'] or 0):.0%})" if r["recompile_s"] else ""))
+    L.append(f"- {r['graphs']} graph(s), {r['graph_breaks']} graph break(s), {r['recompiles']} recompile(s); "
+             f"FX graph cache {r['fx_graph_cache']['hits']} hit / {r['fx_graph_cache']['misses']} miss")
+    for b in r["graph_break_sites"][:5]:
+        L.append(f"  - break at {b['site']} {b.get('gb_id') or ''}: {cmdline.clip(b['type'], 80)} (×{b['count']})")
+    if r["cudagraph_skips"]:
+        L.append("- cudagraph skips: " + "; ".join(cmdline.clip(s["reason"], 100) for s in r["cudagraph_skips"][:3]))
+    if r["fallbacks"]:
+        L.append("- fallback kernels: " + ", ".join(sorted({f['op'] for f in r['fallbacks']}))[:200])
+    if r.get("cpu_random_graphs"):
+        L.append(f"- random numbers drawn by Inductor's CPU kernels in {len(r['cpu_random_graphs'])} graph(s) "
+                 f"({', '.join(r['cpu_random_graphs'][:3])}): if compiled is not faster, {DP.CPU_RNG_FIX}")
+    if r["eager"]:
+        e = r["eager"]
+        L.append(f"- eager run (force_eager): {e['wall_s']:.2f} s (exit {e['exit']}) vs compiled {wall:.2f} s")
+    if r["errors"]:
+        L.append("- errors: " + "; ".join(r["errors"][:3]))
+    L.append("\nWall time includes process start and imports. For per-call timings and mode comparison, wrap the "
+             "model in a factory and run `perf FILE.py:factory`.")
+    if r["graph_breaks"] or r["recompiles"]:
+        L.append(f"Next: fix the breaks/recompiles: `{cmdline.cli_command('triage', '--', *shlex.split(r['target']))}`")
+    else:
+        L.append(f"Next: the kernels: `{cmdline.cli_command('inductor', '--', *shlex.split(r['target']))}`")
+    return "\n".join(L)
