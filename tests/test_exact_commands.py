@@ -24,7 +24,7 @@ import pytest
 
 from conftest import CLI, program
 
-from cdlib.decide import multirank
+from cdlib.run import multirank_launch
 from cdlib.show import output
 from cdlib import cmdline
 from cdlib.run import proc
@@ -331,7 +331,7 @@ def test_command_line_rules(tmp_path, monkeypatch):
     # the interpreter the command names runs torchrun / the bisector / the minifier
     assert proc.target_python([vpy, "x.py"]) == vpy and proc.target_python(["x.py"]) == sys.executable
     assert proc.target_python(["python3.11", "x.py"]).endswith("python3.11")
-    argv = multirank.launcher_argv(2, [], "/r/rank_shim.py", "/r", ["/p/x.py"], vpy)
+    argv = multirank_launch.launcher_argv(2, [], "/r/rank_shim.py", "/r", ["/p/x.py"], vpy)
     assert argv[:3] == [vpy, "-m", "torch.distributed.run"]
     # --stdin FILE of this run goes into every command that re-runs the program
     monkeypatch.setenv(proc.STDIN_VAR, "/in put.txt")

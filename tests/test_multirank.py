@@ -14,7 +14,8 @@ import pytest
 
 from conftest import CLI, program, run_cli, run_json
 
-from cdlib.decide import multirank
+from cdlib.decide import analyze_multirank
+from cdlib.run import multirank_launch
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="torchrun + /proc bookkeeping: Linux only")
 
@@ -442,24 +443,24 @@ def test_help_mentions_nproc():
 
 def test_launcher_argv_and_python_forms(tmp_path):
     prog = program("mr_same.py")
-    assert multirank.script_args(["python3", prog, "--x"]) == [prog, "--x"]
-    assert multirank.script_args([prog]) == [prog]
-    assert multirank.script_args(["python", "-m", "pkg.train", "-a"]) == ["-m", "pkg.train", "-a"]
-    argv = multirank.launcher_argv(2, [], "/r/rank_shim.py", "/r", [prog])
+    assert multirank_launch.script_args(["python3", prog, "--x"]) == [prog, "--x"]
+    assert multirank_launch.script_args([prog]) == [prog]
+    assert multirank_launch.script_args(["python", "-m", "pkg.train", "-a"]) == ["-m", "pkg.train", "-a"]
+    argv = multirank_launch.launcher_argv(2, [], "/r/rank_shim.py", "/r", [prog])
     assert argv[1:5] == ["-m", "torch.distributed.run", "--nproc-per-node", "2"] and "--standalone" in argv
-    argv = multirank.launcher_argv(2, ["--master-port", "29555"], "/r/rank_shim.py", "/r", [prog])
+    argv = multirank_launch.launcher_argv(2, ["--master-port", "29555"], "/r/rank_shim.py", "/r", [prog])
     assert "--standalone" not in argv and argv[-2:] == ["/r", prog]
 
 
 def test_strip_prefix_and_exit_codes():
-    assert multirank.strip_rank_prefix("[rank1]: Traceback\n[rank1]:   File \"x\"") == 'Traceback\n  File "x"'
+    assert analyze_multirank.strip_rank_prefix("[rank1]: Traceback\n[rank1]:   File \"x\"") == 'Traceback\n  File "x"'
     text = """Root Cause (first observed failure):
 [0]:
   time      : 2026-11-23_01:22:10
   host      : h
   rank      : 1 (local_rank: 1)
   exitcode  : -6 (pid: 123)"""
-    assert multirank.torchrun_exit_codes(text) == {1: -6}
+    assert analyze_multirank.torchrun_exit_codes(text) == {1: -6}
 
 
 STACK = '''Thread 0x00007f00 (most recent call first):
@@ -492,14 +493,14 @@ STACK_IMPORTING = '''Current thread 0x00007f01 (most recent call first):
 
 
 def test_classify_stacks():
-    frames = multirank.parse_stack_dump(STACK, "/run/rank_shim.py")
+    frames = analyze_multirank.parse_stack_dump(STACK, "/run/rank_shim.py")
     assert frames[0][2] == "wrapper" and len(frames) == 4
-    state, detail, uloc = multirank.classify_stack(frames, "/run/rank_shim.py")
+    state, detail, uloc = analyze_multirank.classify_stack(frames, "/run/rank_shim.py")
     assert (state, detail, uloc["line"]) == ("waiting_collective", "barrier", 40)
-    state, detail, uloc = multirank.classify_stack(multirank.parse_stack_dump(STACK_COMPILING), "/run/rank_shim.py")
+    state, detail, uloc = analyze_multirank.classify_stack(analyze_multirank.parse_stack_dump(STACK_COMPILING), "/run/rank_shim.py")
     assert state == "compiling" and uloc["line"] == 30
-    assert multirank.classify_stack([], None) == (None, None, None)
-    state, detail, uloc = multirank.classify_stack(multirank.parse_stack_dump(STACK_IMPORTING), "/run/rank_shim.py")
+    assert analyze_multirank.classify_stack([], None) == (None, None, None)
+    state, detail, uloc = analyze_multirank.classify_stack(analyze_multirank.parse_stack_dump(STACK_IMPORTING), "/run/rank_shim.py")
     assert (state, detail, uloc["line"]) == ("importing", "networkx/algorithms/generators.py", 13)
 
 
@@ -512,16 +513,16 @@ def _rank(r, graphs, breaks=(), recompiles=(), ct=0.1, status="ok", hashes=None)
 
 def test_divergence_synthetic():
     g0 = {"compile_id": "0/0", "function": "f", "location": {"file": "a.py", "line": 3}, "ops": 2}
-    same = multirank.divergence([_rank(0, [g0]), _rank(1, [g0], ct=0.15)])
+    same = analyze_multirank.divergence([_rank(0, [g0]), _rank(1, [g0], ct=0.15)])
     assert not same["divergent"] and same["summary"] == []
     # compile-time skew alone counts when large
-    slow = multirank.divergence([_rank(0, [g0], ct=0.5), _rank(1, [g0], ct=30.0)])
+    slow = analyze_multirank.divergence([_rank(0, [g0], ct=0.5), _rank(1, [g0], ct=30.0)])
     assert slow["divergent"] and slow["compile_time"]["significant"] and slow["compile_time"]["slowest_rank"] == 1
     # same compile id, different graph
-    d = multirank.divergence([_rank(0, [g0], hashes={"0/0": "a"}), _rank(1, [g0], hashes={"0/0": "b"})])
+    d = analyze_multirank.divergence([_rank(0, [g0], hashes={"0/0": "a"}), _rank(1, [g0], hashes={"0/0": "b"})])
     assert d["divergent"] and d["graphs"]["different_graphs"][0]["compile_id"] == "0/0"
     # one rank failed
-    d = multirank.divergence([_rank(0, [g0]), _rank(1, [g0], status="failed")])
+    d = analyze_multirank.divergence([_rank(0, [g0]), _rank(1, [g0], status="failed")])
     assert d["divergent"] and d["failed_ranks"] == [1]
 
 

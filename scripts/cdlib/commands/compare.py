@@ -93,7 +93,7 @@ def _ranks_of(path):
 def run_multirank(args, runs, target):
     """compare on multi-rank runs (triage --nproc N): rank by rank. With `-- <command>`, the command is
     launched again the same way (same --nproc and --torchrun-args) first."""
-    from ..decide import multirank
+    from ._triage_nproc import run_triage
     (bd, branks) = _ranks_of(runs[0])
     if target and len(runs) == 1:
         run_dir = rundir.make(args.out, "compare")
@@ -101,8 +101,8 @@ def run_multirank(args, runs, target):
         ns = type("Args", (), {"out": after_dir, "json": False})()
         proc.progress(f"running triage --nproc {bd['nproc']} on {analyze.target_string(proc.resolve_target(target))} "
                       f"(timeout {args.timeout:.0f} s); artifacts in {after_dir}")
-        res_after, _ = multirank.run_triage(ns, nproc=int(bd["nproc"]), target=target, timeout=args.timeout,
-                                            torchrun_args=" ".join(bd.get("torchrun_args") or []) or None, tlparse=False)
+        res_after, _ = run_triage(ns, nproc=int(bd["nproc"]), target=target, timeout=args.timeout,
+                                  torchrun_args=" ".join(bd.get("torchrun_args") or []) or None, tlparse=False)
         emit_quiet(after_dir, res_after)
         after = after_dir
     elif len(runs) == 2 and not target and _ranks_of(runs[1]) is not None:

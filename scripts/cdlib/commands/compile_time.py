@@ -5,9 +5,9 @@ import os
 import sys
 
 from .. import EXAMPLES_DIR
-from ..decide import analyze, knowledge
+from ..decide import analyze
 from ..decide import compile_time as ct
-from ..run import proc, rundir
+from ..run import measure, proc, rundir
 from ..errors import CliError
 from ..cmdline import cli_command
 from ..show.output import emit
@@ -64,10 +64,10 @@ def run(args):
             raise CliError(f"{args.trace}: no TORCH_TRACE *.log files there")
         run_dir = rundir.make(args.out, "compile-time")
         summary = ct.summarize(args.trace)
-        res = {"command": "compile-time", "run_dir": run_dir, "status": _status(summary), "target": None,
+        res = {"command": "compile-time", "run_dir": run_dir, "status": ct.status(summary), "target": None,
                "torch_version": summary["torch_version"], "summary": summary, "runs": {},
                "artifacts": {"trace_dir": os.path.abspath(args.trace)}, "notes": []}
-        res["suggestions"] = suggestions(summary, {}, None, None)
+        res["suggestions"] = ct.suggestions(summary, {}, None, None)
         _finish(args, res, [("recorded trace", summary)], args.trace, None)
         return 0
     argv = proc.resolve_target(args.target or [sys.executable, DEFAULT_EXAMPLE])
@@ -105,9 +105,9 @@ def run(args):
             runs["portable"]["artifacts_loaded"] = _json(rep)
         runs["cold"]["artifacts_saved"] = _json(art + ".json")
         if not os.path.exists(art):
-            notes.append(_nothing_saved(summaries["cold"], runs["cold"]["artifacts_saved"]))
+            notes.append(ct.nothing_saved(summaries["cold"], runs["cold"]["artifacts_saved"]))
         if "portable" in summaries:
-            notes += _portable_notes(summaries)
+            notes += ct.portable_notes(summaries)
     blocks = summaries["cold"]["repeated_blocks"]
     if args.regional and ok:
         if blocks:
@@ -129,13 +129,13 @@ def run(args):
         if r.get("hook_errors"):
             notes.append(f"{tag} run: our startup hook failed, so that measurement is not valid: {r['hook_errors'][0]}")
     summary = summaries["cold"]
-    res = {"command": "compile-time", "run_dir": run_dir, "status": _status(summary), "target": tstr,
+    res = {"command": "compile-time", "run_dir": run_dir, "status": ct.status(summary), "target": tstr,
            "target_status": "ok" if ok else f"exit {cold['exit_code']}", "torch_version": summary["torch_version"],
            "summary": summary, "runs": runs, "artifacts": {"trace_dir": os.path.join(run_dir, "cold", "trace")},
            "notes": notes}
     if "warm" in summaries:
         res["cold_vs_warm"] = ct.compare(summaries["cold"], summaries["warm"])
-    res["suggestions"] = suggestions(summary, summaries, runs, argv)
+    res["suggestions"] = ct.suggestions(summary, summaries, runs, argv)
     from ..show.views_compile_time import RUN_LABEL
     chart_runs = [(RUN_LABEL.get(tag, tag), summaries[tag]) for tag in runs]
     _finish(args, res, chart_runs, res["artifacts"]["trace_dir"], argv)
@@ -155,77 +155,12 @@ def _finish(args, res, chart_runs, trace_dir, argv):
     emit(args, res, markdown(res))
 
 
-
-def _status(summary):
-    if not summary["compiled_frames"]:
-        return "no-compile"
-    if any(r["state"] != "miss" for c in summary["caches"].values() for r in c["reasons"]):
-        return "issues"
-    return "ok"
-
-
-def _phase_s(summary, phase):
-    return next((p["seconds"] for p in summary["phases"] if p["phase"] == phase), 0.0)
-
-
-def _portable_notes(summaries):
-    """Say when loaded artifacts skipped Inductor but the kernels were compiled again (C++ kernels on CPU
-    are not in the artifacts; Triton kernels are bundled)."""
-    cold, port = summaries["cold"], summaries["portable"]
-    k_cold, k_port = _phase_s(cold, "kernel_compile"), _phase_s(port, "kernel_compile")
-    warm_k = _phase_s(summaries["warm"], "kernel_compile") if "warm" in summaries else None
-    if k_cold and k_port > 0.5 * k_cold and (warm_k is None or k_port > 2 * warm_k):
-        return [f"portable artifacts: Inductor did not lower/codegen again (cache hits), but kernel compile still "
-                f"took {k_port} s (cold {k_cold} s" + (f", warm {warm_k} s" if warm_k is not None else "") +
-                "): the artifacts carry the generated code, not the compiled C++ kernels (.so), so a new "
-                "machine compiles those again; on GPU the Triton kernels are bundled in the artifacts"]
-    return []
-
-
-def _nothing_saved(summary, saved):
-    """Why save_cache_artifacts left no file: the exit hook never ran, or it ran and PyTorch had nothing
-    recorded (caches bypassed for every graph, or no Inductor compile)."""
-    end = "; portable artifacts not measured"
-    if saved is None:
-        return ("save_cache_artifacts did not run at exit (the program ended through os._exit, a signal or a "
-                "crash before Python's exit handlers)" + end)
-    cs = summary["caches"]
-    fx = cs.get("fx_graph_cache") or {}
-    inductor = fx or any(p["phase"] in ("lowering", "codegen") for p in summary["phases"])
-    if not inductor:
-        return "save_cache_artifacts had nothing to save: nothing was compiled with Inductor" + end
-    byp = [r for c in cs.values() for r in c["reasons"] if r["state"] == "bypass"]
-    if byp and not fx.get("miss") and not fx.get("hit"):
-        return (f"save_cache_artifacts had nothing to save: Inductor compiled {fx.get('bypass', 0)} graph(s), but "
-                f"the caches were bypassed for all of them (\"{byp[0]['reason'][:120]}\"), so nothing was stored; "
-                "fix the bypass (above) first" + end)
-    if fx.get("disabled"):
-        return ("save_cache_artifacts had nothing to save: Inductor compiled, but the FX graph cache was disabled "
-                "(torch._inductor.config.fx_graph_cache / force_disable_caches)" + end)
-    return "save_cache_artifacts had nothing to save although Inductor compiled; not sure why" + end
-
-
 def _json(path):
     try:
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     except (OSError, ValueError):
         return None
-
-
-def _cache_files(cache_dir):
-    """{subdir: file count} of a private cache dir (fxgraph, aotautograd, triton, ...)."""
-    out = {}
-    if not os.path.isdir(cache_dir):
-        return out
-    for sub in sorted(os.listdir(cache_dir)):
-        p = os.path.join(cache_dir, sub)
-        if os.path.isdir(p) and sub != "locks":
-            n = sum(len(fs) for _, _, fs in os.walk(p))
-            name = "kernels" if len(sub) == 2 else sub   # 2-letter hash dirs: generated code, .so files
-            if n:
-                out[name] = out.get(name, 0) + n
-    return out
 
 
 def _run(argv, run_dir, tag, timeout, steps, cache_dir=None):
@@ -238,12 +173,12 @@ def _run(argv, run_dir, tag, timeout, steps, cache_dir=None):
            "PYTHONUNBUFFERED": "1"}
     if steps:
         env.update(proc.startup_env(d, steps, name="startup"))
-    before = _cache_files(cache)
-    load = _load()      # before the run: the program's own compile load is not "busy"
+    before = measure.cache_files(cache)
+    load = measure.load()      # before the run: the program's own compile load is not "busy"
     res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(d, "stdout"),
                    stderr_path=os.path.join(d, "stderr"))
     summary = ct.summarize(trace_dir, wall_s=res.duration_s)
-    after = _cache_files(cache)
+    after = measure.cache_files(cache)
     new = {k: v - before.get(k, 0) for k, v in after.items() if v - before.get(k, 0)}
     err = res.read_stderr(limit=4000)
     hook_err = [ln for ln in err.splitlines() if ln.startswith("[compile-debug startup]")]
@@ -256,164 +191,3 @@ def _run(argv, run_dir, tag, timeout, steps, cache_dir=None):
         run["hook_errors"] = hook_err[:3]
     proc.progress(f"{tag}: wall {res.duration_s} s, compile {summary['compile_time_s']} s")
     return run, summary
-
-
-def _load():
-    """1-minute load average (0 where the OS has none): a busy machine makes single-run timings noisy."""
-    try:
-        return round(os.getloadavg()[0], 1)
-    except (AttributeError, OSError):
-        return 0.0
-
-
-def busy(runs):
-    """(load, cores) when other work kept the machine busier than its cores before the cold run, else None."""
-    cores = os.cpu_count() or 1
-    load = ((runs or {}).get("cold") or {}).get("load") or 0
-    return (load, cores) if load > 1.5 * cores else None
-
-
-def _saving(a, b, what):
-    if a is None or b is None:
-        return None
-    d = round(a - b, 2)
-    pct = f" ({round(100 * d / a)}%)" if a else ""
-    return f"measured: {what} {a} s -> {b} s, saves {d} s{pct}" if d > 0 else \
-        f"measured: {what} {a} s -> {b} s, no saving here ({-d} s slower)"
-
-
-def _skipped(frame, bypassed):
-    """{phase: s} of a frame's compile that the caches skip on a warm start when `bypassed` (a set of
-    cache names) are bypassed: an AOTAutograd hit skips its whole region, an FX graph cache hit only
-    Inductor's; the AOTAutograd cache cannot hit while the FX graph cache is bypassed."""
-    sk = (frame or {}).get("cache_skippable") or {}
-    if "fx_graph_cache" in bypassed:
-        return {}
-    return dict(sk.get("fx" if "aotautograd_cache" in bypassed else "aot") or {})
-
-
-def _bypass_suggestions(summary, warm):
-    """One suggestion per bypass reason (over both caches). Its expected saving counts only the phases a
-    cache hit would skip once the reason is gone (_skipped: AOTAutograd, Inductor passes/lowering/
-    scheduling/codegen), taken from the warm run when there is one (it redid exactly that work, with
-    the kernels from their own cache), else from this cold run."""
-    byp = {}   # compile id -> {cache: reason}
-    for cache, x in summary["caches"].items():
-        for r in x["reasons"]:
-            if r["state"] != "miss":
-                for cid in r["compile_ids"]:
-                    byp.setdefault(cid, {})[cache] = r["reason"]
-    src = warm if warm and warm.get("compiled_frames") else summary
-    frames = {f["compile_id"]: f for f in src["frames"]}
-    out = {}
-    for cache, x in summary["caches"].items():
-        for r in x["reasons"]:
-            if r["state"] == "miss":
-                continue
-            g = out.get(r["reason"])
-            if g is None:
-                g = out[r["reason"]] = {"caches": [], "states": [], "fix": r["fix"], "cids": []}
-            g["caches"].append(cache)
-            g["states"].append(r["state"])
-            g["cids"] += [c for c in r["compile_ids"] if c not in g["cids"]]
-    res = []
-    for reason, g in out.items():
-        phases = {}
-        for cid in g["cids"]:
-            mine = {c for c, rr in byp.get(cid, {}).items() if rr == reason}
-            other = set(byp.get(cid, {})) - mine
-            before, after = _skipped(frames.get(cid), other | mine), _skipped(frames.get(cid), other)
-            for ph, v in after.items():
-                phases[ph] = phases.get(ph, 0.0) + v - before.get(ph, 0.0)
-        phases = {ph: round(v, 2) for ph, v in sorted(phases.items(), key=lambda kv: -kv[1]) if v >= 0.005}
-        secs = round(sum(phases.values()), 2)
-        named = ", ".join(f"{ct.PHASE_LABEL[ph].split(' (')[0]} {v} s" for ph, v in phases.items()) or "nothing"
-        where = ("per warm start: what the warm run redid for those graphs because of the bypass" if src is warm
-                 else "per start with a kept cache dir: what those graphs took in this run")
-        caches = " + ".join(ct.CACHE_NAMES.get(c, c) for c in g["caches"])
-        res.append({"id": f"bypass:{g['fix']['id'] or 'unknown'}", "title": f"{caches} {'/'.join(dict.fromkeys(g['states']))}: "
-                    f"\"{reason[:120]}\"", "fix": g["fix"]["fix"], "saving_kind": "expected", "saving_s": secs,
-                    "saving_phases": phases, "saving_run": "warm" if src is warm else "cold",
-                    "saving": f"expected: up to {secs} s {where} ({named}). Not counted: Dynamo tracing and "
-                              "guards (no cache skips them), the C++/Triton kernel compile (kernels have their own "
-                              "cache, keyed by source). Not subtracted: what a hit costs (its cache key hashes torch "
-                              "and triton once per process, then the entry loads)"})
-    return res
-
-
-def suggestions(summary, summaries, runs, argv):
-    """What would help, each with its measured or expected saving (and which)."""
-    k = knowledge.load("compile_time")["suggestions"]
-    out = _bypass_suggestions(summary, summaries.get("warm"))
-    runs = runs or {}
-    if "warm" in runs:
-        out.append({"id": "warm_cache", "title": k["warm_cache"]["title"], "fix": " ".join(k["warm_cache"]["fix"].split()),
-                    "saving": _saving(runs["cold"]["compile_s"], runs["warm"]["compile_s"], "compile"),
-                    "saving_kind": "measured", "saving_s": round(runs["cold"]["compile_s"] - runs["warm"]["compile_s"], 3)})
-    if "portable" in runs:
-        loaded = runs["portable"].get("artifacts_loaded") or {}
-        out.append({"id": "portable", "title": k["portable"]["title"], "fix": " ".join(k["portable"]["fix"].split()),
-                    "saving": _saving(runs["cold"]["compile_s"], runs["portable"]["compile_s"], "compile in a fresh "
-                                      "cache dir") + f" (loaded {loaded.get('bytes', '?')} bytes: "
-                              f"{', '.join(f'{a} {n}' for a, n in (loaded.get('artifacts') or {}).items()) or 'nothing'})",
-                    "saving_kind": "measured",
-                    "saving_s": round(runs["cold"]["compile_s"] - runs["portable"]["compile_s"], 3)})
-    blocks = summary["repeated_blocks"]
-    if blocks:
-        b = blocks[0]
-        whole = b["container"].startswith("(")          # numbered children of the model itself (a Sequential)
-        fix = " ".join(k["regional"]["fix"].split()).replace(
-            "model.<container>", "model" if whole else f"model.{b['container']}")
-        title = f"{k['regional']['title']}: `{'the model' if whole else b['container']}` has {b['count']} " \
-                f"numbered layers in one graph"
-        measured = "regional" in runs and runs["regional"].get("applied")
-        if not measured:  # the trace names numbered children, not their classes: only --regional checks them
-            fix = "If these layers are the same block (the trace cannot tell their classes; --regional checks): " + fix
-        if measured:
-            out.append({"id": "regional", "title": title, "fix": fix, "saving_kind": "measured",
-                        "saving": _saving(runs["cold"]["compile_s"], runs["regional"]["compile_s"], "cold compile"),
-                        "saving_s": round(runs["cold"]["compile_s"] - runs["regional"]["compile_s"], 3)})
-        else:
-            out.append({"id": "regional", "title": title, "fix": fix, "saving_kind": "not measured",
-                        "saving": "not measured (add --regional)", "saving_s": None,
-                        "command": cli_command("compile-time", "--regional", "--", *argv) if argv else None})
-    to_fix = [f for f in summary["frames"] if f["recompile"] and not f.get("recompile_expected")]
-    if to_fix:
-        secs = round(sum(f["total_s"] or 0 for f in to_fix), 2)
-        exp = summary.get("expected_recompiles") or 0
-        out.append({"id": "recompiles", "title": f"{k['recompiles']['title']}: {len(to_fix)} recompile(s)",
-                    "fix": " ".join(k["recompiles"]["fix"].split()), "saving_kind": "expected",
-                    "saving": f"expected: up to {secs} s per cold start (all phases of those recompiles in this run, "
-                              "Dynamo tracing to kernel compile" + (f"; the {exp} recompile(s) torch expects "
-                                                                    "are not counted" if exp else "") + ")",
-                    "saving_s": secs, "compile_ids": [f["compile_id"] for f in to_fix],
-                    "command": cli_command("triage", "--", *argv) if argv else None})
-    if summary.get("restart_time_s"):
-        out.append({"id": "restarts", "title": k["restarts"]["title"], "fix": " ".join(k["restarts"]["fix"].split()),
-                    "saving_kind": "expected", "saving": f"expected: up to {summary['restart_time_s']} s per cold start "
-                                                         "(the Dynamo tracing redone after graph breaks in this run)",
-                    "saving_s": summary["restart_time_s"]})
-    a = summary["autotune"]
-    t = (a["max_autotune"] or a["max_autotune_gemm"]) and (a["compile_time_autotune_s"] or _phase_s(summary, "autotune"))
-    if t:
-        out.append({"id": "max_autotune", "title": k["max_autotune"]["title"],
-                    "fix": " ".join(k["max_autotune"]["fix"].split()), "saving_kind": "expected",
-                    "saving": f"expected: up to {t} s per cold compile (the autotuning while compiling in this run; "
-                              f"the {a['runtime_triton_autotune_s'] or 0} s of Triton config autotuning at the first "
-                              "run are not counted: how much of it max-autotune causes is not measured)",
-                    "saving_s": t})
-    noisy = busy(runs)
-    for g in out:
-        g["helps"] = g["saving_kind"] != "measured" or (g["saving_s"] or 0) > 0
-        if noisy and g["id"] in ("warm_cache", "portable", "regional") and g["saving_kind"] == "measured" \
-                and g.get("saving"):
-            # one run each on an overloaded machine: a difference of this size may be noise
-            g["saving"] += (f"; one run each while the machine was busy (load {noisy[0]} on {noisy[1]} cores): "
-                            "not conclusive, repeat on an idle machine before deciding")
-            if not g["helps"]:
-                g["helps"], g["inconclusive"] = True, True
-    for g in out:   # a kept cache dir or shipped artifacts reuse an earlier compile: no help where every start is
-        g["reuses_a_compile"] = g["id"] in ("warm_cache", "portable")      # cold (fresh pods, CI containers)
-    # what cuts the compile itself helps every start: it comes before what reuses one (batch 3 of the blind
-    # A/B: the agent of a user whose pods start empty was first offered "keep the cache")
-    return sorted(out, key=lambda g: (not g["helps"], bool(g.get("inconclusive")), g["reuses_a_compile"]))

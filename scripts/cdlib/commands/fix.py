@@ -1,13 +1,12 @@
 """fix: try every fix that needs no code edit, measure it, rank; then the best set together."""
 import os
-import re
 import time
 
 from ..decide import analyze, compare, fixes
 from ..run import proc, rundir
 from ..errors import CliError
-from ..cmdline import clip, cli_command
-from ..show.output import emit, table
+from ..show.output import emit
+from ..show.views_fix import markdown
 
 HELP = "try each config/env fix on the unmodified program, measure it, rank, combine"
 ORDER = 11
@@ -108,7 +107,7 @@ def run(args):
         e = c["effect"]
         e["gone"] = fixes.gone(found, e, rep)
         if e["gain"] <= 0:
-            c["note"] = _overridden(argv, c["steps"]) or c.get("note")
+            c["note"] = fixes.overridden(argv, c["steps"]) or c.get("note")
         proc.progress(f"[{done[0]}/{n}] {c['id']}: breaks {e['graph_break_sites'][0]}→{e['graph_break_sites'][1]}, "
                       f"recompiles {e['recompiles'][0]}→{e['recompiles'][1]}, {fixes.label(c)}")
 
@@ -118,9 +117,9 @@ def run(args):
     _recheck_random(argv, tstr, run_dir, base, tried, jobs, deadline)
     fixes.credit_limit_hits(tried, found)
     combo = _combine(args, argv, tstr, run_dir, base, ctrl, deterministic, tried, deadline)
-    result = _result(run_dir, tstr, base, ctrl, deterministic, found, cands, combo, time.monotonic() - t0, jobs)
+    result = fixes.result(run_dir, tstr, base, ctrl, deterministic, found, cands, combo, time.monotonic() - t0, jobs)
     result["target_argv"] = list(argv)
-    emit(args, result, _markdown(result))
+    emit(args, result, markdown(result))
     return 0
 
 
@@ -157,23 +156,6 @@ def _recheck_random(argv, tstr, run_dir, base, tried, jobs, deadline):
         proc.progress(f"{c['id']}: output {'same' if nb == nt else 'still changed'} with fallback_random=True")
 
 
-def _overridden(argv, steps):
-    """A config the program's own script assigns after `import torch` overrides the injected value."""
-    script = next((a for a in argv[1:3] if a.endswith(".py") and os.path.isfile(a)), None)
-    if not script:
-        return None
-    try:
-        src = open(script, encoding="utf-8", errors="replace").read()
-    except OSError:
-        return None
-    for st in steps:
-        for k in st.get("config") or {}:
-            attr = k.rsplit(".", 1)[-1]
-            m = re.search(rf"^.*\b{re.escape(attr)}\s*=[^=].*$", src, re.M)
-            if m:
-                return (f"{os.path.basename(script)} sets {attr} itself (`{m.group(0).strip()[:80]}`), which "
-                        f"overrides the injected value; try it by editing that line")
-    return None
 
 
 def _combine(args, argv, tstr, run_dir, base, ctrl, deterministic, tried, deadline):
@@ -192,122 +174,3 @@ def _combine(args, argv, tstr, run_dir, base, ctrl, deterministic, tried, deadli
             combo.update(effect=fixes.effect(base, rep, ctrl, deterministic), trial_dir=rep["run_dir"],
                          measured_together=True, not_applied=rep.get("_not_applied"))
     return combo
-
-
-def _result(run_dir, tstr, base, ctrl, deterministic, found, cands, combo, elapsed, jobs):
-    ranked = sorted(cands, key=fixes.rank_key)
-    fixed_findings = {i for c in ranked if fixes.is_good(c) for i in fixes.resolved(c)}
-    rows = []
-    for c in ranked:
-        rows.append({"id": c["id"], "title": c["title"], "label": fixes.label(c), "code": c["code"],
-                     "findings": [found[i]["label"] for i in c["findings"]], "effect": c.get("effect"),
-                     "trial_dir": c.get("trial_dir"), "not_applied": c.get("not_applied"), "steps": c["steps"],
-                     "note": c.get("note")})
-    code_changes = []
-    for i, f in enumerate(found):
-        if i in fixed_findings:
-            continue
-        tried_here = [f"{c['id']} ({fixes.label(c)})" for c in ranked if i in c["findings"] and c.get("effect")]
-        code_changes.append({"finding": f["label"], "at": f["where"], "line": f["code"], "pytorch_hints": f["hints"],
-                             "config_fixes_tried": tried_here,
-                             "edit": clip(" ".join((f["recipe"] or "").split()), 400), "edit_code": f["recipe_code"],
-                             "label": "not tried (needs a code change)"})
-    return {"command": "fix", "run_dir": run_dir, "target": tstr,
-            "status": "verified" if fixed_findings else ("no-findings" if not found else "no-verified-fix"),
-            "baseline": compare.facts(base) | {"run_dir": base.get("run_dir")},
-            "control_run": ctrl.get("run_dir") if ctrl else None,
-            "deterministic": deterministic, "findings": len(found), "findings_with_verified_fix": len(fixed_findings),
-            "fixes": rows, "recommended": combo, "code_changes": code_changes,
-            "elapsed_s": round(elapsed, 1), "jobs": jobs,
-            "notes": ["compile s / wall s are cold-cache times (each run has its own empty Inductor/Triton "
-                      "cache dir), measured with the control run under the same parallel load: compare them within "
-                      "this table, not with triage's (warm-cache) times"]}
-
-
-def _fmt_pair(p, fmt="{}"):
-    a, b = p
-    f = lambda v: "-" if v is None else fmt.format(v)  # noqa: E731
-    return f"{f(a)}→{f(b)}"
-
-
-def _markdown(r):
-    b = r["baseline"]
-    good = [x for x in r["fixes"] if x["label"] == "verified (measured)"]
-    out = [f"# fix: {len(good)} verified fix(es) for {r['findings_with_verified_fix']}/{r['findings']} finding(s)",
-           f"`{clip(r['target'], 120)}` · baseline: {b['graph_break_sites']} break site(s), {b['recompiles']} recompile(s), "
-           f"{b['graphs']} graph(s), {compare._exit(b)} · {len(r['fixes'])} candidate(s) in {r['elapsed_s']} s "
-           f"({r['jobs']} at a time)", f"Run dir: {r['run_dir']}"]
-    if not r["deterministic"]:
-        out.append("⚠ the program prints different output on two plain runs: output comparison skipped")
-    rc = r.get("recommended")
-    if rc:
-        e = rc["effect"]
-        how = "measured together" if rc["measured_together"] else "not run together (see --no-combine / timeout)"
-        out.append(f"\n## Recommended ({', '.join(rc['members'])}; {how})")
-        where = "Add after your imports (see the note)" if rc.get("note") else "Add after `import torch`"
-        out.append(f"{where}:\n```python\n{rc['code']}\n```" + (f"\nNote: {rc['note']}" if rc.get("note") else ""))
-        left = e["recompiles"][1] or 0
-        expected_left = " (all expected one-time recompiles)" if left and (e.get("unexpected_recompiles") or
-                                                                          [None, None])[1] == 0 else ""
-        out.append(f"Effect: breaks {_fmt_pair(e['graph_break_sites'])}, recompiles {_fmt_pair(e['recompiles'])}"
-                   f"{expected_left}, "
-                   f"graphs {_fmt_pair(e['graphs'])}, compile s {_fmt_pair(e['compile_time_s'], '{:.2f}')}, "
-                   f"{e['exit'][1]}, output {e['output']}" + (" ⚠ FAILS" if e["fails"] else ""))
-        if rc.get("trial_dir"):
-            out.append(f"Check it yourself: `{cli_command('compare', b['run_dir'], rc['trial_dir'])}`")
-    if r["fixes"]:
-        out.append("\n## Fixes tried (ranked by measured gain)")
-        rows = []
-        for i, x in enumerate(r["fixes"], 1):
-            e = x["effect"]
-            if not e:
-                rows.append([i, x["id"], x["label"], "", "", "", "", "", "", ""])
-                continue
-            rows.append([i, x["id"], x["label"], _fmt_pair(e["graph_break_sites"]), _fmt_pair(e["recompiles"]),
-                         _fmt_pair(e["graphs"]), _fmt_pair(e["compile_time_s"], "{:.2f}"),
-                         _fmt_pair(e["wall_time_s"], "{:.1f}"), e["exit"][1],
-                         e["output"].split(" (")[0]])
-        out.append(table(["#", "fix", "result", "breaks", "recompiles", "graphs", "compile s", "wall s", "exit", "output"], rows))
-        for x in r["fixes"]:
-            e = x["effect"] or {}
-            extra = []
-            if e.get("error"):
-                extra.append(f"error: **{e['error']['type']}** `{clip(e['error']['message'], 160)}`")
-            if x.get("not_applied"):
-                extra.append(f"not applied: `{clip(x['not_applied'], 160)}`")
-            if x.get("note"):
-                extra.append(x["note"])
-            if e.get("breaks_moved"):
-                m = e["breaks_moved"]
-                extra.append(f"removes {clip('; '.join(m['fixed']), 120)} but breaks at {clip('; '.join(m['new']), 160)}")
-            if e.get("output_diff"):
-                d = e["output_diff"]
-                extra.append(f"output line {d['line']}: `{d['before']}` → `{d['after']}`")
-            out.append(f"- **{x['id']}**: {x['title']} — for {clip('; '.join(x['findings']), 160)}; "
-                       f"code: `{x['code']}`" + ("; " + "; ".join(extra) if extra else ""))
-    if r["code_changes"]:
-        out.append(f"\n## Not tried (needs a code change): {len(r['code_changes'])}")
-        for c in r["code_changes"][:8]:
-            out.append(f"- {c['finding']}" if c["finding"].startswith(os.path.basename(c["at"].split(":")[0]) + ":")
-                       else f"- {c['at']}" + (f" `{clip(c['line'], 80)}`" if c["line"] else "") + f": {c['finding']}")
-            if c["config_fixes_tried"]:
-                out.append(f"  Config fixes tried, none verified: {'; '.join(c['config_fixes_tried'])}")
-            if c["pytorch_hints"]:
-                out.append(f"  PyTorch: {clip(c['pytorch_hints'][0], 240)}")
-            if c["edit"]:
-                out.append(f"  Edit: {c['edit']}")
-    cmp_cmd = cli_command('compare', b['run_dir'], '--', *_target_words(r))
-    out.append(f"\nNote: {r['notes'][0]}" if r.get("notes") else "")
-    if rc:
-        out.append(f"\nNext: apply the recommended line, then `{cmp_cmd}`")
-    elif r["code_changes"]:
-        out.append(f"\nNext: no config fix was verified; make the code edit above, then `{cmp_cmd}`")
-    else:
-        out.append("\nNext: nothing to fix here (no graph break or recompile that needs one)")
-    return "\n".join(out)
-
-
-def _target_words(r):
-    import shlex
-    return r.get("target_argv") or shlex.split(r["target"])
-

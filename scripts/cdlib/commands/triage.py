@@ -1,17 +1,17 @@
 """triage: run the program once under TORCH_TRACE and report every graph break, recompile and
 error, located in the user's code, classified, with the next step."""
 import os
-import re
 import sys
 
 from .. import EXAMPLES_DIR
-from ..decide import analyze, knowledge
+from ..decide import analyze
+from ..decide.triage import classify_text
 from ..run import proc, rundir
 from ..read import trace
 from ..errors import CliError
-from ..cmdline import cli_command, clip
 from ..show.output import emit
 from ..show.views import triage_markdown
+from ..show.views_triage import from_text_markdown
 
 HELP = "run the program once; report graph breaks, recompiles, errors (the main job)"
 ORDER = 10
@@ -71,8 +71,8 @@ def run(args):
         _check_trace(args.trace)
         ranks = trace.parse(args.trace).ranks
         if len(ranks) > 1:  # a multi-rank trace: compare the ranks instead of merging them
-            from ..decide import multirank
-            result, md = multirank.analyze_recorded(args, nproc=max(ranks) + 1, trace_path=args.trace)
+            from ._triage_recorded import analyze_recorded
+            result, md = analyze_recorded(args, nproc=max(ranks) + 1, trace_path=args.trace)
             emit(args, result, md)
             return 0
         run_dir = rundir.make(args.out, "triage")
@@ -93,19 +93,20 @@ def run(args):
 
 
 def _multirank(args):
-    from ..decide import multirank
+    from ._triage_nproc import run_triage
+    from ._triage_recorded import analyze_recorded
     if args.nproc is None:
         raise CliError("--torchrun-args needs --nproc N")
     if args.trace:  # compare the ranks of a recorded multi-rank trace
         if args.target or args.torchrun_args is not None:
             raise CliError("--nproc N --trace DIR compares a recorded trace; do not also give a target or --torchrun-args")
-        result, md = multirank.analyze_recorded(args, nproc=args.nproc, trace_path=args.trace)
+        result, md = analyze_recorded(args, nproc=args.nproc, trace_path=args.trace)
         emit(args, result, md)
         return 0
     if args.from_text:
         raise CliError("--nproc runs a script under torchrun; it does not combine with --from-text")
-    result, md = multirank.run_triage(args, nproc=args.nproc, torchrun_args=args.torchrun_args,
-                                      target=args.target, timeout=args.timeout, tlparse=not args.no_tlparse)
+    result, md = run_triage(args, nproc=args.nproc, torchrun_args=args.torchrun_args,
+                            target=args.target, timeout=args.timeout, tlparse=not args.no_tlparse)
     emit(args, result, md)
     if result.get("interrupted"):
         raise KeyboardInterrupt(f"what the ranks did in {result['duration_s']:.0f} s: "
@@ -139,53 +140,8 @@ def _from_text(args):
         text = _as_text(data, args.from_text)
     if not text.strip():
         raise CliError("no text to classify (empty input)")
-    found = []
-    exc = analyze.parse_exception(text)
-    sig = next((s for s in ("SIGSEGV", "SIGABRT", "SIGBUS") if s in text), None)
-    err = analyze.make_error(exc, output=text, signal=sig, source="text")
-    warned = []
-    if exc is None and err.category == "user_error":
-        # no exception in the text: the first row any of whose patterns occurs anywhere
-        row = knowledge.classify_error(text, text)
-        err = analyze.make_error({"full_type": "text", "type": "text", "message": text.strip().splitlines()[0],
-                                  "frames": [], "block": text}, output=text, source="text")
-        err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
-        err.next_command = knowledge.render_command(row, cli_command(), None)
-        err.advice = " ".join((row.get("advice") or "").split())
-        warned = _torch_warnings(text)   # PyTorch's own words first
-        if row["id"] == "user_error" and not sig:
-            # nothing matched: a log without an exception is not "an error in the program" (a CompileQA
-            # answer's log of a slowdown was called one)
-            err.category, err.title, err.skill, err.next_command = "no_error", "No exception or crash in this text", \
-                "overview", None
-            err.advice = ("Nothing here raised: paste the whole error from 'Traceback (most recent call last)', or "
-                          "run the program itself with triage (`" + cli_command("triage", "--") +
-                          " <your command>`), which measures what a log cannot show (graph breaks, recompiles, compiled vs eager).")
-    found.append(err)
-    # graph breaks / recompiles pasted from TORCH_LOGS output
-    breaks = [analyze.parse_graph_break(b) for b in _split_log_breaks(text)]
-    result = {"command": "triage --from-text", "run_dir": None, "status": "classified",
-              "errors": [e.__dict__ | {"location": e.location.__dict__ if e.location else None} for e in found],
-              "graph_breaks": [{"site": f"{b['site_file']}:{b['site_line']}", "gb_id": (b["gb_ids"] or [None])[0],
-                                "gb_type": b["gb_type"],
-                                "fix": knowledge.graph_break_recipe((b["gb_ids"] or [None])[0], b["text"])} for b in breaks]}
-    md = [f"# Classified: {err.title} `[{err.category}]`"]
-    if warned:
-        result["warnings"] = warned
-        md.append("PyTorch's warnings in the text:")
-        md += [f"- {w}" for w in warned]
-    if exc:
-        md.append(f"Exception: **{err.type}** — {err.message.splitlines()[0] if err.message else ''}"[:400])
-    if err.location:
-        md.append(f"At: {err.location.file}:{err.location.line}" + (f" `{err.location.code}`" if err.location.code else ""))
-    if err.advice:
-        md.append(f"What to do: {err.advice}")
-    md.append(f"Skill: {err.skill}")
-    if err.next_command:
-        md.append(f"Next: `{err.next_command}` (replace <your command> with the program that fails)")
-    for b in result["graph_breaks"]:
-        md.append(f"- graph break at {b['site']}: {b['gb_id'] or ''} {b['gb_type']} — Fix: {' '.join(b['fix'].get('fix', '').split())}")
-    emit(args, result, "\n".join(md))
+    result = classify_text(text)
+    emit(args, result, from_text_markdown(result))
     return 0
 
 
@@ -216,24 +172,3 @@ def _check_trace(path):
     if os.path.isfile(path) and not trace.looks_like_trace(path):
         raise CliError(f"{path}: not a TORCH_TRACE file (its first line is not a trace line); "
                        "for a pasted error or log use --from-text")
-
-
-def _torch_warnings(text, limit=5):
-    """PyTorch's warning lines in a log, each once: Python warnings raised from torch's files
-    (`.../torch/...py:N: UserWarning: ...`) and torch's glog-style lines (`W1126 ... torch/...py:N] ...`)."""
-    out = []
-    for ln in text.splitlines():
-        m = re.search(r"/torch/\S+\.py:\d+: (\w*Warning): (.+)$", ln) or \
-            re.match(r"\s*[WE]\d{4} [\d:.]+ \d+ torch/\S+\] (.+)$", ln)
-        if m:
-            w = clip(": ".join(m.groups()).strip(), 300)
-            if w not in out:
-                out.append(w)
-        if len(out) == limit:
-            break
-    return out
-
-
-def _split_log_breaks(text):
-    parts = text.split("Graph break in user code at ")
-    return ["Graph break in user code at " + p for p in parts[1:]]

@@ -360,3 +360,56 @@ def combine(cands):
         if k.endswith("dynamic_sources") and "," in v:
             codes = [ln for ln in codes if "dynamic_sources =" not in ln] + [f"{k} = {v!r}"]
     return chosen, steps, "; ".join(codes)
+
+
+# ---- the result ---------------------------------------------------------------------------
+
+def overridden(argv, steps):
+    """A config the program's own script assigns after `import torch` overrides the injected value."""
+    script = next((a for a in argv[1:3] if a.endswith(".py") and os.path.isfile(a)), None)
+    if not script:
+        return None
+    try:
+        src = open(script, encoding="utf-8", errors="replace").read()
+    except OSError:
+        return None
+    for st in steps:
+        for k in st.get("config") or {}:
+            attr = k.rsplit(".", 1)[-1]
+            m = re.search(rf"^.*\b{re.escape(attr)}\s*=[^=].*$", src, re.M)
+            if m:
+                return (f"{os.path.basename(script)} sets {attr} itself (`{m.group(0).strip()[:80]}`), which "
+                        f"overrides the injected value; try it by editing that line")
+    return None
+
+
+def result(run_dir, tstr, base, ctrl, deterministic, found, cands, combo, elapsed, jobs):
+    """The fix command's result: the candidates ranked by measured gain, the recommended set (combo), the
+    findings no verified fix resolves (they need a code change)."""
+    ranked = sorted(cands, key=rank_key)
+    fixed_findings = {i for c in ranked if is_good(c) for i in resolved(c)}
+    rows = []
+    for c in ranked:
+        rows.append({"id": c["id"], "title": c["title"], "label": label(c), "code": c["code"],
+                     "findings": [found[i]["label"] for i in c["findings"]], "effect": c.get("effect"),
+                     "trial_dir": c.get("trial_dir"), "not_applied": c.get("not_applied"), "steps": c["steps"],
+                     "note": c.get("note")})
+    code_changes = []
+    for i, f in enumerate(found):
+        if i in fixed_findings:
+            continue
+        tried_here = [f"{c['id']} ({label(c)})" for c in ranked if i in c["findings"] and c.get("effect")]
+        code_changes.append({"finding": f["label"], "at": f["where"], "line": f["code"], "pytorch_hints": f["hints"],
+                             "config_fixes_tried": tried_here,
+                             "edit": clip(" ".join((f["recipe"] or "").split()), 400), "edit_code": f["recipe_code"],
+                             "label": "not tried (needs a code change)"})
+    return {"command": "fix", "run_dir": run_dir, "target": tstr,
+            "status": "verified" if fixed_findings else ("no-findings" if not found else "no-verified-fix"),
+            "baseline": compare.facts(base) | {"run_dir": base.get("run_dir")},
+            "control_run": ctrl.get("run_dir") if ctrl else None,
+            "deterministic": deterministic, "findings": len(found), "findings_with_verified_fix": len(fixed_findings),
+            "fixes": rows, "recommended": combo, "code_changes": code_changes,
+            "elapsed_s": round(elapsed, 1), "jobs": jobs,
+            "notes": ["compile s / wall s are cold-cache times (each run has its own empty Inductor/Triton "
+                      "cache dir), measured with the control run under the same parallel load: compare them within "
+                      "this table, not with triage's (warm-cache) times"]}

@@ -1,152 +1,156 @@
-"""Multi-rank triage: run the user's script under torchrun (`triage --nproc N`), one structured
-trace per rank, one Report per rank (analyze.analyze), and what differs between ranks.
-
-How a run is laid out (all inside the run dir):
-    rank_shim.py              the torchrun entry point: sets TORCH_TRACE=trace/rank_<RANK> before the
-                              user's script imports torch, records pid/exit status, registers a
-                              faulthandler stack dump on SIGUSR1, then runs the script (runpy)
-    trace/rank_<N>/*.log      TORCH_TRACE of rank N
-    ranks/<rdzv>/attempt_K/<local_rank>/{stdout,stderr}.log   torchrun --log-dir --redirects 3
-    status/rank_<N>.json      pid, start/end time, exit code (written by the shim)
-    stacks/rank_<N>.txt       Python stacks dumped just before the timeout kills a hung rank
-    rank_<N>/report.{md,json} the single-process triage report of rank N
-    tlparse/                  tlparse --all-ranks-html over a flat dir of links (tlparse_input/)
-
-torchrun (torch >= 2.x) starts every worker with start_new_session=True, so killing torchrun's
-process group does NOT kill the ranks: proc.run finds them by the tag they inherit in their
-environment (on Ctrl-C, timeout, or when torchrun exits); kill_ranks uses each rank's recorded pid.
-The launch side (shim, torchrun argv, killing ranks, logs) is multirank_launch.py; the analysis side
-(per-rank facts, stacks, divergence) is analyze_multirank.py; this module runs and orchestrates.
-No torch import here."""
-import json
+"""Multi-rank triage's analysis: what a torchrun launch of `triage --nproc N` (commands/_triage_nproc.py)
+or a recorded multi-rank trace (commands/_triage_recorded.py) left, turned into the result: how each rank
+ended and its report (analyze.analyze), the root cause, the eager check's verdict per failed rank, the
+status and notes of the launch, what differs between ranks (analyze_multirank.py) and the next steps.
+The launch side (shim, torchrun argv, killing ranks, logs) is run/multirank_launch.py. No torch import here."""
 import os
 import shlex
-import shutil
 import signal
-import threading
 import time
 
-from . import analyze, verdict
+from . import analyze
 from ..run import proc
 from ..read import trace as tracemod
-from ..errors import CliError
-from ..run.multirank_launch import (SHIM, _read, dump_stacks, group_trace_files, kill_ranks, launcher_argv,
-                                    parse_torchrun_args, rank_logs, rank_trace_dir, read_status,
-                                    restarts_seen, run_tlparse_all, script_args, survivors)
+from ..run.multirank_launch import _read, rank_trace_dir, read_status, restarts_seen
 from .analyze_multirank import (_drop_shim_frames, _ranks, _signame, classify_stack, collective_timeout,
                                 divergence, parse_stack_dump, root_cause, strip_rank_prefix,
-                                torchrun_exit_codes, torchrun_root_rank, trace_facts)
+                                torchrun_root_rank, trace_facts)
 from ..cmdline import command_line
 
 
-# ---- the run ------------------------------------------------------------------------------
+# ---- a launch ----------------------------------------------------------------------------
 
-def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
-    """Launch under torchrun, analyze every rank. Returns (result dict, markdown)."""
-    from ..run import rundir
-    from ..show.views import triage_markdown
-    from ..show.views_multirank import multirank_markdown
+def rank_result(run_dir, r, run, *, argv, shim, sargs, tstr, nproc, extra):
+    """Rank r of a launch (run: what commands/_triage_nproc.py's launch returned): how it ended, its
+    report (its suggested triage as this same launch), its trace facts and, when it hung or was
+    stopped, where it was (its stack, else its trace). -> the rank's dict."""
+    res, dumped, dump_time = run["res"], run["dumped"], run["dump_time"]
+    o = outcome(run_dir, r, run)
+    st, status, code, timed, dur, so, se = o["st"], o["status"], o["code"], o["timed"], o["dur"], o["so"], o["se"]
+    stdout, stderr = o["stdout"], o["stderr"]
+    tdir = rank_trace_dir(run_dir, r)
+    rres = proc.ProcResult(argv=argv, returncode=code if not timed else None, duration_s=dur or 0.0,
+                           timed_out=timed, signal=_signame(code) if not timed else None,
+                           stdout_path=so, stderr_path=se, interrupted=status == "interrupted")
+    rep = analyze.analyze(tdir if os.path.isdir(tdir) else None, command=["torchrun", f"rank {r}", *sargs],
+                          run_dir=os.path.join(run_dir, f"rank_{r}"), res=rres, stdout=stdout, stderr=stderr,
+                          target_str=tstr)
+    rep.artifacts.update({"stdout": so, "stderr": se, "trace_dir": tdir})
+    _drop_shim_frames(rep, shim, stderr)
+    if status == "killed" and code == -signal.SIGKILL:
+        rep.notes.append(f"rank {r} was killed by SIGKILL: not by torchrun (it sends SIGTERM); often the "
+                         "OOM killer (check `dmesg`, host memory per rank)")
+    if status == "killed" and code == -signal.SIGTERM:
+        # killed by torchrun because another rank failed: the signal is not this rank's error
+        rep.errors = [e for e in rep.errors if e.source != "signal"]
+        rep.next_steps = [x for x in rep.next_steps if "SIG" not in x["why"]]
+        rep.notes.append(f"rank {r} was stopped by torchrun (exit code {code}) because another rank failed")
+    for e in rep.errors:   # a rank's `triage -- prog` is this launch again: --nproc N
+        e.next_command = _as_launch(e.next_command, tstr, nproc, extra)
+    for x in rep.next_steps:
+        x["command"] = _as_launch(x.get("command"), tstr, nproc, extra)
+    tr = tracemod.parse(tdir) if os.path.isdir(tdir) else tracemod.Trace([], {}, [])
+    facts = trace_facts(tr)
+    stack_file = os.path.join(run_dir, "stacks", f"rank_{r}.txt")
+    hang = killed_state = None
+    stack_text = _read(stack_file)
+    now = os.path.getmtime(stack_file) if stack_text.strip() else (dump_time[0] if dump_time else time.time())
+    for oc in facts["open_compiles"]:
+        oc["running_s"] = round(now - oc["started_at"], 1) if oc.get("started_at") else None
+    if timed or (res.timed_out and r in dumped) or (status == "killed" and stack_text.strip()):
+        frames = parse_stack_dump(stack_text, shim)
+        state, detail, uloc = classify_stack(frames, shim)
+        if state is None:  # no stack: judge by the trace
+            state = "compiling" if facts["open_compiles"] else "unknown"
+        info = {"state": state, "detail": detail, "user_location": uloc,
+                "stack": [f"{f[0]}:{f[1]} in {f[2]}" for f in frames[:12]],
+                "open_compiles": facts["open_compiles"], "last_event": facts["last_event"],
+                "last_event_time": facts["last_event_time"]}
+        if timed or res.timed_out:
+            hang = info
+        else:
+            killed_state = info  # torchrun stopped this rank because another one failed
+    return {"rank": r, "status": status, "exit_code": code, "duration_s": dur, "pid": st.get("pid") if st else None,
+            "report_status": rep.status, "hang": hang, "state_when_killed": killed_state, "facts": facts, "_rep": rep,
+            "stdout": so, "stderr": se, "report_md": os.path.join(run_dir, f"rank_{r}", "report.md"),
+            "_end": st.get("end") if st else None, "_stderr": stderr}
 
-    if nproc < 1:
-        raise CliError("--nproc must be at least 1")
-    if nproc > 64:
-        raise CliError("--nproc: at most 64 local ranks")
-    extra = parse_torchrun_args(torchrun_args)
-    sargs = script_args(target)
-    # torchrun runs under the Python the command names (`-- /venv/bin/python train.py`), else this one
-    python = proc.target_python(target)
-    if shutil.which(python) is None and not os.path.exists(python):
-        raise CliError(f"{python}: no such Python interpreter")
-    proc.check_torch(python, "run torchrun")
-    run_dir = rundir.make(args.out, "triage")
-    shim = os.path.join(run_dir, "rank_shim.py")
-    with open(shim, "w") as f:
-        f.write(SHIM)
-    def make_argv(root):  # the same job for the eager check, into another root
-        return launcher_argv(nproc, extra, shim, root, sargs, python)
-    argv = make_argv(run_dir)
-    tstr = command_line(target)
-    torchrun_str = command_line([python, "-m", "torch.distributed.run", "--nproc-per-node", str(nproc), *extra, *sargs])
-    proc.progress(f"running {torchrun_str} (timeout {timeout:.0f} s); artifacts in {run_dir}")
-    run = _launch(run_dir, argv, nproc, shim, timeout, {"PYTHONUNBUFFERED": "1", "TORCH_TRACE": None})
-    res, killed, left, dumped, dump_time = run["res"], run["killed"], run["left"], run["dumped"], run["dump_time"]
-    launcher_out = run["launcher_out"]
 
-    ranks = []
-    for r in range(nproc):
-        o = _outcome(run_dir, r, run)
-        st, status, code, timed, dur, so, se = o["st"], o["status"], o["code"], o["timed"], o["dur"], o["so"], o["se"]
-        stdout, stderr = o["stdout"], o["stderr"]
-        tdir = rank_trace_dir(run_dir, r)
-        rres = proc.ProcResult(argv=argv, returncode=code if not timed else None, duration_s=dur or 0.0,
-                               timed_out=timed, signal=_signame(code) if not timed else None,
-                               stdout_path=so, stderr_path=se, interrupted=status == "interrupted")
-        rep = analyze.analyze(tdir if os.path.isdir(tdir) else None, command=["torchrun", f"rank {r}", *sargs],
-                              run_dir=os.path.join(run_dir, f"rank_{r}"), res=rres, stdout=stdout, stderr=stderr,
-                              target_str=tstr)
-        rep.artifacts.update({"stdout": so, "stderr": se, "trace_dir": tdir})
-        _drop_shim_frames(rep, shim, stderr)
-        if status == "killed" and code == -signal.SIGKILL:
-            rep.notes.append(f"rank {r} was killed by SIGKILL: not by torchrun (it sends SIGTERM); often the "
-                             "OOM killer (check `dmesg`, host memory per rank)")
-        if status == "killed" and code == -signal.SIGTERM:
-            # killed by torchrun because another rank failed: the signal is not this rank's error
-            rep.errors = [e for e in rep.errors if e.source != "signal"]
-            rep.next_steps = [x for x in rep.next_steps if "SIG" not in x["why"]]
-            rep.notes.append(f"rank {r} was stopped by torchrun (exit code {code}) because another rank failed")
-        for e in rep.errors:   # a rank's `triage -- prog` is this launch again: --nproc N
-            e.next_command = _as_launch(e.next_command, tstr, nproc, extra)
-        for x in rep.next_steps:
-            x["command"] = _as_launch(x.get("command"), tstr, nproc, extra)
-        tr = tracemod.parse(tdir) if os.path.isdir(tdir) else tracemod.Trace([], {}, [])
-        facts = trace_facts(tr)
-        stack_file = os.path.join(run_dir, "stacks", f"rank_{r}.txt")
-        hang = killed_state = None
-        stack_text = _read(stack_file)
-        now = os.path.getmtime(stack_file) if stack_text.strip() else (dump_time[0] if dump_time else time.time())
-        for oc in facts["open_compiles"]:
-            oc["running_s"] = round(now - oc["started_at"], 1) if oc.get("started_at") else None
-        if timed or (res.timed_out and r in dumped) or (status == "killed" and stack_text.strip()):
-            frames = parse_stack_dump(stack_text, shim)
-            state, detail, uloc = classify_stack(frames, shim)
-            if state is None:  # no stack: judge by the trace
-                state = "compiling" if facts["open_compiles"] else "unknown"
-            info = {"state": state, "detail": detail, "user_location": uloc,
-                    "stack": [f"{f[0]}:{f[1]} in {f[2]}" for f in frames[:12]],
-                    "open_compiles": facts["open_compiles"], "last_event": facts["last_event"],
-                    "last_event_time": facts["last_event_time"]}
-            if timed or res.timed_out:
-                hang = info
-            else:
-                killed_state = info  # torchrun stopped this rank because another one failed
-        ranks.append({"rank": r, "status": status, "exit_code": code, "duration_s": dur, "pid": st.get("pid") if st else None,
-                      "report_status": rep.status, "hang": hang, "state_when_killed": killed_state, "facts": facts, "_rep": rep,
-                      "stdout": so, "stderr": se, "report_md": os.path.join(run_dir, f"rank_{r}", "report.md"),
-                      "_end": st.get("end") if st else None, "_stderr": stderr})
+def outcome(root, r, run):
+    """How rank r of a launch ended: status ok/failed/killed/hung/not_started, exit code, output."""
+    st = read_status(root, r)
+    so, se = run["logs"].get(r, (None, None))
+    code = st.get("exit_code") if st else None
+    ended = bool(st and st.get("end"))
+    if code is None and r in run["exit_codes"]:
+        code = run["exit_codes"][r]
+    timed = bool(run["res"].timed_out and not ended)
+    if st is None:
+        status = "not_started"
+    elif run["res"].interrupted and not ended:
+        status = "interrupted"   # still running at Ctrl-C
+    elif timed:
+        status = "hung"
+    elif ended:
+        status = "ok" if code == 0 else "failed"
+    else:
+        status = "killed"  # died without the shim's finally (signal), or killed by torchrun
+    dur = round((st.get("end") or time.time()) - st["start"], 3) if st else None
+    return {"st": st, "status": status, "code": code, "timed": timed, "dur": dur, "so": so, "se": se,
+            "stdout": strip_rank_prefix(_read(so)), "stderr": strip_rank_prefix(_read(se))}
 
+
+def mark_root_cause(ranks, launcher_out):
+    """The first rank that failed (the root cause) and, on every rank, whether its failure is that one's
+    consequence and whether its error is a collective's timeout. -> the first failed rank (or None)."""
     first_failed, consequences = root_cause(ranks, torchrun_root_rank(launcher_out))
     for r in ranks:
         r["consequence_of_rank"] = first_failed if r["rank"] in consequences else None
         r["collective_timeout"] = collective_timeout(r["_rep"])
-    eager = None
-    if not res.timed_out:  # failed ranks: the same job once more with compilation off (one verdict per rank)
-        eager = eager_check(run_dir, make_argv, nproc, shim, timeout, ranks, tstr,
-                            enabled=not getattr(args, "no_eager_check", False))
-    for r in ranks:
-        rep = r["_rep"]
-        r["report"], r["report_status"], r["verdict"] = rep.to_dict(), rep.status, _verdict_brief(rep.verdict)
-        os.makedirs(os.path.join(run_dir, f"rank_{r['rank']}"), exist_ok=True)
-        with open(os.path.join(run_dir, f"rank_{r['rank']}", "report.json"), "w") as f:
-            json.dump(r["report"], f, indent=2, default=str)
-        with open(r["report_md"], "w") as f:
-            f.write(triage_markdown(rep, f"rank {r['rank']}: {torchrun_str}") + "\n")
+    return first_failed
+
+
+def eager_result(edir, run, nproc, todo, tstr):
+    """The eager check's verdicts (verdict.decide via analyze.apply_verdict) from the job run once more
+    with compilation off into edir (run: that launch): each failed rank of todo compared with the same
+    rank's eager run; a rank that did not get as far is "not sure". -> the eager run's facts."""
+    applied = set(_read(os.path.join(edir, "eager_check.applied")).split())
+    outs = {r: outcome(edir, r, run) for r in range(nproc)}
+    for r in todo:
+        rep, o = r["_rep"], outs[r["rank"]]
+        others = [k for k, x in outs.items() if x["status"] in ("failed", "killed") and k != r["rank"]]
+        if o["status"] == "killed" and o["code"] in (None, -signal.SIGTERM):
+            why = f"torchrun stopped it when rank(s) {_ranks(others)} failed" if others else "it was stopped"
+        elif o["status"] in ("not_started", "hung") and not run["res"].timed_out:
+            why = "it did not start"
+        elif o["st"] and str(o["st"]["pid"]) not in applied and o["status"] != "hung":
+            why = "compilation could not be switched off on it (the startup hook did not run)"
+        else:
+            eres = proc.ProcResult(argv=run["res"].argv, returncode=o["code"] if not o["timed"] else None,
+                                   duration_s=o["dur"] or 0.0, timed_out=o["timed"] or run["res"].timed_out,
+                                   signal=_signame(o["code"]), stdout_path=o["so"], stderr_path=o["se"])
+            analyze.apply_verdict(rep, r["_stderr"], target_str=tstr, eager_res=eres, eager_stderr=o["stderr"])
+            continue
+        err = rep.errors[0]
+        rep.verdict = {"kind": "not_sure", "location": f"{err.location.file}:{err.location.line}" if err.location else None,
+                       "eager": {"exit_code": o["code"], "status": o["status"]},
+                       "summary": f"not sure: in the run without torch.compile rank {r['rank']} did not get as far ({why})"}
+    return {"run_dir": edir, "launcher": run["res"].argv, "launcher_exit_code": run["res"].returncode,
+            "timed_out": run["res"].timed_out, "duration_s": run["res"].duration_s,
+            "ranks": {str(k): {"status": x["status"], "exit_code": x["code"], "stderr": x["se"]} for k, x in outs.items()},
+            "surviving_ranks": run["left"]}
+
+
+def verdict_brief(v):
+    return {k: v.get(k) for k in ("kind", "summary", "location")} if v else None
+
+
+def launch_result(run_dir, run, ranks, *, nproc, extra, argv, tstr, torchrun_str, timeout, first_failed,
+                  eager, artifacts):
+    """The result of a launch: its status, notes, the divergence between ranks, the hang and the next
+    steps. ranks: rank_result's dicts, with their reports (r["report"]) made."""
+    res, killed, left, dumped = run["res"], run["killed"], run["left"], run["dumped"]
     div = divergence(ranks)
-    artifacts = {"trace_dir": os.path.join(run_dir, "trace"), "torchrun_stdout": res.stdout_path,
-                 "torchrun_stderr": res.stderr_path, "rank_logs": os.path.join(run_dir, "ranks")}
-    if tlparse and not res.interrupted:
-        html = run_tlparse_all(run_dir, nproc)
-        if html:
-            artifacts["tlparse"] = html
     notes = []
     if os.environ.get("TORCH_TRACE"):
         notes.append("your TORCH_TRACE was overridden for this run (the traces are in the run dir)")
@@ -194,165 +198,14 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
         "artifacts": artifacts, "notes": notes,
     }
     result["next_steps"] = next_steps(result, ranks, tstr, nproc, extra)
-    md = multirank_markdown(result, [r["_rep"] for r in ranks])
-    return result, md
+    return result
 
 
-def _launch(root, argv, nproc, shim, timeout, env):
-    """torchrun once, into root (trace/, status/, stacks/, ranks/); just before the timeout every live
-    rank dumps its Python stacks; afterwards no rank is left alive. -> dict of what happened."""
-    for d in ("trace", "status", "stacks", "ranks"):
-        os.makedirs(os.path.join(root, d), exist_ok=True)
-    margin = min(5.0, max(1.0, timeout * 0.1))
-    dumped, dump_time = [], []
+# ---- a recorded trace --------------------------------------------------------------------
 
-    def _dump():
-        dump_time.append(time.time())
-        dumped.extend(dump_stacks(root, nproc, shim))
-
-    timer = threading.Timer(max(0.5, timeout - margin), _dump)
-    timer.daemon = True
-    res = None
-    try:
-        timer.start()
-        res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(root, "torchrun.stdout"),
-                       stderr_path=os.path.join(root, "torchrun.stderr"), keep_on_interrupt=True)
-    finally:  # proc.run already ended every process of the run (ranks too: they carry its tag)
-        timer.cancel()
-        killed = kill_ranks(root, nproc, shim)
-    stray_ranks = [r for r in range(nproc) if (read_status(root, r) or {}).get("pid") in res.strays]
-    launcher_out = _read(res.stderr_path) + "\n" + _read(res.stdout_path)
-    logs = rank_logs(root, nproc)
-    for paths in logs.values():  # torchrun wrote them: keep the head and tail of huge ones
-        for path in paths:
-            proc.trim_output(path)
-    return {"res": res, "killed": sorted(set(killed) | set(stray_ranks)), "left": survivors(root, nproc, shim),
-            "launcher_out": launcher_out, "exit_codes": torchrun_exit_codes(launcher_out), "logs": logs,
-            "dumped": dumped, "dump_time": dump_time}
-
-
-def _outcome(root, r, run):
-    """How rank r of a launch ended: status ok/failed/killed/hung/not_started, exit code, output."""
-    st = read_status(root, r)
-    so, se = run["logs"].get(r, (None, None))
-    code = st.get("exit_code") if st else None
-    ended = bool(st and st.get("end"))
-    if code is None and r in run["exit_codes"]:
-        code = run["exit_codes"][r]
-    timed = bool(run["res"].timed_out and not ended)
-    if st is None:
-        status = "not_started"
-    elif run["res"].interrupted and not ended:
-        status = "interrupted"   # still running at Ctrl-C
-    elif timed:
-        status = "hung"
-    elif ended:
-        status = "ok" if code == 0 else "failed"
-    else:
-        status = "killed"  # died without the shim's finally (signal), or killed by torchrun
-    dur = round((st.get("end") or time.time()) - st["start"], 3) if st else None
-    return {"st": st, "status": status, "code": code, "timed": timed, "dur": dur, "so": so, "se": se,
-            "stdout": strip_rank_prefix(_read(so)), "stderr": strip_rank_prefix(_read(se))}
-
-
-def eager_check(run_dir, make_argv, nproc, shim, timeout, ranks, tstr, enabled=True):
-    """The verdict per failed rank, as single-process triage gives it (verdict.decide via
-    analyze.apply_verdict): the same job once more under torchrun with compilation off on every rank
-    (verdict.eager_env: the startup hook sets the compile stance force_eager right after each rank
-    imports torch), then each failed rank's error is compared with that rank's eager run. Ranks whose
-    error is only the lost peer get no verdict of their own. -> the eager run's facts (None: no re-run)."""
-    todo = [r for r in ranks if r["status"] in ("failed", "killed") and r["_rep"].errors
-            and r.get("consequence_of_rank") is None]
-    if not todo:
-        return None
-    if not enabled or not any(r["_rep"].used_compile for r in todo):  # not asked / failed before torch.compile ran
-        for r in todo:
-            analyze.apply_verdict(r["_rep"], r["_stderr"], target_str=tstr)
-        return None
-    edir = os.path.join(run_dir, "eager_check")
-    os.makedirs(edir, exist_ok=True)
-    env = {"PYTHONUNBUFFERED": "1", "TORCH_TRACE": None, "PYTHONFAULTHANDLER": "1"}
-    env.update(verdict.eager_env(edir))
-    proc.progress(f"rank(s) {_ranks([r['rank'] for r in todo])} failed; running the job once more without "
-                  "torch.compile (eager check)")
-    run = _launch(edir, make_argv(edir), nproc, shim, timeout, env)
-    applied = set(_read(os.path.join(edir, "eager_check.applied")).split())
-    outs = {r: _outcome(edir, r, run) for r in range(nproc)}
-    for r in todo:
-        rep, o = r["_rep"], outs[r["rank"]]
-        others = [k for k, x in outs.items() if x["status"] in ("failed", "killed") and k != r["rank"]]
-        if o["status"] == "killed" and o["code"] in (None, -signal.SIGTERM):
-            why = f"torchrun stopped it when rank(s) {_ranks(others)} failed" if others else "it was stopped"
-        elif o["status"] in ("not_started", "hung") and not run["res"].timed_out:
-            why = "it did not start"
-        elif o["st"] and str(o["st"]["pid"]) not in applied and o["status"] != "hung":
-            why = "compilation could not be switched off on it (the startup hook did not run)"
-        else:
-            eres = proc.ProcResult(argv=run["res"].argv, returncode=o["code"] if not o["timed"] else None,
-                                   duration_s=o["dur"] or 0.0, timed_out=o["timed"] or run["res"].timed_out,
-                                   signal=_signame(o["code"]), stdout_path=o["so"], stderr_path=o["se"])
-            analyze.apply_verdict(rep, r["_stderr"], target_str=tstr, eager_res=eres, eager_stderr=o["stderr"])
-            continue
-        err = rep.errors[0]
-        rep.verdict = {"kind": "not_sure", "location": f"{err.location.file}:{err.location.line}" if err.location else None,
-                       "eager": {"exit_code": o["code"], "status": o["status"]},
-                       "summary": f"not sure: in the run without torch.compile rank {r['rank']} did not get as far ({why})"}
-    return {"run_dir": edir, "launcher": run["res"].argv, "launcher_exit_code": run["res"].returncode,
-            "timed_out": run["res"].timed_out, "duration_s": run["res"].duration_s,
-            "ranks": {str(k): {"status": x["status"], "exit_code": x["code"], "stderr": x["se"]} for k, x in outs.items()},
-            "surviving_ranks": run["left"]}
-
-
-def _verdict_brief(v):
-    return {k: v.get(k) for k in ("kind", "summary", "location")} if v else None
-
-
-def analyze_recorded(args, *, nproc, trace_path):
-    """Divergence between the ranks of an existing multi-rank trace (e.g. copied from a cluster job):
-    no launch, no hang facts. nproc: the number of ranks the job had (missing ones are reported)."""
-    from ..run import rundir
-    from ..show.views import triage_markdown
-    from ..show.views_multirank import multirank_markdown
-
-    if nproc < 1:
-        raise CliError("--nproc must be at least 1")
-    if not os.path.exists(trace_path):
-        raise CliError(f"{trace_path}: no such file or directory")
-    by_rank = group_trace_files(trace_path)
-    if not by_rank:
-        raise CliError(f"{trace_path}: no per-rank trace files (names with rank_<N>, or rank_<N>/ dirs)")
-    run_dir = rundir.make(args.out, "triage")
-    ranks = []
-    for r in range(max(nproc, max(by_rank) + 1)):
-        files = by_rank.get(r, [])
-        tdir = None
-        if files:
-            tdir = os.path.join(run_dir, "trace", f"rank_{r}")
-            os.makedirs(tdir, exist_ok=True)
-            for fn in files:
-                dst = os.path.join(tdir, os.path.basename(fn))
-                try:
-                    os.symlink(os.path.abspath(fn), dst)
-                except OSError:
-                    shutil.copyfile(fn, dst)
-        rep = analyze.analyze(tdir, run_dir=os.path.join(run_dir, f"rank_{r}"))
-        if tdir:
-            rep.artifacts["trace_dir"] = tdir
-        tr = tracemod.parse(tdir) if tdir else tracemod.Trace([], {}, [])
-        facts = trace_facts(tr)
-        for oc in facts["open_compiles"]:
-            oc["running_s"] = None
-        os.makedirs(os.path.join(run_dir, f"rank_{r}"), exist_ok=True)
-        rd = rep.to_dict()
-        with open(os.path.join(run_dir, f"rank_{r}", "report.json"), "w") as f:
-            json.dump(rd, f, indent=2, default=str)
-        with open(os.path.join(run_dir, f"rank_{r}", "report.md"), "w") as f:
-            f.write(triage_markdown(rep, f"rank {r}: recorded trace") + "\n")
-        ranks.append({"rank": r, "status": "recorded" if files else "no_trace", "exit_code": None, "duration_s": None,
-                      "pid": None, "report_status": rep.status, "hang": None, "state_when_killed": None,
-                      "facts": facts, "report": rd if files else None, "_rep": rep, "stdout": None, "stderr": None,
-                      "report_md": os.path.join(run_dir, f"rank_{r}", "report.md"), "consequence_of_rank": None,
-                      "collective_timeout": collective_timeout(rep), "verdict": None})
+def recorded_result(run_dir, ranks, *, nproc, trace_path, html):
+    """The result of comparing the ranks of a recorded trace (commands/_triage_recorded.py): status,
+    notes (ranks without a trace, compiles the trace ends in), divergence, next steps."""
     div = divergence([r if r["report"] is not None else dict(r, report=None) for r in ranks])
     missing = [r["rank"] for r in ranks if r["status"] == "no_trace"]
     notes = []
@@ -367,7 +220,6 @@ def analyze_recorded(args, *, nproc, trace_path):
     status = "error" if errs else "divergent" if div["divergent"] else \
         "issues" if any(r["report_status"] == "issues" for r in ranks) else \
         "no-compile" if all(r["report_status"] == "no-compile" for r in ranks) else "clean"
-    html = run_tlparse_all(run_dir, len(ranks)) if not getattr(args, "no_tlparse", False) else None
     result = {
         "command": "triage", "schema": "compile-debug/triage-multirank/1", "mode": "recorded", "run_dir": run_dir,
         "status": status, "target": None, "nproc": nproc, "torchrun_args": [], "launcher": None,
@@ -378,8 +230,10 @@ def analyze_recorded(args, *, nproc, trace_path):
         "artifacts": {"trace_dir": os.path.abspath(trace_path), **({"tlparse": html} if html else {})}, "notes": notes,
     }
     result["next_steps"] = next_steps(result, ranks, None, nproc, [])
-    return result, multirank_markdown(result, [r["_rep"] for r in ranks])
+    return result
 
+
+# ---- next steps (both) -------------------------------------------------------------------
 
 def _as_launch(cmd, tstr, nproc, extra):
     """A rank's suggested `triage [--nproc <N>] ... -- prog` as this same launch: --nproc N (and

@@ -1,0 +1,66 @@
+"""triage --from-text: a pasted error or log classified without a run (knowledge rows), with PyTorch's
+own warning lines in it and the graph breaks it prints. No torch import."""
+import re
+
+from . import analyze, knowledge
+from ..cmdline import cli_command, clip
+
+
+def classify_text(text):
+    """The result of `triage --from-text` for the pasted text: its error, the graph breaks it prints,
+    PyTorch's warnings (text without an exception)."""
+    found = []
+    exc = analyze.parse_exception(text)
+    sig = next((s for s in ("SIGSEGV", "SIGABRT", "SIGBUS") if s in text), None)
+    err = analyze.make_error(exc, output=text, signal=sig, source="text")
+    warned = []
+    if exc is None and err.category == "user_error":
+        # no exception in the text: the first row any of whose patterns occurs anywhere
+        row = knowledge.classify_error(text, text)
+        err = analyze.make_error({"full_type": "text", "type": "text", "message": text.strip().splitlines()[0],
+                                  "frames": [], "block": text}, output=text, source="text")
+        err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
+        err.next_command = knowledge.render_command(row, cli_command(), None)
+        err.advice = " ".join((row.get("advice") or "").split())
+        warned = _torch_warnings(text)   # PyTorch's own words first
+        if row["id"] == "user_error" and not sig:
+            # nothing matched: a log without an exception is not "an error in the program" (a CompileQA
+            # answer's log of a slowdown was called one)
+            err.category, err.title, err.skill, err.next_command = "no_error", "No exception or crash in this text", \
+                "overview", None
+            err.advice = ("Nothing here raised: paste the whole error from 'Traceback (most recent call last)', or "
+                          "run the program itself with triage (`" + cli_command("triage", "--") +
+                          " <your command>`), which measures what a log cannot show (graph breaks, recompiles, compiled vs eager).")
+    found.append(err)
+    # graph breaks / recompiles pasted from TORCH_LOGS output
+    breaks = [analyze.parse_graph_break(b) for b in _split_log_breaks(text)]
+    result = {"command": "triage --from-text", "run_dir": None, "status": "classified",
+              "errors": [e.__dict__ | {"location": e.location.__dict__ if e.location else None} for e in found],
+              "graph_breaks": [{"site": f"{b['site_file']}:{b['site_line']}", "gb_id": (b["gb_ids"] or [None])[0],
+                                "gb_type": b["gb_type"],
+                                "fix": knowledge.graph_break_recipe((b["gb_ids"] or [None])[0], b["text"])} for b in breaks]}
+    if warned:
+        result["warnings"] = warned
+    result["exception_parsed"] = bool(exc)   # the text held a Python exception (its type, message: errors[0])
+    return result
+
+
+def _torch_warnings(text, limit=5):
+    """PyTorch's warning lines in a log, each once: Python warnings raised from torch's files
+    (`.../torch/...py:N: UserWarning: ...`) and torch's glog-style lines (`W1126 ... torch/...py:N] ...`)."""
+    out = []
+    for ln in text.splitlines():
+        m = re.search(r"/torch/\S+\.py:\d+: (\w*Warning): (.+)$", ln) or \
+            re.match(r"\s*[WE]\d{4} [\d:.]+ \d+ torch/\S+\] (.+)$", ln)
+        if m:
+            w = clip(": ".join(m.groups()).strip(), 300)
+            if w not in out:
+                out.append(w)
+        if len(out) == limit:
+            break
+    return out
+
+
+def _split_log_breaks(text):
+    parts = text.split("Graph break in user code at ")
+    return ["Graph break in user code at " + p for p in parts[1:]]
