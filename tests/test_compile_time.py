@@ -206,7 +206,7 @@ def test_portable_note_when_kernels_compile_again():
     """The note that explains a small portable saving (CPU: C++ kernels recompiled) fires on the shape of
     the numbers measured on toy_train (cold 236 s kernel compile, portable 147.5 s, warm 4.7 s), and stays
     quiet when the loaded artifacts also skipped the kernel compile (GPU: Triton kernels bundled)."""
-    from cdlib.decide.compile_time import portable_notes as _portable_notes
+    from cdlib.decide.compile_time_advice import portable_notes as _portable_notes
 
     def summ(k):
         return {"phases": [{"phase": "dynamo", "seconds": 3.0}, {"phase": "kernel_compile", "seconds": k}]}
@@ -221,18 +221,18 @@ def test_portable_note_when_kernels_compile_again():
 def test_single_runs_on_a_busy_machine_are_not_conclusive():
     """A regional run that came out slower while the load was far above the cores is shown as not
     conclusive (an A/B agent measured the opposite by repeating), never as 'did not help'."""
-    from cdlib.decide import compile_time as ct
+    from cdlib.decide import compile_time_advice as advice
     summary = {"caches": {}, "frames": [], "repeated_blocks": [{"container": "blocks", "count": 12}],
                "recompiles": 0, "autotune": {"max_autotune": False, "max_autotune_gemm": False,
                                              "compile_time_autotune_s": 0}}
     cores = os.cpu_count() or 1
     runs = {"cold": {"compile_s": 29.5, "load": 5.0 * cores},
             "regional": {"compile_s": 42.4, "applied": [{"container": "blocks"}], "load": 0.1}}
-    (g,) = [x for x in ct.suggestions(summary, {}, runs, ["python", "serve.py"]) if x["id"] == "regional"]
+    (g,) = [x for x in advice.suggestions(summary, {}, runs, ["python", "serve.py"]) if x["id"] == "regional"]
     assert g["inconclusive"] and g["helps"] and "not conclusive" in g["saving"]
     for r in runs.values():
         r["load"] = 0.1
-    (g,) = [x for x in ct.suggestions(summary, {}, runs, ["python", "serve.py"]) if x["id"] == "regional"]
+    (g,) = [x for x in advice.suggestions(summary, {}, runs, ["python", "serve.py"]) if x["id"] == "regional"]
     assert not g["helps"] and "inconclusive" not in g and "no saving here" in g["saving"]
 
 

@@ -7,6 +7,7 @@ import sys
 from .. import EXAMPLES_DIR
 from ..decide import analyze
 from ..decide import compile_time as ct
+from ..decide import compile_time_advice as advice
 from ..run import measure, proc, rundir
 from ..errors import CliError
 from ..cmdline import cli_command
@@ -64,10 +65,10 @@ def run(args):
             raise CliError(f"{args.trace}: no TORCH_TRACE *.log files there")
         run_dir = rundir.make(args.out, "compile-time")
         summary = ct.summarize(args.trace)
-        res = {"command": "compile-time", "run_dir": run_dir, "status": ct.status(summary), "target": None,
+        res = {"command": "compile-time", "run_dir": run_dir, "status": advice.status(summary), "target": None,
                "torch_version": summary["torch_version"], "summary": summary, "runs": {},
                "artifacts": {"trace_dir": os.path.abspath(args.trace)}, "notes": []}
-        res["suggestions"] = ct.suggestions(summary, {}, None, None)
+        res["suggestions"] = advice.suggestions(summary, {}, None, None)
         _finish(args, res, [("recorded trace", summary)], args.trace, None)
         return 0
     argv = proc.resolve_target(args.target or [sys.executable, DEFAULT_EXAMPLE])
@@ -105,9 +106,9 @@ def run(args):
             runs["portable"]["artifacts_loaded"] = _json(rep)
         runs["cold"]["artifacts_saved"] = _json(art + ".json")
         if not os.path.exists(art):
-            notes.append(ct.nothing_saved(summaries["cold"], runs["cold"]["artifacts_saved"]))
+            notes.append(advice.nothing_saved(summaries["cold"], runs["cold"]["artifacts_saved"]))
         if "portable" in summaries:
-            notes += ct.portable_notes(summaries)
+            notes += advice.portable_notes(summaries)
     blocks = summaries["cold"]["repeated_blocks"]
     if args.regional and ok:
         if blocks:
@@ -129,13 +130,13 @@ def run(args):
         if r.get("hook_errors"):
             notes.append(f"{tag} run: our startup hook failed, so that measurement is not valid: {r['hook_errors'][0]}")
     summary = summaries["cold"]
-    res = {"command": "compile-time", "run_dir": run_dir, "status": ct.status(summary), "target": tstr,
+    res = {"command": "compile-time", "run_dir": run_dir, "status": advice.status(summary), "target": tstr,
            "target_status": "ok" if ok else f"exit {cold['exit_code']}", "torch_version": summary["torch_version"],
            "summary": summary, "runs": runs, "artifacts": {"trace_dir": os.path.join(run_dir, "cold", "trace")},
            "notes": notes}
     if "warm" in summaries:
         res["cold_vs_warm"] = ct.compare(summaries["cold"], summaries["warm"])
-    res["suggestions"] = ct.suggestions(summary, summaries, runs, argv)
+    res["suggestions"] = advice.suggestions(summary, summaries, runs, argv)
     from ..show.views_compile_time import RUN_LABEL
     chart_runs = [(RUN_LABEL.get(tag, tag), summaries[tag]) for tag in runs]
     _finish(args, res, chart_runs, res["artifacts"]["trace_dir"], argv)

@@ -1,0 +1,210 @@
+"""compile-time's advice, from the summaries of its runs (decide/compile_time.py makes them): the run's
+status, notes on portable caches and on artifacts that saved nothing, and the suggestions ranked (what cuts
+the compile itself before what reuses one). No torch import."""
+import os
+
+from . import knowledge
+from .compile_time import CACHE_NAMES, PHASE_LABEL
+from ..cmdline import cli_command
+
+
+def status(summary):
+    if not summary["compiled_frames"]:
+        return "no-compile"
+    if any(r["state"] != "miss" for c in summary["caches"].values() for r in c["reasons"]):
+        return "issues"
+    return "ok"
+
+
+def _phase_s(summary, phase):
+    return next((p["seconds"] for p in summary["phases"] if p["phase"] == phase), 0.0)
+
+
+def portable_notes(summaries):
+    """Say when loaded artifacts skipped Inductor but the kernels were compiled again (C++ kernels on CPU
+    are not in the artifacts; Triton kernels are bundled)."""
+    cold, port = summaries["cold"], summaries["portable"]
+    k_cold, k_port = _phase_s(cold, "kernel_compile"), _phase_s(port, "kernel_compile")
+    warm_k = _phase_s(summaries["warm"], "kernel_compile") if "warm" in summaries else None
+    if k_cold and k_port > 0.5 * k_cold and (warm_k is None or k_port > 2 * warm_k):
+        return [f"portable artifacts: Inductor did not lower/codegen again (cache hits), but kernel compile still "
+                f"took {k_port} s (cold {k_cold} s" + (f", warm {warm_k} s" if warm_k is not None else "") +
+                "): the artifacts carry the generated code, not the compiled C++ kernels (.so), so a new "
+                "machine compiles those again; on GPU the Triton kernels are bundled in the artifacts"]
+    return []
+
+
+def nothing_saved(summary, saved):
+    """Why save_cache_artifacts left no file: the exit hook never ran, or it ran and PyTorch had nothing
+    recorded (caches bypassed for every graph, or no Inductor compile)."""
+    end = "; portable artifacts not measured"
+    if saved is None:
+        return ("save_cache_artifacts did not run at exit (the program ended through os._exit, a signal or a "
+                "crash before Python's exit handlers)" + end)
+    cs = summary["caches"]
+    fx = cs.get("fx_graph_cache") or {}
+    inductor = fx or any(p["phase"] in ("lowering", "codegen") for p in summary["phases"])
+    if not inductor:
+        return "save_cache_artifacts had nothing to save: nothing was compiled with Inductor" + end
+    byp = [r for c in cs.values() for r in c["reasons"] if r["state"] == "bypass"]
+    if byp and not fx.get("miss") and not fx.get("hit"):
+        return (f"save_cache_artifacts had nothing to save: Inductor compiled {fx.get('bypass', 0)} graph(s), but "
+                f"the caches were bypassed for all of them (\"{byp[0]['reason'][:120]}\"), so nothing was stored; "
+                "fix the bypass (above) first" + end)
+    if fx.get("disabled"):
+        return ("save_cache_artifacts had nothing to save: Inductor compiled, but the FX graph cache was disabled "
+                "(torch._inductor.config.fx_graph_cache / force_disable_caches)" + end)
+    return "save_cache_artifacts had nothing to save although Inductor compiled; not sure why" + end
+
+
+def busy(runs):
+    """(load, cores) when other work kept the machine busier than its cores before the cold run, else None."""
+    cores = os.cpu_count() or 1
+    load = ((runs or {}).get("cold") or {}).get("load") or 0
+    return (load, cores) if load > 1.5 * cores else None
+
+
+def _saving(a, b, what):
+    if a is None or b is None:
+        return None
+    d = round(a - b, 2)
+    pct = f" ({round(100 * d / a)}%)" if a else ""
+    return f"measured: {what} {a} s -> {b} s, saves {d} s{pct}" if d > 0 else \
+        f"measured: {what} {a} s -> {b} s, no saving here ({-d} s slower)"
+
+
+def _skipped(frame, bypassed):
+    """{phase: s} of a frame's compile that the caches skip on a warm start when `bypassed` (a set of
+    cache names) are bypassed: an AOTAutograd hit skips its whole region, an FX graph cache hit only
+    Inductor's; the AOTAutograd cache cannot hit while the FX graph cache is bypassed."""
+    sk = (frame or {}).get("cache_skippable") or {}
+    if "fx_graph_cache" in bypassed:
+        return {}
+    return dict(sk.get("fx" if "aotautograd_cache" in bypassed else "aot") or {})
+
+
+def _bypass_suggestions(summary, warm):
+    """One suggestion per bypass reason (over both caches). Its expected saving counts only the phases a
+    cache hit would skip once the reason is gone (_skipped: AOTAutograd, Inductor passes/lowering/
+    scheduling/codegen), taken from the warm run when there is one (it redid exactly that work, with
+    the kernels from their own cache), else from this cold run."""
+    byp = {}   # compile id -> {cache: reason}
+    for cache, x in summary["caches"].items():
+        for r in x["reasons"]:
+            if r["state"] != "miss":
+                for cid in r["compile_ids"]:
+                    byp.setdefault(cid, {})[cache] = r["reason"]
+    src = warm if warm and warm.get("compiled_frames") else summary
+    frames = {f["compile_id"]: f for f in src["frames"]}
+    out = {}
+    for cache, x in summary["caches"].items():
+        for r in x["reasons"]:
+            if r["state"] == "miss":
+                continue
+            g = out.get(r["reason"])
+            if g is None:
+                g = out[r["reason"]] = {"caches": [], "states": [], "fix": r["fix"], "cids": []}
+            g["caches"].append(cache)
+            g["states"].append(r["state"])
+            g["cids"] += [c for c in r["compile_ids"] if c not in g["cids"]]
+    res = []
+    for reason, g in out.items():
+        phases = {}
+        for cid in g["cids"]:
+            mine = {c for c, rr in byp.get(cid, {}).items() if rr == reason}
+            other = set(byp.get(cid, {})) - mine
+            before, after = _skipped(frames.get(cid), other | mine), _skipped(frames.get(cid), other)
+            for ph, v in after.items():
+                phases[ph] = phases.get(ph, 0.0) + v - before.get(ph, 0.0)
+        phases = {ph: round(v, 2) for ph, v in sorted(phases.items(), key=lambda kv: -kv[1]) if v >= 0.005}
+        secs = round(sum(phases.values()), 2)
+        named = ", ".join(f"{PHASE_LABEL[ph].split(' (')[0]} {v} s" for ph, v in phases.items()) or "nothing"
+        where = ("per warm start: what the warm run redid for those graphs because of the bypass" if src is warm
+                 else "per start with a kept cache dir: what those graphs took in this run")
+        caches = " + ".join(CACHE_NAMES.get(c, c) for c in g["caches"])
+        res.append({"id": f"bypass:{g['fix']['id'] or 'unknown'}", "title": f"{caches} {'/'.join(dict.fromkeys(g['states']))}: "
+                    f"\"{reason[:120]}\"", "fix": g["fix"]["fix"], "saving_kind": "expected", "saving_s": secs,
+                    "saving_phases": phases, "saving_run": "warm" if src is warm else "cold",
+                    "saving": f"expected: up to {secs} s {where} ({named}). Not counted: Dynamo tracing and "
+                              "guards (no cache skips them), the C++/Triton kernel compile (kernels have their own "
+                              "cache, keyed by source). Not subtracted: what a hit costs (its cache key hashes torch "
+                              "and triton once per process, then the entry loads)"})
+    return res
+
+
+def suggestions(summary, summaries, runs, argv):
+    """What would help, each with its measured or expected saving (and which)."""
+    k = knowledge.load("compile_time")["suggestions"]
+    out = _bypass_suggestions(summary, summaries.get("warm"))
+    runs = runs or {}
+    if "warm" in runs:
+        out.append({"id": "warm_cache", "title": k["warm_cache"]["title"], "fix": " ".join(k["warm_cache"]["fix"].split()),
+                    "saving": _saving(runs["cold"]["compile_s"], runs["warm"]["compile_s"], "compile"),
+                    "saving_kind": "measured", "saving_s": round(runs["cold"]["compile_s"] - runs["warm"]["compile_s"], 3)})
+    if "portable" in runs:
+        loaded = runs["portable"].get("artifacts_loaded") or {}
+        out.append({"id": "portable", "title": k["portable"]["title"], "fix": " ".join(k["portable"]["fix"].split()),
+                    "saving": _saving(runs["cold"]["compile_s"], runs["portable"]["compile_s"], "compile in a fresh "
+                                      "cache dir") + f" (loaded {loaded.get('bytes', '?')} bytes: "
+                              f"{', '.join(f'{a} {n}' for a, n in (loaded.get('artifacts') or {}).items()) or 'nothing'})",
+                    "saving_kind": "measured",
+                    "saving_s": round(runs["cold"]["compile_s"] - runs["portable"]["compile_s"], 3)})
+    blocks = summary["repeated_blocks"]
+    if blocks:
+        b = blocks[0]
+        whole = b["container"].startswith("(")          # numbered children of the model itself (a Sequential)
+        fix = " ".join(k["regional"]["fix"].split()).replace(
+            "model.<container>", "model" if whole else f"model.{b['container']}")
+        title = f"{k['regional']['title']}: `{'the model' if whole else b['container']}` has {b['count']} " \
+                f"numbered layers in one graph"
+        measured = "regional" in runs and runs["regional"].get("applied")
+        if not measured:  # the trace names numbered children, not their classes: only --regional checks them
+            fix = "If these layers are the same block (the trace cannot tell their classes; --regional checks): " + fix
+        if measured:
+            out.append({"id": "regional", "title": title, "fix": fix, "saving_kind": "measured",
+                        "saving": _saving(runs["cold"]["compile_s"], runs["regional"]["compile_s"], "cold compile"),
+                        "saving_s": round(runs["cold"]["compile_s"] - runs["regional"]["compile_s"], 3)})
+        else:
+            out.append({"id": "regional", "title": title, "fix": fix, "saving_kind": "not measured",
+                        "saving": "not measured (add --regional)", "saving_s": None,
+                        "command": cli_command("compile-time", "--regional", "--", *argv) if argv else None})
+    to_fix = [f for f in summary["frames"] if f["recompile"] and not f.get("recompile_expected")]
+    if to_fix:
+        secs = round(sum(f["total_s"] or 0 for f in to_fix), 2)
+        exp = summary.get("expected_recompiles") or 0
+        out.append({"id": "recompiles", "title": f"{k['recompiles']['title']}: {len(to_fix)} recompile(s)",
+                    "fix": " ".join(k["recompiles"]["fix"].split()), "saving_kind": "expected",
+                    "saving": f"expected: up to {secs} s per cold start (all phases of those recompiles in this run, "
+                              "Dynamo tracing to kernel compile" + (f"; the {exp} recompile(s) torch expects "
+                                                                    "are not counted" if exp else "") + ")",
+                    "saving_s": secs, "compile_ids": [f["compile_id"] for f in to_fix],
+                    "command": cli_command("triage", "--", *argv) if argv else None})
+    if summary.get("restart_time_s"):
+        out.append({"id": "restarts", "title": k["restarts"]["title"], "fix": " ".join(k["restarts"]["fix"].split()),
+                    "saving_kind": "expected", "saving": f"expected: up to {summary['restart_time_s']} s per cold start "
+                                                         "(the Dynamo tracing redone after graph breaks in this run)",
+                    "saving_s": summary["restart_time_s"]})
+    a = summary["autotune"]
+    t = (a["max_autotune"] or a["max_autotune_gemm"]) and (a["compile_time_autotune_s"] or _phase_s(summary, "autotune"))
+    if t:
+        out.append({"id": "max_autotune", "title": k["max_autotune"]["title"],
+                    "fix": " ".join(k["max_autotune"]["fix"].split()), "saving_kind": "expected",
+                    "saving": f"expected: up to {t} s per cold compile (the autotuning while compiling in this run; "
+                              f"the {a['runtime_triton_autotune_s'] or 0} s of Triton config autotuning at the first "
+                              "run are not counted: how much of it max-autotune causes is not measured)",
+                    "saving_s": t})
+    noisy = busy(runs)
+    for g in out:
+        g["helps"] = g["saving_kind"] != "measured" or (g["saving_s"] or 0) > 0
+        if noisy and g["id"] in ("warm_cache", "portable", "regional") and g["saving_kind"] == "measured" \
+                and g.get("saving"):
+            # one run each on an overloaded machine: a difference of this size may be noise
+            g["saving"] += (f"; one run each while the machine was busy (load {noisy[0]} on {noisy[1]} cores): "
+                            "not conclusive, repeat on an idle machine before deciding")
+            if not g["helps"]:
+                g["helps"], g["inconclusive"] = True, True
+    for g in out:   # a kept cache dir or shipped artifacts reuse an earlier compile: no help where every start is
+        g["reuses_a_compile"] = g["id"] in ("warm_cache", "portable")      # cold (fresh pods, CI containers)
+    # what cuts the compile itself helps every start: it comes before what reuses one (batch 3 of the blind
+    # A/B: the agent of a user whose pods start empty was first offered "keep the cache")
+    return sorted(out, key=lambda g: (not g["helps"], bool(g.get("inconclusive")), g["reuses_a_compile"]))
