@@ -18,7 +18,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CLI = os.path.join(ROOT, "scripts", "compile_debug.py")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from cdlib.commands.minify import graph_stats  # noqa: E402
+from cdlib.decide.minify_graph import graph_stats  # noqa: E402
 
 PROGS = {"bug_relu_compile_error.py": 2, "bug_relu_accuracy.py": 4}
 

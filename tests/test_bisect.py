@@ -10,7 +10,8 @@ import pytest
 
 from conftest import CLI, ROOT, program, run_cli, run_json
 
-from cdlib.commands import bisect as bisect_cmd
+from cdlib.decide import bisect_result
+from cdlib.run import bisect_run
 from cdlib.run.workers import bisect_search, bisect_step
 
 
@@ -38,12 +39,12 @@ def test_help_does_not_import_torch():
 
 
 def test_parse_result():
-    r = bisect_cmd.parse_result("x\nBisection complete: BisectionResult(backend='inductor', subsystem='lowerings', "
+    r = bisect_result.parse_result("x\nBisection complete: BisectionResult(backend='inductor', subsystem='lowerings', "
                                 "bisect_number=3, debug_info='relu')\n")
     assert r == {"backend": "inductor", "subsystem": "lowerings", "bisect_number": 3, "debug_info": "relu"}
-    assert bisect_cmd.parse_result("Bisection complete: no issue found") is None
-    assert bisect_cmd.parse_result("crashed") == "missing"
-    r = bisect_cmd.parse_result("Bisection complete: BisectionResult(backend='aot_eager', subsystem=None, "
+    assert bisect_result.parse_result("Bisection complete: no issue found") is None
+    assert bisect_result.parse_result("crashed") == "missing"
+    r = bisect_result.parse_result("Bisection complete: BisectionResult(backend='aot_eager', subsystem=None, "
                                 "bisect_number=None, debug_info=None)")
     assert r["backend"] == "aot_eager" and r["subsystem"] is None
 
@@ -79,8 +80,8 @@ def test_failure_reason_is_never_a_warning():
 
 
 def _probe_backends():
-    info = bisect_cmd.probe_torch(sys.executable, tempfile.mkdtemp())
-    assert info["has_env_protocol"] and [b for b, _ in info["backends"]] == bisect_cmd.LADDER
+    info = bisect_run.probe_torch(sys.executable, tempfile.mkdtemp())
+    assert info["has_env_protocol"] and [b for b, _ in info["backends"]] == bisect_result.LADDER
     return info["backends"]
 
 
@@ -100,7 +101,7 @@ def test_search_matches_pytorch_do_bisect():
         number = rng.randrange(counts[culprit]) if culprit in counts else None
 
         def bad(backend, sub, max_):
-            if fb is None or bisect_cmd.LADDER.index(backend) < fb:
+            if fb is None or bisect_result.LADDER.index(backend) < fb:
                 return False
             if sub is None or sub != culprit:
                 return True
@@ -155,14 +156,14 @@ def test_meaning_covers_every_subsystem():
     """Every backend/subsystem of the installed bisector gets a plain-words meaning."""
     from torch._inductor.compiler_bisector import BACKENDS
     for backend, subs in BACKENDS.items():
-        what, advice = bisect_cmd.meaning({"backend": backend, "subsystem": None, "bisect_number": None,
+        what, advice = bisect_result.meaning({"backend": backend, "subsystem": None, "bisect_number": None,
                                            "debug_info": None}, None)
         assert what and advice, backend
         for s in subs:
-            what, advice = bisect_cmd.meaning({"backend": backend, "subsystem": s.name, "bisect_number": 2,
+            what, advice = bisect_result.meaning({"backend": backend, "subsystem": s.name, "bisect_number": 2,
                                                "debug_info": "x"}, None)
             assert what and advice, (backend, s.name)
-    assert list(BACKENDS) == bisect_cmd.LADDER
+    assert list(BACKENDS) == bisect_result.LADDER
 
 
 # ---------------------------------------------------------------- slow: real bisections
@@ -193,7 +194,7 @@ def test_bisect_silent_accuracy_bug_with_bad_if(tmp_path):
     # torch 2.11's bisector returns debug_info=None for this Triton lowering (seen on an H100);
     # 2.14 on CPU names the op
     assert r["bisect_number"] is not None and (r["debug_info"] is None or "relu" in r["debug_info"])
-    assert [l["backend"] for l in data["ladder"]] == bisect_cmd.LADDER
+    assert [l["backend"] for l in data["ladder"]] == bisect_result.LADDER
     assert [l["bad"] for l in data["ladder"]] == [False, False, False, False, True]
     assert data["engine"] == "own" and data["jobs"] >= 1
     assert data["target_runs"] == len(open(data["steps_log"]).read().splitlines())
@@ -241,7 +242,7 @@ def test_bisect_program_that_passes(tmp_path):
                        timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     assert data["status"] == "no-failure" and data["result"] is None
-    assert data["runs_on_path"] == len(bisect_cmd.LADDER) and [l["bad"] for l in data["ladder"]] == [False] * 5
+    assert data["runs_on_path"] == len(bisect_result.LADDER) and [l["bad"] for l in data["ladder"]] == [False] * 5
     assert "no failure reproduced" in (tmp_path / "run" / "report.md").read_text()
     untouched()
 

@@ -7,7 +7,7 @@ import pytest
 
 from conftest import program, run_cli, run_json
 
-from cdlib.commands import minify as minify_cmd
+from cdlib.decide import minify_graph
 
 
 @pytest.mark.parametrize("argv, msg", [
@@ -40,22 +40,22 @@ def load_args(reader):
 def test_graph_stats(tmp_path):
     f = tmp_path / "l.py"
     f.write_text(LAUNCHER)
-    s = minify_cmd.graph_stats(str(f))
+    s = minify_graph.graph_stats(str(f))
     assert s["nodes"] == 5 and s["ops"] == ["aten.sin.default", "aten.relu.default", "aten.add.Tensor"]
 
 
 def test_same_failure_rules():
     orig = {"type": "InductorError", "message": "CppCompileError: C++ compile error", "rc": 1,
-            "names": minify_cmd.exc_names("InductorError", "CppCompileError: C++ compile error")}
+            "names": minify_graph.exc_names("InductorError", "CppCompileError: C++ compile error")}
     same = dict(orig, rc=1)
-    assert minify_cmd.same_failure(orig, same, "error")[0]
+    assert minify_graph.same_failure(orig, same, "error")[0]
     other = {"type": "InductorError", "message": "LoweringException: boom", "rc": 1,
-             "names": minify_cmd.exc_names("InductorError", "LoweringException: boom")}
-    assert not minify_cmd.same_failure(orig, other, "error")[0]
-    assert not minify_cmd.same_failure(orig, {"rc": 0, "names": []}, "error")[0]
+             "names": minify_graph.exc_names("InductorError", "LoweringException: boom")}
+    assert not minify_graph.same_failure(orig, other, "error")[0]
+    assert not minify_graph.same_failure(orig, {"rc": 0, "names": []}, "error")[0]
     acc = {"type": "AccuracyError", "message": "Bad accuracy detected", "rc": 1, "names": ["AccuracyError"]}
-    assert minify_cmd.same_failure({"type": None}, acc, "accuracy")[0]
-    assert minify_cmd.same_failure({"signal": "SIGSEGV"}, {"rc": -11, "signal": "SIGSEGV"}, "crash")[0]
+    assert minify_graph.same_failure({"type": None}, acc, "accuracy")[0]
+    assert minify_graph.same_failure({"signal": "SIGSEGV"}, {"rc": -11, "signal": "SIGSEGV"}, "crash")[0]
 
 
 def _check_regression_test(path):

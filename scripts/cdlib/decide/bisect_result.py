@@ -1,10 +1,12 @@
 """What a compiler-bisector result means: the backend ladder and its layers, parsing PyTorch's
-"Bisection complete" line and the per-run steps log, and the plain-words meaning and advice that
-`bisect` shows. No torch import here."""
+"Bisection complete" line and the per-run steps log, the runs known without running them, and
+bisect's result: the plain-words meaning and advice it shows, the next command. No torch import here."""
 import ast
 import json
 import os
 import re
+
+from .. import cmdline
 
 LADDER = ["eager", "aot_eager", "aot_eager_decomp_partition", "aot_eager_decomp_partition_crossref",
           "inductor"]
@@ -152,3 +154,75 @@ def by_hand(r):
         return (f"By hand: `{env} <your command>` fails; TORCH_BISECT_MAX={n - 1} passes "
                 f"(the first {n} applications are kept, later ones disabled; use a fresh TORCHINDUCTOR_CACHE_DIR).")
     return f"By hand: `{env} <your command>` reproduces the failing backend (use a fresh TORCHINDUCTOR_CACHE_DIR)."
+
+
+def implied(search, known, parsed):
+    """Runs the sequential bisector would make whose verdict was known without running them."""
+    out = []
+    b = (parsed or {}).get("backend")
+    counts = (known.get(("ladder", b)) or {}).get("counts")
+    if search.exact or not isinstance(counts, dict):
+        return out
+    for s in search.subs.get(b, []):
+        if s["name"] == parsed.get("subsystem"):
+            if s["kind"] == "bisect":
+                out.append(f"find_max_bounds {b}/{s['name']}: counted in the ladder run")
+            break
+        if s["kind"] == "bisect" and not counts.get(s["name"]):
+            out.append(f"disable {b}/{s['name']}: never applied")
+    return out
+
+
+def bisector_failure(res):
+    if res.timed_out:
+        return "the bisector ran past its overall time limit"
+    err = res.read_stderr(limit=4000).strip().splitlines()
+    return f"the bisector stopped without a result (exit {res.returncode}): " + (err[-1] if err else "no output")
+
+
+def result_of(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wall, extra=None, target_runs=None):
+    """bisect's result from the steps log and the bisector's answer, and the command to run next (the
+    caller adds it as next_command, after the check without compile that a failure with eager needs)."""
+    ladder = [{"backend": s["backend"], "bad": s["bad"], "reason": s["reason"], "duration_s": s["duration_s"]}
+              for s in steps if not s.get("subsystem")]
+    first_bad = next((s for s in steps if s["bad"]), None)
+    res = {"command": "bisect", "run_dir": run_dir, "target": argv, "torch_version": info.get("version"),
+           "engine": engine, "target_runs": len(steps) if target_runs is None else target_runs, "wall_s": wall,
+           "ladder": ladder, **(extra or {}), "from_run": getattr(args, "from_dir", None),
+           "from_note": getattr(args, "from_note", None),
+           "steps_log": os.path.join(run_dir, "steps", "steps.jsonl"),
+           "bisector_output": os.path.join(run_dir, "bisector.stdout")}
+    # the last backend that passed before the first failing one: minify's source stage keeps it passing
+    good = None
+    for step in ladder:
+        if step["bad"]:
+            break
+        good = step["backend"]
+    gb = ["--good-backend", good] if good and first_bad else []
+    nxt = cmdline.cli_command("minify", "--from", args.from_dir, *gb) if getattr(args, "from_dir", None) else \
+        cmdline.cli_command("minify", *gb, "--", *args.target)
+    if bisector_error and not parsed:
+        res.update(status="error", error=bisector_error,
+                   first_bad_run={k: first_bad[k] for k in ("backend", "reason")} if first_bad else None)
+        return res, nxt
+    if parsed is None:
+        res.update(status="no-failure", result=None,
+                   summary="no failure reproduced: the program passes with every backend, inductor included")
+        return res, cmdline.cli_command("triage", "--", *args.target)
+    what, advice = meaning(parsed, first_bad)
+    res.update(status="found", result=parsed, layer=LAYER.get(parsed["backend"], parsed["backend"]),
+               meaning=what, advice=advice,
+               failure={k: first_bad.get(k) for k in ("reason", "exc_type", "exc_message", "stderr")} if first_bad else None)
+    return res, nxt
+
+
+def without_compile(res, chk, args, nxt):
+    """A failure with backend eager: what the run with torch.compile disabled (chk) says. Returns the next command."""
+    res["fails_without_compile"] = chk["bad"]
+    res["target_runs"] += 1
+    if chk["bad"]:
+        what = ("It fails even with torch.compile disabled (TORCH_COMPILE_DISABLE=1): this is not a "
+                "torch.compile bug; fix the program first.")
+        res["meaning"], res["advice"] = what, "Run the program without torch.compile and debug it as usual."
+        nxt = cmdline.cli_command("triage", "--", *args.target)
+    return nxt

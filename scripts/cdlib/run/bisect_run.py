@@ -1,0 +1,70 @@
+"""The processes of `bisect` around PyTorch's compiler bisector (no torch import here): the probe of
+the target's torch (its version, the bisector's features, its BACKENDS read from the source), and the
+one run with torch.compile disabled, judged like every bisector step."""
+import json
+import os
+
+from . import proc
+
+PROBE = r"""
+import importlib.util, json, os, re
+s = importlib.util.find_spec("torch")
+d = {"torch": None}
+if s and s.origin:
+    root = os.path.dirname(s.origin)
+    d["torch"] = root
+    try:
+        d["version"] = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", open(os.path.join(root, "version.py")).read()).group(1)
+    except Exception:
+        d["version"] = None
+    p = os.path.join(root, "_inductor", "compiler_bisector.py")
+    src = open(p).read() if os.path.exists(p) else ""
+    d["bisector"] = bool(src)
+    d["has_run_cli"] = 'command == "run"' in src
+    d["has_env_protocol"] = "TORCH_BISECT_MAX" in src and "in_process_cache" in src
+    # BACKENDS (ladder order, subsystems) read from the source: no torch import
+    import ast
+    be = None
+    try:
+        for node in ast.walk(ast.parse(src)):
+            tgt = getattr(node, "target", None) or (node.targets[0] if isinstance(node, ast.Assign) else None)
+            if isinstance(tgt, ast.Name) and tgt.id == "BACKENDS" and isinstance(getattr(node, "value", None), ast.Dict):
+                be = []
+                for k, v in zip(node.value.keys, node.value.values):
+                    subs = []
+                    for c in v.elts:
+                        kind = c.func.id
+                        args = [ast.literal_eval(a) for a in c.args]
+                        if kind == "ConfigChange":
+                            subs.append({"name": f"{args[0]}_{args[1]}", "kind": "binary", "config": {args[1]: args[2]}})
+                        elif kind == "BisectSubsystem":
+                            subs.append({"name": args[0], "kind": "bisect", "config": None})
+                        else:
+                            subs.append({"name": args[0], "kind": "binary", "config": None})
+                    be.append([ast.literal_eval(k), subs])
+    except Exception:
+        be = None
+    d["backends"] = be
+print(json.dumps(d))
+"""
+
+
+def probe_torch(python, run_dir, timeout=120):
+    res = proc.run([python, "-c", PROBE], timeout=timeout, stdout_path=os.path.join(run_dir, "probe.stdout"),
+                   stderr_path=os.path.join(run_dir, "probe.stderr"))
+    try:
+        return json.loads(res.read_stdout().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return {"torch": None}
+
+
+def no_compile_check(argv, run_dir, args, env):
+    """Only when even backend='eager' fails: does the program fail with torch.compile disabled?"""
+    from .workers import bisect_step
+    e = dict(env)
+    e["TORCH_COMPILE_DISABLE"] = "1"
+    e["PYTHONPATH"] = e.pop("CD_ORIG_PYTHONPATH") or None
+    r = proc.run(argv, env_add=e, timeout=args.timeout, stdout_path=os.path.join(run_dir, "no_compile.stdout"),
+                 stderr_path=os.path.join(run_dir, "no_compile.stderr"))
+    bad, reason = bisect_step.judge(r, r.read_stdout(), r.read_stderr(), args.bad_if, args.bad_if_exception)
+    return {"bad": bad, "reason": reason}
