@@ -4,6 +4,9 @@ bfloat16; PyTorch's relu-miscompile injection is still a measured miscompile wit
 numbers; `triage --vs-eager` finds a silent difference and raises no false alarm on float noise."""
 import json
 import os
+import re
+import subprocess
+import sys
 
 import pytest
 
@@ -179,3 +182,21 @@ def test_integer_graph_that_differs_is_a_measured_miscompile(tmp_path):
     m = d["measured"]
     assert m["verdict"] == "miscompile" and "int64" in m["summary"] and not m["dtypes"], m
     assert "rounding cannot explain it" in m["summary"] and d["status"] == "fail"
+
+
+@pytest.mark.slow
+def test_inplace_on_saved_tensor_in_an_eval_loop_is_the_users_fix(tmp_path):
+    """An eval loop without no_grad and relu followed by clamp_ (blind A/B batch 7): only fails compiled,
+    because AOTAutograd traces the backward while compiling. The Next is the row's fix (no_grad), never
+    the accuracy check or bisect; and that fix runs compiled."""
+    prog = program("inplace_saved_eval.py")
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=900)
+    assert tri["verdict"]["kind"] == "compile_only"
+    assert tri["errors"][0]["category"] == "inplace_saved_at_compile"
+    step = tri["next_steps"][0]
+    assert "torch.no_grad()" in step["why"] and step["command"] is None
+    assert not any(re.search(r"\b(accuracy|bisect|minify)\b", s["command"] or "") for s in tri["next_steps"])
+    fixed = subprocess.run([sys.executable, "-c", "import runpy, torch\nwith torch.no_grad():\n"
+                            f"    runpy.run_path({prog!r}, run_name='__main__')"],
+                           capture_output=True, text=True, timeout=600, cwd=tmp_path)
+    assert fixed.returncode == 0 and "eval done" in fixed.stdout, fixed.stderr[-2000:]

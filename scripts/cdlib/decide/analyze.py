@@ -225,6 +225,12 @@ def _error_steps(rep, target_str, cli):
                                  "is that backend=\"eager\" run",
                           "skill": "bisect", "command": e.next_command})
             continue
+        if i == 0 and kind == "compile_only" and e.side == "user" and \
+                any(r["id"] == e.category and r.get("only_compiled") for r in knowledge.triage_rows()):
+            # the row explains why the user's code fails only compiled (knowledge/triage.yaml only_compiled)
+            steps.append({"why": f"{e.type}: {e.title}" + (f" at {at}" if at else "") + f": {e.advice}",
+                          "skill": e.skill, "command": None})
+            continue
         if i == 0 and kind == "compile_only" and e.side == "user":
             steps.append({"why": f"{e.type}: only fails compiled, not measured yet: torch's accuracy check (one run) "
                                  "tells rounding from a compiled graph that computes differently",
