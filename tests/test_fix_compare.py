@@ -242,3 +242,13 @@ def test_timings_and_stamps_are_masked_but_results_are_not(line, want):
     a 'median 953.2 ms/batch' line made compare say 'output changed' for a fix that changed no result)."""
     from cdlib.decide import verdict
     assert verdict.mask_times(line) == want
+
+
+def test_column_padding_around_a_timing_is_not_an_output_change():
+    """Blind A/B batch 7: `eager      12.31s` vs `eager       9.30s` (the padding follows the timing's width)
+    made compare say 'output changed'."""
+    from cdlib.decide import compare
+    a = compare.normalize_output("pass 1 (compiled)   12.31s  emb diff 0.0\n")
+    b = compare.normalize_output("pass 1 (compiled)    9.30s  emb diff 0.0\n")
+    assert a == b
+    assert compare.normalize_output("emb diff 0.0\n") != compare.normalize_output("emb diff 0.5\n")

@@ -396,6 +396,24 @@ def test_a_wrapper_bypassed_by_generate_is_named_and_its_fix_compiles(tmp_path):
     assert not any("no compiled frame ran" in s["why"] for s in rep2["next_steps"])
 
 
+def test_a_direct_forward_call_after_module_compile_is_named(tmp_path):
+    """Blind A/B batch 7: `encoder.compile()` then `encode()` calls `self.forward(...)`: nothing compiles.
+    Triage names the direct call and the fix (call the module); the fix, applied to a copy, compiles."""
+    src = ("import torch\n\n\nclass Enc(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+           "        self.lin = torch.nn.Linear(8, 8)\n\n    def forward(self, x):\n        return torch.relu(self.lin(x))\n\n"
+           "    def encode(self, x):\n        return self.forward(x)\n\n\nenc = Enc()\nenc.compile()\n"
+           "print(enc.encode(torch.randn(4, 8)).sum().item() > -1)\n")
+    prog = tmp_path / "encode.py"
+    prog.write_text(src)
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    assert not rep["used_compile"] and rep["exit_code"] == 0, rep["verdict"]
+    first = rep["next_steps"][0]["why"]
+    assert "`self.forward(...)` at encode.py:13" in first and "`self(...)`" in first, first
+    prog.write_text(src.replace("return self.forward(x)", "return self(x)"))
+    rep2, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r2", "--", sys.executable, prog, timeout=600)
+    assert rep2["used_compile"], rep2["next_steps"]
+
+
 def test_a_data_dependent_number_under_torch_compile_is_not_sent_to_export(tmp_path):
     """Blind A/B batch 6: BatchNorm1d(momentum=None) under fullgraph=True fails on float(num_batches_tracked);
     the triage row is shared with torch.export, whose command and torch._check advice do not apply here."""

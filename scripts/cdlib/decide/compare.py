@@ -55,7 +55,7 @@ def normalize_output(text):
     compared). None stays None (no output captured)."""
     if text is None:
         return None
-    return [mask_times(ln) for ln in text.splitlines()]
+    return [" ".join(mask_times(ln).split()) for ln in text.splitlines()]   # column padding around a timing too
 
 
 def _ws(s):

@@ -1,7 +1,8 @@
 """Why a program that calls torch.compile never ran a compiled frame, read from its source (no torch
 import): the wrapper torch.compile returns was thrown away, rebound to a local name, or bypassed by
 calling a method of the model through it (`compiled.generate(...)` runs the original module: only
-calling the wrapper itself is compiled). Blind A/B batch 5: a Llama benchmark and a forecaster's
+calling the wrapper itself is compiled), or by calling `.forward(...)` directly (blind A/B batch 7: a
+sentence encoder's `encode()` called `self.forward` after `encoder.compile()`). Blind A/B batch 5: a Llama benchmark and a forecaster's
 `self = torch.compile(self)`. Only consulted when the trace shows no compiled frame."""
 import ast
 import os
@@ -59,4 +60,17 @@ def findings(files):
                             f"({short}:{src.lineno}): only calling the wrapper itself is compiled, so `{f.attr}`'s "
                             f"own calls run uncompiled; compile in place with `{model}.compile(...)` (or "
                             f"`{model}.forward = torch.compile({model}.forward)`) and call `{model}.{f.attr}`"))
+        # Module.compile() / torch.compile(m) compile the module's call; a direct .forward(...) skips it
+        compiles = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "compile"
+                       and not (isinstance(n.func.value, ast.Name) and n.func.value.id in ("torch", "re"))
+                       for n in ast.walk(tree)) or any(_is_compile(n) for n in ast.walk(tree))
+        direct = [n for n in ast.walk(tree) if compiles and isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                  and n.func.attr == "forward" and not (isinstance(n.func.value, ast.Call)
+                                                        and ast.unparse(n.func.value.func) == "super")]
+        if direct:
+            n = min(direct, key=lambda c: c.lineno)
+            obj = ast.unparse(n.func.value)
+            out.append((path, n.lineno, f"`{obj}.forward(...)` at {short}:{n.lineno} calls forward directly: "
+                        f"`.compile()` (and the torch.compile wrapper) compile the module's call, so a direct "
+                        f"`.forward(...)` runs uncompiled; call the module itself: `{obj}(...)`"))
     return out
