@@ -97,6 +97,17 @@ def test_triage_names_the_class(c, tmp_path):
     _check(c, rep, md)
 
 
+@pytest.mark.slow
+def test_freezing_with_weights_loaded_later_is_named_on_a_run_that_exits_0(tmp_path):
+    """Blind A/B batch 7: a checkpoint sweep under freezing scores every checkpoint like the first and
+    exits 0; the class is named from the source (freezing on, load_state_dict after), never 'clean'."""
+    rep, md = _triage("sem_freezing_sweep.py", tmp_path)
+    assert rep["exit_code"] == 0 and rep["status"] == "issues"
+    assert [f["id"] for f in rep["semantics"]] == ["freezing_stale_weights"], rep["semantics"]
+    assert "freezing_stale_weights" in md.split("\n", 1)[0]
+    assert "torch._dynamo.reset()" in md.split("\n## Next", 1)[1]
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("c", GPU, ids=[c["id"] for c in GPU])
 def test_triage_names_the_gpu_class(c, tmp_path):
