@@ -414,6 +414,22 @@ def test_a_direct_forward_call_after_module_compile_is_named(tmp_path):
     assert rep2["used_compile"], rep2["next_steps"]
 
 
+def test_a_program_that_exports_is_not_called_a_compile_that_never_ran(tmp_path):
+    """Blind A/B batch 7: a BERT classifier exported in train mode (dropout traced live) fails its parity
+    check; triage said only 'torch.compile never ran'. It now names the export call and the export skill,
+    with the module-mode fact."""
+    prog = tmp_path / "export_serve.py"
+    prog.write_text("import torch\nfrom torch.export import export\n\n"
+                    "model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Dropout(0.3)).train()\n"
+                    "ep = export(model, (torch.randn(2, 8),))\n"
+                    "x = torch.randn(2, 8)\nprint('same twice:', torch.equal(ep.module()(x), ep.module()(x)))\n")
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    assert not rep["used_compile"] and rep["exit_code"] == 0, rep["verdict"]
+    first = rep["next_steps"][0]
+    assert first["skill"] == "export" and "`export(...)` at export_serve.py:5" in first["why"], first
+    assert "model.eval()" in first["why"] and "never reached torch.compile" not in first["why"]
+
+
 def test_a_data_dependent_number_under_torch_compile_is_not_sent_to_export(tmp_path):
     """Blind A/B batch 6: BatchNorm1d(momentum=None) under fullgraph=True fails on float(num_batches_tracked);
     the triage row is shared with torch.export, whose command and torch._check advice do not apply here."""

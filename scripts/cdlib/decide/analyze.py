@@ -535,8 +535,19 @@ def _next_steps(rep, target_str, cli):
         flags = compile_flags(rep.command)
         script = _script_of(rep.command)
         from ..read import never_ran
-        found = never_ran.findings([script] + _local_imports(script)) if script else []
-        if found:
+        files = [script] + _local_imports(script) if script else []
+        found = never_ran.findings(files)
+        exported = never_ran.exports(files)
+        if exported and not found:
+            path, line, call = exported[0]
+            steps.append({"why": f"the program uses torch.export, not torch.compile (`{call}(...)` at "
+                                 f"{os.path.basename(path)}:{line}): this report watches torch.compile only. For a "
+                                 "failing export, the export command; for exported results that differ, note an "
+                                 "ExportedProgram keeps the module's mode at export time (export after model.eval() "
+                                 "for inference: dropout and batch-norm statistics are traced as they are) and is "
+                                 "called with the example's shapes unless dims are declared dynamic",
+                          "skill": "export", "command": None})
+        elif found:
             for _, _, what in found[:3]:
                 steps.append({"why": "no compiled frame ran: " + what, "skill": "overview", "command": None})
         else:
@@ -663,7 +674,9 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             "why": f"compiled and eager print different output ({cmp['verdict']}): measure every compiled graph "
                    "against eager and fp64 (one run); a failing graph is a miscompile, none means the difference "
                    "comes from Python-side behaviour torch.compile changes (hooks added or removed after compiling, "
-                   "side effects that run once at trace time, random numbers)",
+                   "side effects that run once at trace time, random numbers, eager-only fast paths such as "
+                   "nn.TransformerEncoder's nested tensors: rows whose padding mask hides every key give NaN "
+                   "compiled, zeros eager)",
             "skill": None, "command": f"{cli_command()} accuracy -- {tstr}"})
 
 

@@ -74,3 +74,23 @@ def findings(files):
                         f"`.compile()` (and the torch.compile wrapper) compile the module's call, so a direct "
                         f"`.forward(...)` runs uncompiled; call the module itself: `{obj}(...)`"))
     return out
+
+
+def exports(files):
+    """[(path, line, call)] of the torch.export calls in the program's files (torch.export.export(...),
+    export(...) imported from torch.export, torch.export.load): a program that exports, not compiles."""
+    out = []
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                tree = ast.parse(fh.read())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        names = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+                 and n.module == "torch.export" for a in n.names if a.name in ("export", "load")}
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call):
+                f = ast.unparse(n.func)
+                if f in ("torch.export.export", "torch.export.load") or f in names:
+                    out.append((path, n.lineno, f))
+    return sorted(out, key=lambda x: (x[0], x[1]))

@@ -41,7 +41,8 @@ def markdown(res, next_cmd=None):
                                              f"`{res['output_diff']['after']}`)" if res.get("output_diff") else "")
                + (" — clock stamps and timings masked" if res["output"] != "unknown (no captured output)" else ""))
     if res["output"] == "changed" and b["exit_code"] == 0 and a["exit_code"] == 0:   # not after a crash
-        out.append("  (a program that draws random inputs without a seed prints different numbers on any two runs: "
+        out.append("  (expected when your change was meant to change the results; otherwise: a program that draws "
+                   "random inputs without a seed prints different numbers on any two runs: "
                    "seed it (torch.manual_seed) or compare eager vs compiled inside one run; and random ops inside "
                    "compiled code (randn_like, dropout) draw other numbers than eager, so a function that now runs "
                    "compiled where it ran eagerly prints others: torch._inductor.config.fallback_random = True makes "
