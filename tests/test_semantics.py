@@ -15,11 +15,12 @@ CLASSES = knowledge.load("semantics")["classes"]
 CPU = [c for c in CLASSES if c["device"] == "cpu"]
 GPU = [c for c in CLASSES if c["device"] == "cuda"]
 SIGNALS = {"error", "output", "recompile", "guards_mixed", "guards_none", "dynamo_graph", "inductor_code",
-           "source", "source_traced", "failure"}
+           "source", "source_traced", "failure", "differs"}
 # the eager check still calls through the torch.compile(module) wrapper, so it fails the same way: the
 # verdict says so and the class (seen from PyTorch's warning) still gives the fix
 VERDICT = {"hooks_changed_after_compile": None, "global_hooks_extra_call": "fails_eager_too",
-           "compiled_state_dict_prefix": None, "uninitialized_empty": None}
+           "compiled_state_dict_prefix": None, "uninitialized_empty": None,
+           "transformer_fastpath_padding": None}
 API_RE = re.compile(r"\btorch(?:\.[A-Za-z_]\w*)+")
 
 
@@ -39,7 +40,7 @@ def test_classes_well_formed():
         for alt in c["detect"]:
             assert set(alt) <= SIGNALS, alt
             for k, v in alt.items():
-                if k != "failure":
+                if k not in ("failure", "differs"):
                     re.compile(v)
         if c.get("pytorch"):
             re.compile(c["pytorch"])
@@ -58,9 +59,9 @@ def test_named_torch_apis_exist():
     assert not missing, f"not in the installed torch: {missing}"
 
 
-def _triage(name, tmp_path):
+def _triage(name, tmp_path, *opts):
     run_dir = tmp_path / "r"
-    p = run_cli("triage", "--json", "--no-tlparse", "--out", run_dir, "--", sys.executable, program(name),
+    p = run_cli("triage", "--json", "--no-tlparse", *opts, "--out", run_dir, "--", sys.executable, program(name),
                 check=0, timeout=900)
     with open(run_dir / "report.md", encoding="utf-8") as f:
         return json.loads(p.stdout), f.read()
@@ -93,7 +94,8 @@ def _check(c, rep, md):
 @pytest.mark.slow
 @pytest.mark.parametrize("c", CPU, ids=[c["id"] for c in CPU])
 def test_triage_names_the_class(c, tmp_path):
-    rep, md = _triage(c["program"], tmp_path)
+    # a class seen only with --vs-eager (a `differs` signal) is triaged with it
+    rep, md = _triage(c["program"], tmp_path, *(["--vs-eager"] if all("differs" in a for a in c["detect"][:1]) else []))
     _check(c, rep, md)
 
 

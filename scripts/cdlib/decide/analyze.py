@@ -670,7 +670,16 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
     rep.next_steps = [s for s in rep.next_steps if "triage --vs-eager" not in (s.get("command") or "")]   # just ran
     if cmp["differ"]:
         tstr = target_string(argv)
-        rep.next_steps.insert(1 if rep.errors else 0, {
+        trace_dir = rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace")
+        found = semantics.apply_differs(rep, tracemod.parse(trace_dir), stdout, read(rep.artifacts.get("stderr")))
+        at = 1 if rep.errors else 0
+        for f in found:   # a by-design class the difference shows: its fix first
+            rep.next_steps.insert(at, {"why": f"[{f['id']}] {f['fix']} Verify: {f['verify']}", "skill": None,
+                                       "command": None})
+            at += 1
+        if found:   # the class names the cause and how to confirm it; no accuracy-check run on top
+            return
+        rep.next_steps.insert(at, {
             "why": f"compiled and eager print different output ({cmp['verdict']}): measure every compiled graph "
                    "against eager and fp64 (one run); a failing graph is a miscompile, none means the difference "
                    "comes from Python-side behaviour torch.compile changes (hooks added or removed after compiling, "

@@ -147,6 +147,8 @@ def _signal(kind, pat, run, err):
     """Evidence (a string) when signal `kind` with regex `pat` holds for this run, else None."""
     if kind == "failure":
         return "" if pat and err is not None and err.category in GENERIC else None
+    if kind == "differs":   # triage --vs-eager: compiled and eager printed different results
+        return "" if pat and (run.rep.vs_eager or {}).get("differ") else None
     rx = re.compile(pat, re.M) if "{compiled}" not in pat else None
     if kind in ("error", "output"):
         text = run.stderr if kind == "error" else run.stdout + "\n" + run.stderr
@@ -239,11 +241,7 @@ def apply(rep, tr, stdout="", stderr=""):
         if not explains and not c.get("silent"):
             continue
         parts = _pytorch_text(c, run, alt)
-        said = " … ".join(parts) if parts else None
-        f = {"id": c["id"], "title": c["title"], "device": c.get("device", "cpu"), "explains_error": explains,
-             "by": "error text" if "error" in alt else ("warning" if "output" in alt else "evidence"),
-             "pytorch": said, "seen": [s for k, s in seen.items() if s and not (said and k in ("error", "output"))],
-             "why": _one(c["why"]), "fix": _one(c["fix"]), "verify": _one(c["verify"])}
+        f = _finding(c, alt, seen, parts, explains)
         rep.semantics.append(f)
         if explains:
             claimed = True
@@ -252,6 +250,33 @@ def apply(rep, tr, stdout="", stderr=""):
             if parts and "error" in alt:   # PyTorch's sentences whole, without the stack trace between them
                 err.message = "\n".join(parts)
     return rep.semantics
+
+
+def _finding(c, alt, seen, parts, explains):
+    said = " … ".join(parts) if parts else None
+    return {"id": c["id"], "title": c["title"], "device": c.get("device", "cpu"), "explains_error": explains,
+            "by": "error text" if "error" in alt else ("warning" if "output" in alt else "evidence"),
+            "pytorch": said, "seen": [s for k, s in seen.items() if s and not (said and k in ("error", "output"))],
+            "why": _one(c["why"]), "fix": _one(c["fix"]), "verify": _one(c["verify"])}
+
+
+def apply_differs(rep, tr, stdout="", stderr=""):
+    """After triage --vs-eager found that compiled and eager print different results: the classes seen
+    with that (a `differs` signal), as findings that explain no error. Returns the new findings."""
+    run = _Run(rep, tr, stdout, stderr)
+    have, new = {f["id"] for f in rep.semantics}, []
+    for c in classes():
+        for alt in (a for a in c["detect"] if "differs" in a and c["id"] not in have):
+            seen = {}
+            for k, v in alt.items():
+                seen[k] = _signal(k, v, run, None)
+                if seen[k] is None:
+                    break
+            else:
+                new.append(_finding(c, alt, seen, _pytorch_text(c, run, alt), False))
+                have.add(c["id"])
+    rep.semantics += new
+    return new
 
 
 def current(rep):
