@@ -33,23 +33,6 @@ def mlp():
     return MLP(), (torch.randn(64, 256),)
 
 
-class DropoutMLP(MLP):
-    """The MLP with dropout, timed in train mode: compiled on CPU, Inductor draws the dropout mask with
-    its own per-element generator (normalized_rand_cpu) instead of eager's bernoulli_."""
-
-    def __init__(self, d=256):
-        super().__init__(d)
-        self.drop = torch.nn.Dropout(0.1)
-
-    def forward(self, x):
-        return self.ln(x + self.drop(self.fc2(self.drop(torch.nn.functional.gelu(self.fc1(x))))))
-
-
-def dropout_mlp():
-    torch.manual_seed(0)
-    return DropoutMLP().train(), (torch.randn(64, 256),)
-
-
 class BreakInLoop(torch.nn.Module):
     """Pointwise blocks with a data-dependent Python float read in the loop: `.item()` breaks the
     graph on every iteration, so the loop runs as 4 small graphs with eager glue in between."""
@@ -122,3 +105,20 @@ class MutatesInput(torch.nn.Module):
 def cuda_mutates_input():
     torch.manual_seed(0)
     return MutatesInput().cuda(), (torch.randn(64, 256, device="cuda"),)
+
+
+class DropoutMLP(MLP):
+    """The MLP with dropout, timed in train mode: compiled on CPU, Inductor draws the dropout mask with
+    its own per-element generator (normalized_rand_cpu) instead of eager's bernoulli_."""
+
+    def __init__(self, d=256):
+        super().__init__(d)
+        self.drop = torch.nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.ln(x + self.drop(self.fc2(self.drop(torch.nn.functional.gelu(self.fc1(x))))))
+
+
+def dropout_mlp():
+    torch.manual_seed(0)
+    return DropoutMLP().train(), (torch.randn(64, 256),)
