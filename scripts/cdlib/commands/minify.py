@@ -10,7 +10,6 @@
 4. run repro.py and check it fails the same way; write a pytest regression test next to it."""
 from ..run import proc, rundir
 from ..errors import CliError
-from ..run.workers import bisect_step
 from . import _minify_graph, _minify_source
 from ..decide import source_stage
 
@@ -77,13 +76,7 @@ def run(args):
         raise CliError("--break picks the graph break to keep in the source stage: add --source")
     tri = None
     if args.from_dir:
-        if args.target:
-            raise CliError("--from takes the command from the triage run; do not also give one after --")
-        try:
-            tri = bisect_step.load_triage_run(args.from_dir)
-        except ValueError as e:
-            raise CliError(f"--from: {e}")
-        args.target = tri["argv"]
+        tri = rundir.from_triage_run(args)
     argv = proc.resolve_target(args.target)
     if args.source:
         why = source_stage.applies(argv)

@@ -4,18 +4,12 @@ torch found in the target's Python."""
 import re
 
 from ..errors import CliError
+from ..run import rundir
 
 
 def apply_from(args):
     """--from RUN_DIR: the target and the bad-run rule from a triage run. Returns a note."""
-    from ..run.workers import bisect_step
-    if args.target:
-        raise CliError("--from takes the command from the triage run; do not also give one after --")
-    try:
-        t = bisect_step.load_triage_run(args.from_dir)
-    except ValueError as e:
-        raise CliError(f"--from: {e}")
-    args.target = t["argv"]
+    t = rundir.from_triage_run(args)
     err = t["error"] or {}
     failed = t["rc"] not in (0, None) or t["signal"] or t["timed_out"]
     what = (f"killed by {t['signal']}" if t["signal"] else "timed out" if t["timed_out"] else

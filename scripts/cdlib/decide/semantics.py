@@ -228,12 +228,8 @@ def apply(rep, tr, stdout="", stderr=""):
     rep.semantics = []
     for c in classes():
         for alt in c["detect"]:
-            seen = {}
-            for k, v in alt.items():   # in order, cheapest first: stop at the first that does not hold
-                seen[k] = _signal(k, v, run, err)
-                if seen[k] is None:
-                    break
-            else:
+            seen = _holds(alt, run, err)
+            if seen is not None:
                 break
         else:
             continue
@@ -252,6 +248,17 @@ def apply(rep, tr, stdout="", stderr=""):
     return rep.semantics
 
 
+def _holds(alt, run, err):
+    """{signal: evidence} when every signal of one detect alternative holds, else None (checked in
+    order, cheapest first: stops at the first that does not hold)."""
+    seen = {}
+    for k, v in alt.items():
+        seen[k] = _signal(k, v, run, err)
+        if seen[k] is None:
+            return None
+    return seen
+
+
 def _finding(c, alt, seen, parts, explains):
     said = " … ".join(parts) if parts else None
     return {"id": c["id"], "title": c["title"], "device": c.get("device", "cpu"), "explains_error": explains,
@@ -267,12 +274,8 @@ def apply_differs(rep, tr, stdout="", stderr=""):
     have, new = {f["id"] for f in rep.semantics}, []
     for c in classes():
         for alt in (a for a in c["detect"] if "differs" in a and c["id"] not in have):
-            seen = {}
-            for k, v in alt.items():
-                seen[k] = _signal(k, v, run, None)
-                if seen[k] is None:
-                    break
-            else:
+            seen = _holds(alt, run, None)
+            if seen is not None:
                 new.append(_finding(c, alt, seen, _pytorch_text(c, run, alt), False))
                 have.add(c["id"])
     rep.semantics += new

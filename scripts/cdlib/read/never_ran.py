@@ -23,15 +23,20 @@ def _is_compile(node):
         and f.value.id == "torch"
 
 
-def findings(files):
-    """[(path, line, what and fix)] for each way a file's torch.compile result goes unused."""
-    out = []
+def _trees(files):
+    """(path, AST) of each file that reads and parses."""
     for path in files:
         try:
             with open(path, encoding="utf-8") as fh:
-                tree = ast.parse(fh.read())
+                yield path, ast.parse(fh.read())
         except (OSError, SyntaxError, ValueError):
             continue
+
+
+def findings(files):
+    """[(path, line, what and fix)] for each way a file's torch.compile result goes unused."""
+    out = []
+    for path, tree in _trees(files):
         short = os.path.basename(path)
         wrappers = {}
         for node in ast.walk(tree):
@@ -80,12 +85,7 @@ def exports(files):
     """[(path, line, call)] of the torch.export calls in the program's files (torch.export.export(...),
     export(...) imported from torch.export, torch.export.load): a program that exports, not compiles."""
     out = []
-    for path in files:
-        try:
-            with open(path, encoding="utf-8") as fh:
-                tree = ast.parse(fh.read())
-        except (OSError, SyntaxError, ValueError):
-            continue
+    for path, tree in _trees(files):
         names = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
                  and n.module == "torch.export" for a in n.names if a.name in ("export", "load")}
         for n in ast.walk(tree):

@@ -70,3 +70,17 @@ def _claim(path, shown):
         raise CliError(f"--out {shown}: cannot write there ({e.strerror})")
     with os.fdopen(fd, "w") as f:
         f.write(f"{os.getpid()}\n")
+
+
+def from_triage_run(args):
+    """--from RUN_DIR (bisect, minify): the triage run's facts (bisect_step.load_triage_run), its command
+    put into args.target. A command also given after -- or an unreadable run dir is a CliError."""
+    from .workers import bisect_step
+    if args.target:
+        raise CliError("--from takes the command from the triage run; do not also give one after --")
+    try:
+        t = bisect_step.load_triage_run(args.from_dir)
+    except ValueError as e:
+        raise CliError(f"--from: {e}")
+    args.target = t["argv"]
+    return t
