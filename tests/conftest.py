@@ -22,6 +22,13 @@ PROGRAMS = os.path.join(ROOT, "tests", "programs")
 FIXTURES = os.path.join(ROOT, "tests", "fixtures")
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
+# pytest -n N (xdist): N tests at a time, each starting torch programs. At torch's default (a thread per
+# core in every process) they spin against each other: two small training runs on 2 cores took 703 s each
+# instead of 33 s. Each process gets cores // N OpenMP threads (set before anything imports torch).
+_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+if _workers > 1 and "OMP_NUM_THREADS" not in os.environ:   # (set, even empty: the user's)
+    os.environ["OMP_NUM_THREADS"] = str(max(1, len(os.sched_getaffinity(0)) // _workers))
+
 if not os.environ.get("COMPILE_DEBUG_TEST_KEEP_CACHE_ENV"):
     os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(tempfile.gettempdir(), "compile-debug-tests-inductor-cache")
 os.environ.setdefault("PYTHONUNBUFFERED", "1")

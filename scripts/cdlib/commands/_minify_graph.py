@@ -42,6 +42,7 @@ def run(args, argv, tri):
         proc.progress(f"minify 1/4: failure taken from the triage run {args.from_dir} (no run); run dir {run_dir}")
     else:
         jobs = args.jobs or _default_jobs()
+        proc.runs_at_a_time(jobs)
         if args.kind == "auto" and jobs >= 2:
             spec = Speculative(abs_argv, run_dir, base_env, after, args.timeout)
         proc.progress(f"minify 1/4: reproduce with triage (TORCH_TRACE) and the minifier dump on "

@@ -155,6 +155,7 @@ def run(args):
 def _run_own(args, run_dir, argv, info, env, tmp):
     from ..run.workers import bisect_search
     jobs = args.jobs or bisect_search.default_jobs()
+    proc.runs_at_a_time(jobs)
     search = bisect_search.Search([(b, subs) for b, subs in info["backends"]], exact=jobs == 1)
     base = {k: v for k, v in env.items() if k not in ("PYTHONPATH", "CD_ORIG_PYTHONPATH")}
     ladder = [b for b, _ in info["backends"]]

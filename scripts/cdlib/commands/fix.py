@@ -70,6 +70,7 @@ def run(args):
     t0 = time.monotonic()
     deadline = t0 + args.timeout
     jobs = args.jobs or max(1, min(os.cpu_count() or 1, 4))
+    proc.runs_at_a_time(jobs)
     run_dir = rundir.make(args.out, "fix")
     argv, tstr, base, ctrl = _baseline(args, run_dir, jobs, deadline)
     deterministic = True
