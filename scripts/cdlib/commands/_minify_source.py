@@ -1,5 +1,5 @@
 """minify's source stage (`minify --source`, and the second stage when no graph-level repro could be
-verified): orchestrates source_reduce (oracle, literal pass, pysource-minimize), verifies the result 3
+verified): orchestrates source_oracle and source_reduce (literal pass, pysource-minimize), verifies the result 3
 times from a cold cache (decide/source_stage.py), writes repro.py, a pytest regression test and a
 bug-report block, renders (show/views_minify_source.py)."""
 import os
@@ -8,7 +8,8 @@ import time
 
 from ..show import output, views_minify_source
 from ..run import proc, torch_versions
-from ..decide import source_reduce, source_stage
+from ..run.workers import bisect_search
+from ..decide import source_oracle, source_reduce, source_stage
 from ..errors import CliError
 from ..decide.source_reduce import SourceError, lines_of
 
@@ -22,13 +23,16 @@ def run(args, argv, run_dir, *, prior=None, from_dir=None):
     except SourceError as e:
         raise CliError(str(e))
     limit = args.source_limit
-    jobs = args.jobs or 1
+    # the baseline's runs and the literal pass use them; pysource-minimize asks one query at a time
+    jobs = args.jobs or min(4, bisect_search.default_jobs())
+    proc.runs_at_a_time(jobs)
     versions = {argv[0]: torch_versions.probe(argv[0])}   # CliError naming the interpreter when it has no torch
     if args.torch_python:
         versions[args.torch_python] = torch_versions.probe(args.torch_python)
-    oracle = source_reduce.Oracle(argv, index, run_dir, timeout=args.timeout, good_backend=args.good_backend,
+    oracle = source_oracle.Oracle(argv, index, run_dir, timeout=args.timeout, good_backend=args.good_backend,
                                   other_python=args.torch_python, jobs=jobs,
-                                  mode="graph_break" if args.break_id else "auto", break_id=args.break_id,
+                                  mode="graph_break" if args.break_id else
+                                  "recompile" if getattr(args, "recompile", False) else "auto", break_id=args.break_id,
                                   warm=not getattr(args, "cold", False))
     result = {"command": "minify", "stage": "source", "run_dir": run_dir, "target": argv, "program": path,
               "lines_before": lines_of(text), "good_backend": args.good_backend, "other_python": args.torch_python}
@@ -45,6 +49,8 @@ def run(args, argv, run_dir, *, prior=None, from_dir=None):
     result["original"] = oracle.orig
     if oracle.graph_break:
         result["graph_break"] = oracle.graph_break
+    if oracle.recompile:
+        result["recompile"] = oracle.recompile
     if not ok:
         oracle.close()
         result.update(status="not-reduced", verified=False, reason=why, queries=oracle.queries, next_command=None)

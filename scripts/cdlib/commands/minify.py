@@ -29,7 +29,8 @@ EPILOG = """examples:
   compile_debug.py minify --kind crash -- python train.py        # segfault / illegal memory access
   compile_debug.py minify --source -- python train.py            # reduce the program file itself
   compile_debug.py minify --from RUN_DIR --good-backend aot_eager # after bisect named the layer
-  compile_debug.py minify --source --break GB0109 -- python train.py   # keep one graph break"""
+  compile_debug.py minify --source --break GB0109 -- python train.py   # keep one graph break
+  compile_debug.py minify --source --recompile -- python train.py      # keep one recompile"""
 
 def add_arguments(p):
     p.add_argument("--kind", choices=["auto", "error", "accuracy", "crash"], default="auto",
@@ -50,7 +51,7 @@ def add_arguments(p):
                              "after the graph stage when that gives no verified repro)")
     s.add_argument("--source", action="store_true",
                    help="go straight to the source stage: for failures outside any graph (Dynamo errors, guards, "
-                        "what feeds the graph) and, on a program that does not fail, for one graph break")
+                        "what feeds the graph) and, on a program that does not fail, for one graph break or recompile")
     s.add_argument("--source-limit", type=float, default=1800, metavar="SEC",
                    help="time for the source reduction; the smallest program found by then is kept (default 1800)")
     s.add_argument("--good-backend", metavar="NAME",
@@ -63,6 +64,9 @@ def add_arguments(p):
                         "the program's imports, once the original keeps its verdict there; verification is cold)")
     s.add_argument("--break", dest="break_id", metavar="GB_ID",
                    help="the graph break to keep (registry id, e.g. GB0291; default: the first in the program file)")
+    s.add_argument("--recompile", action="store_true",
+                   help="keep a recompile (a function of the program file recompiled on one guard), even where the "
+                        "program also breaks a graph (default on a program that neither fails nor breaks a graph)")
 
 
 def run(args):
@@ -74,6 +78,10 @@ def run(args):
         raise CliError("--source-limit must be positive")
     if args.break_id and not args.source:
         raise CliError("--break picks the graph break to keep in the source stage: add --source")
+    if args.recompile and not args.source:
+        raise CliError("--recompile keeps a recompile in the source stage: add --source")
+    if args.recompile and args.break_id:
+        raise CliError("--break and --recompile each pick the one event to keep: give one of them")
     tri = None
     if args.from_dir:
         tri = rundir.from_triage_run(args)

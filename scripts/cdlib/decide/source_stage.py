@@ -26,6 +26,9 @@ def what(o):
     if o.mode == "graph_break":
         g = o.graph_break
         return f"keep graph break {g['gb_id'] or g['gb_type']} in {g['function']}"
+    if o.mode == "recompile":
+        r = o.recompile
+        return f"keep the recompile of {r['function']} on {r['cause']} ({r['kind']} guard: `{cmdline.clip(r['guard'], 80)}`)"
     s = o.orig
     end = f"{s['type']}: {cmdline.clip(s['message'], 80)}" if s["traceback"] else \
         (s["signal"] or f"exit {s['rc']}") + (f" after printing `{cmdline.clip(s['last_line'], 80)}`" if s["last_line"] else "")
@@ -50,8 +53,9 @@ def verify(oracle, best):
 
 
 def next_command(r):
-    """bisect on the verified small program, unless it is a graph break or bisect already named the layer."""
-    if r["verified"] and r["mode"] != "graph_break" and not r["good_backend"]:
+    """bisect on the verified small program, unless it is a graph break or a recompile, or bisect already
+    named the layer."""
+    if r["verified"] and r["mode"] == "failure" and not r["good_backend"]:
         argv, index = r["target"], r["program_index"]
         return cmdline.cli_command("bisect", "--", argv[0], r["repro"], *argv[index + 1:])
     return None

@@ -51,6 +51,7 @@ class Zygote:
                 env.pop(k, None)
             else:
                 env[k] = str(v)
+        env.update(proc.thread_env(env))   # OpenMP reads it when torch loads: the forks keep the zygote's
         self.log = open(log_path, "ab")
         try:
             self.p = subprocess.Popen([python, ZYGOTE, json.dumps(imports)], env=env, cwd=cwd,

@@ -7,6 +7,7 @@ import re
 from . import output
 from .. import cmdline
 from ..run import proc
+from ..decide import source_events
 from ..decide.source_reduce import lines_of
 
 
@@ -58,13 +59,17 @@ def markdown(r):
             md += ["", f"PyTorch's hint and our recipe for this break: `{triage}`; most breaks are documented "
                        "behaviour with a fix in your code. Attach repro.py to a PyTorch issue only when the hint "
                        "does not fit."]
+        elif r["mode"] == "recompile":
+            md += ["", f"The guard, PyTorch's hint and our fix for this recompile: `{triage}`; most recompiles are "
+                       "documented behaviour (a Python value or a shape that changes) with a fix in your code. "
+                       "Attach repro.py to a PyTorch issue only when the fix does not fit."]
         else:
             md += ["", "Failing only compiled is not yet a compiler bug: a difference torch documents (hooks changed "
                        f"after compiling, CUDA-graph outputs reused, rounding) fits this too; `{triage}` names those "
                        "on the small program in one run."]
-        if r["mode"] != "graph_break" and r["good_backend"]:
+        if r["mode"] == "failure" and r["good_backend"]:
             md += ["", "Next: file it with bug_report.md (bisect already named the layer)."]
-        elif r["mode"] != "graph_break":
+        elif r["mode"] == "failure":
             md += ["", "Next: find the compiler layer on the small program (fast), then file it with bug_report.md:",
                    "", "    " + r["next_command"]]
     elif stopped != "interrupted":
@@ -79,11 +84,14 @@ def write_test(run_dir, oracle, argv, index, n0, n1, timeout, versions):
     tdir = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "show", "templates")
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(tdir), keep_trailing_newline=True,
                              undefined=jinja2.StrictUndefined)
-    gb = oracle.graph_break or {}
+    gb, rc = oracle.graph_break or {}, oracle.recompile or {}
     name = "test_regression_source.py"
     if oracle.mode == "graph_break":
         what = f"Graph break {gb.get('gb_id') or gb.get('gb_type')} ({gb.get('gb_type')}) in {gb.get('function')}."
         sig, func = what, re.sub(r"\W+", "_", f"no_{gb.get('gb_id') or 'graph_break'}").lower()
+    elif oracle.mode == "recompile":
+        what = f"Recompile of {rc['function']} on {rc['cause']} (guard: {cmdline.clip(rc['guard'], 120)})."
+        sig, func = what, re.sub(r"\W+", "_", f"no_recompile_of_{rc['function']}").strip("_").lower()
     else:
         sig = _end_text(oracle.orig)
         what = f"Failure:  {sig}"
@@ -93,7 +101,8 @@ def write_test(run_dir, oracle, argv, index, n0, n1, timeout, versions):
         good_backend=oracle.good_backend, original_command=cmdline.command_line(argv),
         torch_version=versions[argv[0]], test_name=name, args=list(argv[index + 1:]), signature=sig,
         func_name=func, timeout=int(min(max(oracle.query_timeout * 2, 60), 3600)),
-        gb_id=gb.get("gb_id") or gb.get("gb_type") or "")
+        gb_id=gb.get("gb_id") or gb.get("gb_type") or "",
+        guarded=(source_events.guarded_source(rc.get("guard")) or "") if rc else "")
     path = os.path.join(run_dir, name)
     with open(path, "w") as f:
         f.write(text)
@@ -105,6 +114,14 @@ def _end_text(s):
         return f"{s['type']}: {cmdline.clip(s['message'], 200)}"
     return (s["signal"] or f"exit {s['rc']}") + (f", after printing: {cmdline.clip(s['last_line'], 200)}"
                                                  if s["last_line"] else "")
+
+
+def _title(oracle):
+    if oracle.mode == "graph_break":
+        return "graph break " + (oracle.graph_break or {}).get("gb_id", "")
+    if oracle.mode == "recompile":
+        return f"recompile of {oracle.recompile['function']} on {oracle.recompile['cause']}"
+    return _end_text(oracle.orig)
 
 
 def bug_report(run_dir, oracle, argv, index, best, checks, versions):
@@ -120,13 +137,16 @@ def bug_report(run_dir, oracle, argv, index, best, checks, versions):
         return "\n".join(lines[-n:])
     tv = versions[argv[0]]
     cmd = cmdline.command_line(["python", "repro.py", *argv[index + 1:]])   # for the issue: no local paths
-    md = [f"### torch.compile: {'graph break ' + (oracle.graph_break or {}).get('gb_id', '') if oracle.mode == 'graph_break' else _end_text(oracle.orig)}",
+    md = [f"### torch.compile: {_title(oracle)}",
           "", f"torch {tv}; reduced by compile-debug `minify --source` from {cmdline.command_line(argv)} "
           f"({lines_of(open(oracle.prog, encoding='utf-8').read())} → {lines_of(best)} lines).", "",
           f"Run: `{cmd}`", "", "```python", best.rstrip(), "```", ""]
     if oracle.mode == "graph_break":
         g = oracle.graph_break
         md += [f"Dynamo breaks the graph: {g['gb_id']} ({g['gb_type']}) in `{g['function']}`."]
+    elif oracle.mode == "recompile":
+        rc = oracle.recompile
+        md += [f"Dynamo recompiles `{rc['function']}`: its guard `{rc['guard']}` fails ({rc['kind']}: {rc['cause']})."]
     else:
         md += ["Compiled (fails):", "```", tail("compiled"), "```", "",
                "With compilation off (passes):", "```", tail("eager") or "(nothing printed)", "```"]

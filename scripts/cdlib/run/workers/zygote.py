@@ -59,6 +59,22 @@ def _exit_code(e):
     return 1
 
 
+def _reseed():
+    """Every fork of every zygote starts from one random state. A fresh interpreter seeds torch's default
+    generator (and Python's, numpy's) differently in each process; forks of one zygote would all share
+    that zygote's draws, and the compiled and the eager zygote would differ: a program that draws without
+    seeding would see other inputs compiled than eager, and its difference would pass for the bug."""
+    import random
+    random.seed(0)
+    for name, call in (("torch", lambda m: m.manual_seed(0)), ("numpy", lambda m: m.random.seed(0))):
+        m = sys.modules.get(name)
+        if m is not None:
+            try:
+                call(m)
+            except Exception:   # noqa: BLE001  (a partly imported module: the program imports it again)
+                pass
+
+
 def _child(req):
     os.setsid()
     _die_with_parent()
@@ -84,6 +100,7 @@ def _child(req):
             L._init_logs()
         except Exception:   # noqa: BLE001  (then no trace: the CLI's check of the original catches it)
             pass
+    _reseed()
     import runpy
     import traceback
     code = 0
