@@ -47,7 +47,7 @@ def evaluate(model, n=4):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--steps", type=int, default=12)
+    ap.add_argument("--steps", type=int, default=8)
     ap.add_argument("--lr", type=float, default=0.05)
     args = ap.parse_args()
     torch.manual_seed(0)

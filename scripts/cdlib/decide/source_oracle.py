@@ -227,26 +227,32 @@ class Oracle:
         does not fail, a graph break or a recompile in the program file (_pick_event).
         A failure is run `runs` times (flaky unless all agree), once eager, once with the good backend;
         then once under the other Python. Returns (ok, why)."""
-        proc.progress(f"source 1/3: the original, compiled (1/{runs})")
-        first = self.run(text, "compiled", "orig0", timeout=self.timeout)
-        sigs = [signature(first)]
-        self.orig = sigs[0]
-        if self.mode == "auto":
-            self.mode = "failure" if failed(self.orig) and not self.orig["timed_out"] else "event"
-        if self.mode != "failure":
-            ok, why = self._pick_event()
-            if not ok:
-                return False, why
-        else:
-            # the other runs of the baseline at once, as many as there are slots (--jobs)
-            hows = [("compiled", f"orig{i}") for i in range(1, runs)] + [("eager", "orig_eager")]
-            if self.good_backend:
-                hows.append(("good", "orig_good"))
-            proc.progress(f"source 1/3: the original, compiled ({runs - 1} more), with compilation off"
-                          + (f", with backend {self.good_backend}" if self.good_backend else "")
-                          + f"; {min(len(hows), len(self.slots))} at a time")
-            with ThreadPoolExecutor(max_workers=len(self.slots)) as ex:
-                got = list(ex.map(lambda ht: self.run(text, ht[0], ht[1], timeout=self.timeout), hows))
+        # a failure's other runs start beside the first one, as many at once as there are slots (--jobs);
+        # when the first shows no failure, those not started are cancelled
+        rest = [("compiled", f"orig{i}") for i in range(1, runs)] + [("eager", "orig_eager")]
+        if self.good_backend:
+            rest.append(("good", "orig_good"))
+        maybe_failure = self.mode in ("auto", "failure")
+        proc.progress("source 1/3: the original, compiled" + (
+            f" ({runs} times), with compilation off" + (f", with backend {self.good_backend}" if self.good_backend else "")
+            + f"; {len(self.slots)} at a time" if maybe_failure else ""))
+        with ThreadPoolExecutor(max_workers=len(self.slots)) as ex:
+            futs = [ex.submit(self.run, text, how, tag, timeout=self.timeout)
+                    for how, tag in [("compiled", "orig0")] + (rest if maybe_failure else [])]
+            first = futs[0].result()
+            sigs = [signature(first)]
+            self.orig = sigs[0]
+            if self.mode == "auto":
+                self.mode = "failure" if failed(self.orig) and not self.orig["timed_out"] else "event"
+            if self.mode != "failure":
+                for f in futs[1:]:
+                    f.cancel()
+                ok, why = self._pick_event()
+                if not ok:
+                    return False, why
+            else:
+                got = [f.result() for f in futs[1:]]
+        if self.mode == "failure":
             for r in got[:runs - 1]:
                 sigs.append(signature(r))
                 ok, why = same_failure(self.orig, sigs[-1])
