@@ -31,8 +31,8 @@ CASES = ROOT / "evals" / "agent_cases"
 
 COMMON = """\
 Work only in {work} (a copy of the user's project; edit files there freely). Do not start helper
-agents. Other agents share this machine: in every shell, `export TORCHINDUCTOR_CACHE_DIR={work}/.inductor-cache`
-first (the user's own cache). Treat it as a real user's request: find the root cause, fix it, and verify the fix by running
+agents. Other agents share this machine: in every shell, `export TORCHINDUCTOR_CACHE_DIR={work}/.inductor-cache
+OMP_NUM_THREADS=1` first (the user's own cache; one thread per process, since several agents' programs run at once). Treat it as a real user's request: find the root cause, fix it, and verify the fix by running
 it before you answer. Run `date +%s` as your very first and very last command.
 
 End with exactly this report:
