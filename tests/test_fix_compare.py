@@ -252,3 +252,15 @@ def test_column_padding_around_a_timing_is_not_an_output_change():
     b = compare.normalize_output("pass 1 (compiled)    9.30s  emb diff 0.0\n")
     assert a == b
     assert compare.normalize_output("emb diff 0.0\n") != compare.normalize_output("emb diff 0.5\n")
+
+
+def test_a_fix_that_makes_a_failing_run_finish_is_not_called_an_output_change():
+    """Before: exit 1 (FailOnRecompileLimitHit); after: exit 0. Its output differs of course (blind A/B
+    batch 8: the Muon arm read "output changed" as a warning)."""
+    from cdlib.decide import compare
+    f = {"exit_code": 1, "timed_out": False, "signal": None, "recompiles": 8, "unexpected_recompiles": 7,
+         "recompile_limit_hit": 1}
+    g = dict(f, exit_code=0, recompiles=4, unexpected_recompiles=3, recompile_limit_hit=0)
+    v = compare.verdict(f, g, [], [], "changed")
+    assert v.startswith("better") and "now runs to the end" in v and "output changed" not in v
+    assert compare.verdict(dict(f, exit_code=0), g, [], [], "changed") == "better; output changed"

@@ -51,9 +51,27 @@ def test_guard_kinds():
              "tensor 'x' requires_grad mismatch. expected requires_grad=1": "requires_grad",
              "___check_obj_id(L['fn'], 1403)": "object_identity", "len(L['xs']) == 2": "container_length",
              "len(G['m']._modules['0']._forward_hooks) != 1": "module_hooks",
+             "tensor 'p' size mismatch at index 0. expected 64, actual 32. Guard failed on a parameter, consider "
+             "using torch._dynamo.config.force_parameter_static_shapes = False to allow dynamism on parameters.":
+             "parameter_shape",
              "___check_obj_id(G['m']._modules['0']._forward_hooks[list(dict.keys(G['m']._modules['0']._forward_hooks))[0]].__code__, 1)": "module_hooks"}
     for guard, kind in cases.items():
         assert knowledge.guard_kind(guard)["kind"] == kind, guard
+
+
+def test_torchs_advice_in_a_guard_text_is_its_hint():
+    """torch appends advice to a parameter's guard text; the report shows it whole as PyTorch's hint (the
+    view clipped it to "Guard failed on a parameter…": blind A/B batch 8's Muon optimizer) and the kind's
+    fix names force_parameter_static_shapes, not automatic dynamic."""
+    from cdlib.decide.analyze_dynamo import parse_guard_failure
+    g = parse_guard_failure("0/7: tensor 'p' size mismatch at index 0. expected 64, actual 32. Guard failed on a "
+                            "parameter, consider using torch._dynamo.config.force_parameter_static_shapes = False "
+                            "to allow dynamism on parameters.")
+    assert g.kind == "parameter_shape" and g.guard == "tensor 'p' size mismatch at index 0. expected 64, actual 32."
+    assert g.hint.startswith("Guard failed on a parameter") and g.hint.endswith("dynamism on parameters.")
+    assert g.cause == "shape of `p` dim 0"
+    fix = knowledge.guard_kind_by_id("parameter_shape")["fix"]
+    assert "force_parameter_static_shapes" in fix and "p.detach()" in fix
 
 
 def test_rendered_pages_are_fresh():

@@ -200,3 +200,34 @@ def test_inplace_on_saved_tensor_in_an_eval_loop_is_the_users_fix(tmp_path):
                             f"    runpy.run_path({prog!r}, run_name='__main__')"],
                            capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert fixed.returncode == 0 and "eval done" in fixed.stdout, fixed.stderr[-2000:]
+
+
+def test_data_dependent_branch_under_fullgraph_is_not_sent_to_export(tmp_path):
+    """torch.compile(fullgraph=True) on a forward that branches on int(mask.sum()) (blind A/B batch 8:
+    both plugin arms were shown the export row's `export <file.py:factory>` and torch._check): the
+    error entry and the Next route to trace-dynamo, the fix is moving the check out of the compiled
+    region, and no export command or torch._check advice is shown."""
+    prog = program("fullgraph_input_check.py")
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=900)
+    e = tri["errors"][0]
+    assert e["category"] == "data_dependent_guard" and e["skill"] == "trace-dynamo" and e["next_command"] is None, e
+    assert "out of the compiled region" in e["advice"] and "Add torch._check" not in e["advice"]
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "compile_debug.py export" not in md and "Next (export skill)" not in md, md
+    assert tri["next_steps"][0]["skill"] == "trace-dynamo"
+
+
+def test_float16_overflow_guard_is_measured_as_inductors_rounding_not_a_miscompile(tmp_path):
+    """nan_to_num(x * x) in float16 (blind A/B batch 8: the plugin arm was told "measured miscompile →
+    bisect"): the accuracy check finds the graph further from fp64 than eager, and one more run with
+    TORCHINDUCTOR_EMULATE_PRECISION_CASTS=1 passes: the Next is to make the intent explicit in the code
+    (or set emulate_precision_casts), never bisect."""
+    prog = program("fp16_overflow_guard.py")
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=900)
+    acc = tri["verdict"]["accuracy"]
+    assert acc["verdict"] == "miscompile" and acc["emulate_precision_casts"] == "passes", acc
+    e = tri["errors"][0]
+    assert e["category"] == "low_precision_fusion" and e["next_command"] is None, e
+    step = tri["next_steps"][0]
+    assert "emulate_precision_casts" in step["why"] and step["command"] is None
+    assert not any(re.search(r"\b(bisect|minify)\b", s["command"] or "") for s in tri["next_steps"])

@@ -124,7 +124,7 @@ def run(args):
                 notes.append("regional run: the program never called torch.compile(module) on the model "
                              "(e.g. it uses model.compile() or compiles a function), so nothing was changed; "
                              "regional saving not measured")
-        else:
+        elif not summaries["cold"].get("repeated_code"):
             notes.append("no repeated layers seen in the compiled graphs' inputs; regional compilation not measured")
     for tag, r in runs.items():
         if r.get("hook_errors"):

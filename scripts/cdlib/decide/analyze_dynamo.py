@@ -314,6 +314,13 @@ def parse_guard_failure(reason, known_files=()):
         hint = h.group(1)
         rest = rest[:h.start()]
     guard = rest.split("  #")[0].split(" # ")[0].strip()
+    kind = knowledge.guard_kind(guard)["kind"]
+    # torch appends its advice to some guard texts ("... actual 64. Guard failed on a parameter, consider
+    # using torch._dynamo.config.force_parameter_static_shapes = False ..."): shown as its hint, in full
+    a = re.search(r"(?<=\.) (Guard failed on .*)$", guard)
+    if a:
+        hint = hint or a.group(1).strip()
+        guard = guard[:a.start()].strip()
     loc = None
     stack = chain(parse_py_frames("\n".join(lines[1:]))) if len(lines) > 1 else []
     if stack:
@@ -330,7 +337,6 @@ def parse_guard_failure(reason, known_files=()):
             stack = chain([Location(**loc.__dict__)])
     if loc is not None and loc.code is None and loc.line:
         loc.code = src_line(loc.file, loc.line)
-    kind = knowledge.guard_kind(guard)["kind"]
     return GuardFailure(compile_id=cid or "?", guard=guard, kind=kind, location=loc, hint=hint, stack=stack,
                         cause=guard_cause(guard, kind), library=library_of(stack[-1].file) if stack else None)
 

@@ -255,6 +255,8 @@ def verdict(fb, fa, fixed, new, output):
     worse = bool(new) or ra > rb \
         or (fa["recompile_limit_hit"] or 0) > (fb["recompile_limit_hit"] or 0)
     tail = "; output changed" if output == "changed" else ""
+    if tail and not run_ok(fb) and run_ok(fa):   # of course: the failed run stopped early
+        tail = "; it now runs to the end (so its output differs from the failed run's)"
     if better and not worse:
         return "better" + tail
     if better and worse:

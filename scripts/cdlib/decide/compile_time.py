@@ -258,6 +258,53 @@ def repeated_blocks(tr):
     return sorted(out, key=lambda x: -x["count"])
 
 
+_NODE_SRC = re.compile(r"# File: (\S+?):(\d+) in (\w+)")
+
+
+def _defs(path, cache):
+    """[(first, last, name)] of the functions defined in a source file (innermost last), or []."""
+    if path not in cache:
+        import ast
+        try:
+            with open(path, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+            cache[path] = sorted(((n.lineno, n.end_lineno, n.name) for n in ast.walk(tree)
+                                  if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), key=lambda d: d[0])
+        except (OSError, SyntaxError, ValueError):
+            cache[path] = []
+    return cache[path]
+
+
+def repeated_code(tr, least=8):
+    """Code of the program traced many times into one graph: a Python loop that calls the same cell or
+    function every step is unrolled (the graph, and its compile time, grow with the loop's length). Per
+    Dynamo graph, each user function's lines are counted in the node comments; a function's count is its
+    least-used line (a line makes at least one node each time the function is traced). Functions are told
+    apart by their definition in the file (two classes' `forward` in one file are two functions).
+    [{compile_id, function, file, lines: [first, last], times, nodes}], most repeated first."""
+    from ..read.frames import is_user_file
+    out, defs = [], {}
+    for e in tr.of("dynamo_output_graph"):
+        if not e.payload:
+            continue
+        counts = {}
+        found = _NODE_SRC.findall(e.payload)
+        for path, line, fn in found:
+            if not is_user_file(path):
+                continue
+            line = int(line)
+            inner = [d for d in _defs(path, defs) if d[0] <= line <= d[1] and d[2] == fn]
+            key = (path, fn, inner[-1][0] if inner else None)
+            f = counts.setdefault(key, {})
+            f[line] = f.get(line, 0) + 1
+        for (path, fn, _), lines in counts.items():
+            times = min(lines.values())
+            if times >= least:
+                out.append({"compile_id": e.compile_id, "function": fn, "file": path,
+                            "lines": [min(lines), max(lines)], "times": times, "nodes": len(found)})
+    return sorted(out, key=lambda r: -r["times"])
+
+
 def _config_flag(tr, key, name):
     for e in tr.of("compilation_metrics"):
         cfg = e.data.get(key) if isinstance(e.data, dict) else None
@@ -359,6 +406,7 @@ def summarize(tr, wall_s=None, top=5):
                      "runtime_triton_autotune_s": _r(autotune_runtime_us / 1e6)},
         "triton_compile_time_s": _r(triton_us / 1e6),
         "repeated_blocks": repeated_blocks(tr),
+        "repeated_code": repeated_code(tr),
     }
 
 

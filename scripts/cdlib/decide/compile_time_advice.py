@@ -150,6 +150,20 @@ def suggestions(summary, summaries, runs, argv):
                     "saving_kind": "measured",
                     "saving_s": round(runs["cold"]["compile_s"] - runs["portable"]["compile_s"], 3)})
     blocks = summary["repeated_blocks"]
+    code = summary.get("repeated_code") or []
+    if code and not blocks:   # one cell or function traced once per loop step: the loop was unrolled
+        c = code[0]
+        where = f"{os.path.basename(c['file'])}:{c['lines'][0]}-{c['lines'][1]}"
+        out.append({"id": "regional", "title": f"a Python loop unrolled into one graph: `{c['function']}` ({where}) is "
+                                                f"traced {c['times']} times in graph {c['compile_id']}",
+                    "fix": "Dynamo unrolls a Python loop over steps (time steps, layers, iterations): the graph and its "
+                           "compile time grow with the loop's length, and another length (a longer validation "
+                           "window) compiles another, bigger graph. Compile the loop's body instead: the module "
+                           f"whose `{c['function']}` repeats (`model.<cell>.compile()`, or torch.compile on that "
+                           "function) and keep the loop in Python; each step then runs one small cached graph, "
+                           "whatever the length.",
+                    "saving_kind": "not measured", "saving": "not measured (the graph shrinks to one step's code)",
+                    "saving_s": None})
     if blocks:
         b = blocks[0]
         whole = b["container"].startswith("(")          # numbered children of the model itself (a Sequential)
