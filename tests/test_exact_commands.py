@@ -302,7 +302,14 @@ def test_multirank_runs_under_the_programs_python(pythons):
     assert r1["category"] == "graph_break_fullgraph" and r1["location"]["file"].endswith("cmd_mr_fail.py"), r1
     assert {x[1] for x in _count(pythons.work / "mr.marker")} == {pythons.torch}
     cmds = suggested(md, doc)
-    assert any(" triage --nproc 2 " in c for c in cmds), cmds
+    r0 = doc["ranks"][0]
+    if r0["report"]["errors"]:
+        # rank 0 saw its peer vanish (gloo) before torchrun stopped it: its report suggests the same launch
+        assert r0["report"]["errors"][0]["category"] == "distributed_timeout", r0["report"]["errors"]
+        assert any(" triage --nproc 2 " in c for c in cmds), cmds
+    else:
+        # the race went the other way on a loaded machine: torchrun stopped rank 0 first (CI, stop 32)
+        assert r0["status"] != "ok" and r0["consequence_of_rank"] == 1, {k: v for k, v in r0.items() if k != "report"}
     check_all(cmds, pythons, "mr")
 
 

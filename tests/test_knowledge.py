@@ -170,6 +170,19 @@ def test_syntax_error_in_generated_code_is_not_the_users():
     assert knowledge.classify_error("InductorError: ModuleNotFoundError: No module named 'x'")["id"] != "import_error"
 
 
+def test_a_vanished_gloo_peer_is_a_distributed_timeout():
+    """gloo says a peer rank died in two ways: its socket closed, or a read/write on it was reset
+    (seen on a loaded 2-core machine where a peer's exit raced its error)."""
+    from cdlib.decide import knowledge
+    for sig in ("RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer "
+                "[127.0.0.1]:10895",
+                "RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:589] Read error "
+                "[192.168.70.92]:25266: Connection reset by peer"):
+        assert knowledge.classify_error(sig)["id"] == "distributed_timeout", sig
+    assert knowledge.classify_error("ConnectionResetError: [Errno 104] Connection reset by peer")["id"] != \
+        "distributed_timeout"
+
+
 def test_the_shape_recipe_warns_rightly_that_mark_dynamic_is_strict(tmp_path):
     """knowledge/recompiles.yaml's shape fix says mark_dynamic raises where a lowering specializes the dim
     (a convolution's backward in training on CPU): run it (blind A/B batch 6 followed mark_dynamic into it)."""
