@@ -303,13 +303,11 @@ def test_multirank_runs_under_the_programs_python(pythons):
     assert {x[1] for x in _count(pythons.work / "mr.marker")} == {pythons.torch}
     cmds = suggested(md, doc)
     r0 = doc["ranks"][0]
-    if r0["report"]["errors"]:
-        # rank 0 saw its peer vanish (gloo) before torchrun stopped it: its report suggests the same launch
-        assert r0["report"]["errors"][0]["category"] == "distributed_timeout", r0["report"]["errors"]
+    assert r0["consequence_of_rank"] == 1, {k: v for k, v in r0.items() if k != "report"}
+    if any(e["category"] == "distributed_timeout" for e in r0["report"]["errors"]):
+        # rank 0 printed gloo's message before torchrun stopped it: its report suggests the same launch
         assert any(" triage --nproc 2 " in c for c in cmds), cmds
-    else:
-        # the race went the other way on a loaded machine: torchrun stopped rank 0 first (CI, stop 32)
-        assert r0["status"] != "ok" and r0["consequence_of_rank"] == 1, {k: v for k, v in r0.items() if k != "report"}
+    # else the race went the other way on a loaded machine (CI, stop 32): torchrun stopped rank 0 first
     check_all(cmds, pythons, "mr")
 
 

@@ -174,6 +174,25 @@ def test_one_rank_fails_root_cause(tmp_path):
     assert _procs_mentioning(str(out)) == []
 
 
+def test_a_peer_killed_while_printing_its_error_is_a_consequence():
+    """The race CI lost (stop 32): rank 1 SIGKILLed, rank 0 fails in the all-reduce but torchrun stops it
+    while its traceback is half written, so its report has only "exit 1" and a last line. That is no
+    cause of its own: rank 0 is rank 1's consequence, as when the gloo message made it out."""
+    from types import SimpleNamespace as NS
+    def rank(n, status, code, end, errors):
+        return {"rank": n, "status": status, "exit_code": code, "_end": end, "_rep": NS(errors=errors)}
+    err = lambda t, m: NS(type=t, message=m)
+    for r0_errors in ([err("exit 1", "  File \"train.py\", line 20, in <module>")],
+                      [err("RuntimeError", "[gloo/transport/tcp/pair.cc:561] Connection closed by peer [127.0.0.1]:1")],
+                      []):
+        ranks = [rank(0, "failed", 1, 100.0, r0_errors), rank(1, "killed", -9, None, [err("SIGKILL", "killed")])]
+        assert analyze_multirank.root_cause(ranks, launcher_root=1) == (1, [0]), r0_errors
+    # a rank with an exception of its own is not folded into the peer's failure
+    ranks = [rank(0, "failed", 1, 100.0, [err("ValueError", "bad shard")]),
+             rank(1, "killed", -9, None, [err("SIGKILL", "killed")])]
+    assert analyze_multirank.root_cause(ranks, launcher_root=1) == (1, [])
+
+
 def test_rank_killed_by_signal_is_root_cause(tmp_path):
     out = tmp_path / "run"
     res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--no-eager-check", "--timeout", "240", "--out", out,

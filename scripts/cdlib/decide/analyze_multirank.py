@@ -64,10 +64,17 @@ def root_cause(ranks, launcher_root=None):
         if r is first:
             continue
         errs = r["_rep"].errors
+        # no exception of its own (killed while printing it: only "exit N" with a last line) is no evidence
+        # of another cause either: a loaded machine's race (CI, stop 32)
         if (r["status"] == "killed" and r.get("exit_code") in (None, -signal.SIGTERM)) or not errs \
-                or any(PEER_LOSS.search(e.message or "") for e in errs):
+                or any(PEER_LOSS.search(e.message or "") for e in errs) or all(_no_exception(e) for e in errs):
             conseq.append(r["rank"])
     return first["rank"], conseq
+
+
+def _no_exception(e):
+    """An error made from a failed exit without a traceback (analyze._errors: type "exit N")."""
+    return (e.type or "").startswith("exit ")
 
 
 RANK_PREFIX = re.compile(r"^\[(?:rank|default)\d+\]:\s?", re.M)
