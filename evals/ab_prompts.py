@@ -168,10 +168,17 @@ def main(argv):
         return qa_prompts(pathlib.Path(argv[1]), argv[2:])
     if argv[:1] == ["--blind"]:
         CASES, argv = ROOT / "evals" / "blind_cases", argv[1:]
-    if not argv:
-        sys.exit("usage: python3 evals/ab_prompts.py [--blind] OUT_DIR [CASE ...]")
+    usage = "usage: python3 evals/ab_prompts.py [--blind] OUT_DIR [CASE ...] | --qa OUT_DIR [ID ...]"
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return
+    if not argv or argv[0].startswith("-"):
+        sys.exit(usage)
     out = pathlib.Path(argv[0])
     names = argv[1:] or sorted(p.name for p in CASES.iterdir() if (p / "case.yaml").exists())
+    missing = [n for n in names if not (CASES / n / "case.yaml").exists()]
+    if missing:
+        sys.exit(f"no case {', '.join(missing)} in {CASES}")
     for name in names:
         case = yaml.safe_load((CASES / name / "case.yaml").read_text())
         for arm in ("plugin", "bare"):
