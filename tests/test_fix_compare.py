@@ -201,6 +201,30 @@ def test_compare_output_change_in_the_shared_part_is_still_changed():
     assert cmp.compare(base, after)["output"] == "changed"
 
 
+def test_compare_says_when_the_output_now_matches_eager():
+    """Blind A/B batch 9: a compiled run that trained on zeroed inputs (loss stuck at 1.60; triage --vs-eager
+    had run it eagerly: 0.0012), fixed, now prints eager's lines. compare said 'changed' with the caveat
+    about unseeded inputs; it now says the output is what the program printed without torch.compile."""
+    from cdlib.decide import compare as cmp
+    base = {"exit_code": 0, "timed_out": False, "signal": None, "graph_breaks": [], "recompiles": [], "stats": {},
+            "command": ["python", "train.py", "--compile"], "run_dir": "/r1",
+            "_stdout": "step 0 loss 1.6098\nstep 149 loss 1.6021\nval acc 0.184\n",
+            "_eager_printed": "step 0 loss 1.6098\nstep 149 loss 0.0012\nval acc 0.816\n"}
+    after = dict(base, run_dir="/r2", _eager_printed=None,
+                 _stdout="step 0 loss 1.6098\nstep 149 loss 0.0012000001\nval acc 0.816\n")
+    res = cmp.compare(base, after)
+    assert res["output"] == cmp.EAGER_NOW and res["verdict"].endswith("output now matches eager"), res
+    from cdlib.show import views_compare
+    md = views_compare.markdown(res)
+    assert "without a seed" not in md and "without torch.compile" in md
+    # another output than eager's stays "changed", with the caveat
+    res = cmp.compare(base, dict(after, _stdout="step 0 loss 1.6098\nstep 149 loss 0.9\nval acc 0.5\n"))
+    assert res["output"] == "changed" and "without a seed" in views_compare.markdown(res)
+    # no eager run in the before run dir: no claim either way
+    res = cmp.compare(dict(base, _eager_printed=None), after)
+    assert res["output"] == "changed"
+
+
 def test_printed_leaves_out_torchs_multiline_warnings():
     """A Dynamo UserWarning whose message spans lines (torch 2.14's `time.time` warning, as printed) is
     torch's, not the program's: none of its lines counts as printed output; the program's own lines do."""

@@ -35,8 +35,21 @@ def load_run(path):
     # what the program printed: stdout and its own stderr lines (logging), torch's lines left out (compare
     # reads this; fix's trials compare stdout only: a trial that drops a logging call is not "changed")
     rep["_printed"] = None if rep["_stdout"] is None else _printed(rep["_stdout"], _read(err) or "")
+    # the same command without torch.compile, when triage ran it (--vs-eager, or the eager check of a failure)
+    arts = rep.get("artifacts") or {}
+    eager_out = _read(arts["eager_check_stdout"]) if arts.get("eager_check_stdout") else None
+    rep["_eager_printed"] = None if eager_out is None else _printed(eager_out, _read(arts.get("eager_check_stderr") or "") or "")
     rep.setdefault("run_dir", run_dir)
     return rep
+
+
+def _matches_eager(before, out_a):
+    """The after run prints what the before run's program printed without torch.compile (same lines; numbers
+    within rounding): a change meant to make compiled match eager did. False when triage never ran it eagerly."""
+    eager = normalize_output(before.get("_eager_printed"))
+    if not eager or out_a is None or len(eager) != len(out_a):
+        return False
+    return eager == out_a or not _compare_numbers("\n".join(eager), "\n".join(out_a))["differ"]
 
 
 def _read(path):
@@ -199,6 +212,8 @@ def compare(before, after):
             output = "now complete (the before run failed)"   # the crashed run's lines are all still there
         elif output == "same" and run_ok(fb) != run_ok(fa):
             output = f"same lines printed, but the {'before' if run_ok(fa) else 'after'} run failed"
+        if output == "changed" and run_ok(fa) and _matches_eager(before, out_a):
+            output = EAGER_NOW
     diff = _first_diff(out_b, out_a) if output != "same" and not output.startswith("unknown") else None
     rec = _recompile_diff(fb["recompiling_functions"], fa["recompiling_functions"])
     scripts = [next((os.path.basename(w) for w in (f["target"] or "").split() if w.endswith(".py")), None) for f in (fb, fa)]
@@ -216,6 +231,9 @@ def compare(before, after):
             "graph_breaks": {"fixed": fixed, "still": still, "new": new},
             "recompiles": rec, "output": output, "output_diff": diff,
             "verdict": verdict(fb, fa, fixed, new, output), "note": note}
+
+
+EAGER_NOW = "changed: now what the program printed without torch.compile (the before run's eager check)"
 
 
 def _first_diff(a, b):
@@ -254,7 +272,7 @@ def verdict(fb, fa, fixed, new, output):
         or (fa["recompile_limit_hit"] or 0) < (fb["recompile_limit_hit"] or 0) or (not run_ok(fb) and run_ok(fa))
     worse = bool(new) or ra > rb \
         or (fa["recompile_limit_hit"] or 0) > (fb["recompile_limit_hit"] or 0)
-    tail = "; output changed" if output == "changed" else ""
+    tail = "; output changed" if output == "changed" else "; output now matches eager" if output == EAGER_NOW else ""
     if tail and not run_ok(fb) and run_ok(fa):   # of course: the failed run stopped early
         tail = "; it now runs to the end (so its output differs from the failed run's)"
     if better and not worse:
