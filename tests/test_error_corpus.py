@@ -141,3 +141,14 @@ def test_live_device_mismatch_on_gpu(tmp_path):
     r = _triage("device_mismatch.py", tmp_path)
     assert (r["errors"][0]["category"], r["verdict"]["kind"]) == ("device_mismatch", "fails_eager_too")
     assert "Expected all tensors to be on the same device" in r["verdict"]["eager"]["message"]
+
+
+def test_an_overlapping_in_place_write_is_the_programs_not_a_backend_failure():
+    """Blind A/B batch 9: functionalization refuses an in-place op on overlapping unfold frames (wrapped in
+    BackendCompilerFailed). Eager computes ill-defined values without an error, so "only fails compiled"
+    must not lead to bisect: the Next is the row's advice (write it out of place)."""
+    _, rep = replay(os.path.join(CORPUS, "recorded", "inplace_overlapping_frames.json"))
+    e = rep.errors[0]
+    assert (e.category, e.side, rep.verdict["kind"]) == ("inplace_internal_overlap", "user", "compile_only")
+    assert not any(s["command"] for s in rep.next_steps), rep.next_steps
+    assert "out of place" in rep.next_steps[0]["why"] and "eager result is probably wrong" in rep.next_steps[0]["why"]

@@ -439,3 +439,19 @@ def test_a_data_dependent_number_under_torch_compile_is_not_sent_to_export(tmp_p
     first = rep["next_steps"][0]
     assert first["skill"] == "trace-dynamo" and "BatchNorm" in first["why"] and not first["command"], first
     assert not any(" export " in (s["command"] or "") for s in rep["next_steps"]), rep["next_steps"]
+
+
+def test_a_dynamo_crash_on_a_logged_item_is_one_error_and_the_log_recipe(tmp_path):
+    """Blind A/B batch 9 (HF GPT-2 monitoring hooks): an f-string with `:.3f` on `.item()` values crashes
+    Dynamo on the second call (InternalTorchDynamoError wrapping a ValueError). The trace records the inner
+    ValueError too: it was listed a second time as "Error in the program itself" beside the verdict "only
+    fails compiled". And the break on the f-string's second line is a logged value (the statement is a
+    log.debug call), whose recipe says a logger's arguments are built even at a level that is off."""
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                      program("dynamo_fstring_item_log.py"), timeout=600)
+    assert rep["verdict"]["kind"] == "compile_only", rep["verdict"]
+    assert [e["category"] for e in rep["errors"]] == ["dynamo_internal_error"], [(e["type"], e["category"]) for e in rep["errors"]]
+    assert rep["errors"][0]["compile_id"]          # the trace's failed compile is attached to it
+    second = [b for b in rep["graph_breaks"] if b["location"]["line"] == 15]
+    assert second and second[0]["fix"]["category"] == "printed/logged tensor value", second
+    assert "isEnabledFor" in second[0]["fix"]["fix"] and "torch.compiler.disable" in second[0]["fix"]["fix"]

@@ -65,11 +65,33 @@ def parse_graph_break(payload):
 
 
 def _statement(frame, n=12):
-    """The break line plus the next n lines of its file (to see how a value is used)."""
+    """The break line plus the next n lines of its file (to see how a value is used). A line inside a
+    statement that starts above it (the second line of a `log.debug(f"..." f"...{t.item()}")`) starts
+    at the statement's first line: the call it is an argument of decides how the value is used."""
     if not frame or not frame.line:
         return frame.code if frame else ""
+    first = _statement_start(frame.file, frame.line)
+    if first < frame.line:
+        return "\n".join(src_line(frame.file, i) or "" for i in range(first, frame.line + n))
     lines = [src_line(frame.file, frame.line + i) or "" for i in range(n)]
     return "\n".join([frame.code or lines[0]] + lines[1:])
+
+
+def _statement_start(path, line):
+    """The first line of the innermost simple statement (not a compound one: if/for/def) spanning `line`."""
+    from ..read.frames import _tree
+    import ast
+    tree = _tree(path)
+    best = line
+    if tree is None:
+        return best
+    compound = (ast.If, ast.For, ast.AsyncFor, ast.While, ast.With, ast.AsyncWith, ast.Try, ast.FunctionDef,
+                ast.AsyncFunctionDef, ast.ClassDef) + ((ast.Match,) if hasattr(ast, "Match") else ())
+    for nd in ast.walk(tree):
+        if isinstance(nd, ast.stmt) and not isinstance(nd, compound) and \
+                nd.lineno <= line <= (nd.end_lineno or nd.lineno) and nd.lineno < best:
+            best = nd.lineno
+    return best
 
 
 def _workarounds(gb, recipe, stack, site, entries=()):
