@@ -48,6 +48,7 @@ def test_guard_kinds():
              "tensor 'x' dtype mismatch. expected Float, actual Double": "dtype",
              "GLOBAL_STATE changed: grad_mode": "grad_mode", "self.use_relu == True": "module_attribute",
              "factor == 0.5": "python_float", "n == 3": "python_int",
+             "text == 'I was charged twice for my subscription'": "python_str", 'mode == "train"': "python_str",
              "tensor 'x' requires_grad mismatch. expected requires_grad=1": "requires_grad",
              "___check_obj_id(L['fn'], 1403)": "object_identity", "len(L['xs']) == 2": "container_length",
              "len(G['m']._modules['0']._forward_hooks) != 1": "module_hooks",

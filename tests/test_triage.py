@@ -65,6 +65,7 @@ def test_break_inside_loop(triaged):
     ("rc_grad.py", "grad_mode", "step", "grad_mode"),
     ("rc_dtype.py", "dtype", "f", "dtype mismatch"),
     ("rc_reqgrad.py", "requires_grad", "forward", "requires_grad mismatch"),
+    ("rc_text.py", "python_str", "predict", "text == 'refund please'"),
 ])
 def test_recompile_classified(triaged, name, kind, function, guard_part):
     d = triaged(name)
