@@ -193,3 +193,42 @@ def test_the_shape_recipe_warns_rightly_that_mark_dynamic_is_strict(tmp_path):
                        capture_output=True, text=True, timeout=600, env=env)
     assert p.returncode != 0 and "ConstraintViolationError" in p.stderr, p.stdout[-500:] + p.stderr[-2000:]
     assert "mark_dynamic(x, 0) is strict" in open(os.path.join(ROOT, "knowledge", "recompiles.yaml")).read()
+
+
+def test_the_bincount_recipe_runs_as_written_under_fullgraph(tmp_path):
+    """knowledge/graph_breaks.yaml's bincount recipe (blind A/B batch 9, MoE token dispatch: torch's hint
+    capture_dynamic_output_shape_ops led to GuardOnDataDependentSymNode): its code, as shown, in an MoE
+    dispatch compiled with fullgraph=True, gives eager's result; the bincount it replaces breaks there."""
+    import subprocess
+    import textwrap
+    import yaml
+    recipe = next(c for c in yaml.safe_load(open(os.path.join(ROOT, "knowledge", "graph_breaks.yaml")))["constructs"]
+                  if c["use"] == "histogram")
+    config, body = recipe["code"].split("\n", 1)
+    prog = "import torch\n" + config + "\n\ndef dispatch(idx, x, n_experts):\n" + textwrap.indent(body, "    ") + \
+        textwrap.dedent("""
+            parts = x.split(counts)
+            return torch.cat([p * (i + 1) for i, p in enumerate(parts)])
+
+        def with_bincount(idx, x, n_experts):
+            counts = torch.bincount(idx, minlength=n_experts).tolist()
+            return torch.cat([p * (i + 1) for i, p in enumerate(x.split(counts))])
+
+        torch.manual_seed(0)
+        idx = torch.randint(0, 4, (32,)).sort().values
+        x = torch.randn(32, 3)
+        want = dispatch(idx, x, 4)
+        got = torch.compile(dispatch, fullgraph=True, backend="eager")(idx, x, 4)
+        assert torch.equal(got, want)
+        try:
+            torch.compile(with_bincount, fullgraph=True, backend="eager")(idx, x, 4)
+            print("bincount compiled")
+        except Exception as e:
+            print("bincount fails:", type(e).__name__)
+        print("recipe ok")
+        """)
+    (tmp_path / "moe.py").write_text(prog)
+    p = subprocess.run([sys.executable, str(tmp_path / "moe.py")], capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache")))
+    assert p.returncode == 0 and "recipe ok" in p.stdout, p.stdout[-1000:] + p.stderr[-3000:]
+    assert "bincount fails" in p.stdout, p.stdout

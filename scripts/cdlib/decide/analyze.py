@@ -721,6 +721,8 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
     rep.next_steps = [s for s in rep.next_steps if "triage --vs-eager" not in (s.get("command") or "")]   # just ran
     if cmp["differ"]:
         tstr = target_string(argv)
+        # wrong output first: "if it is slow, perf" is noise beside it (blind A/B batch 9)
+        rep.next_steps = [s for s in rep.next_steps if " perf -- " not in (s.get("command") or "")]
         trace_dir = rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace")
         found = semantics.apply_differs(rep, tracemod.parse(trace_dir), stdout, read(rep.artifacts.get("stderr")))
         at = 1 if rep.errors else 0

@@ -85,7 +85,8 @@ _SCALAR = r"(?:\bint\(|\.item\(\)|\.tolist\(\)|\blen\()"
 
 
 def scalar_use(statement):
-    """How the break line uses a data-dependent value: "size", "branch", "print", "mask" or None.
+    """How the break line uses a data-dependent value: "size", "branch", "print", "histogram" (bincount),
+    "mask" or None.
     statement: the break line, then the next lines of the file (to follow an assigned name)."""
     lines = (statement or "").splitlines() or [""]
     first = lines[0].strip()
@@ -93,6 +94,8 @@ def scalar_use(statement):
         return "branch"
     if re.match(r"(print|logger\.|logging\.|log\.|warnings\.warn)", first) or re.search(r"\bprint\(", first):
         return "print"
+    if re.search(r"\bbincount\(", first):
+        return "histogram"
     if re.search(r"\bnonzero\(|masked_select\(|\bunique\(|argwhere\(|\[[^\]]*(>|<|==|!=|mask)[^\]]*\]", first):
         return "mask"
     size_here = rf"{_SIZE_CALLS}\([^)]*{_SCALAR}|\[[^\]]*:[^\]]*{_SCALAR}|\[[^\]]*{_SCALAR}[^\]]*:|range\([^)]*{_SCALAR}"
