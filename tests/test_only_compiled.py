@@ -232,3 +232,13 @@ def test_float16_overflow_guard_is_measured_as_inductors_rounding_not_a_miscompi
     step = tri["next_steps"][0]
     assert "emulate_precision_casts" in step["why"] and step["command"] is None
     assert not any(re.search(r"\b(bisect|minify)\b", s["command"] or "") for s in tri["next_steps"])
+
+
+def test_vs_eager_says_when_both_runs_fail_alike(tmp_path):
+    """Blind A/B batch 9: a parity gate whose model masks the shared batch in place fails with or without
+    torch.compile; "--vs-eager: the same output" was read as parity. The line says both runs fail."""
+    tri, p = run_json("triage", "--no-tlparse", "--vs-eager", "--out", tmp_path / "t", "--", sys.executable,
+                      program("gate_mutates_shared_batch.py"), timeout=600)
+    assert p.returncode == 0 and tri["verdict"]["kind"] == "fails_eager_too", tri["verdict"]
+    v = tri["vs_eager"]
+    assert not v["differ"] and "both runs fail (compiled exit 1, eager exit 1)" in v["verdict"], v["verdict"]

@@ -717,6 +717,12 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
     ev = (rep.verdict or {}).get("eager") or {}
     cmp["eager_exit_code"] = eres.returncode if eres is not None else ev.get("exit_code")
     cmp["eager_timed_out"] = bool(eres.timed_out if eres is not None else ev.get("timed_out"))
+    failed = rep.exit_code not in (0, None)
+    if not cmp["differ"] and failed and cmp["eager_exit_code"] not in (0, None):
+        # both runs fail alike: a check inside the program that compares two of its own runs fails either way
+        # (blind A/B batch 9: "the same output" read as parity, where the program's parity gate failed both ways)
+        cmp["verdict"] += (f"; both runs fail (compiled exit {rep.exit_code}, eager exit {cmp['eager_exit_code']}): "
+                           "whatever the program checks fails without torch.compile too")
     rep.vs_eager = cmp
     rep.next_steps = [s for s in rep.next_steps if "triage --vs-eager" not in (s.get("command") or "")]   # just ran
     if cmp["differ"]:
