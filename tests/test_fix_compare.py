@@ -288,3 +288,18 @@ def test_a_fix_that_makes_a_failing_run_finish_is_not_called_an_output_change():
     v = compare.verdict(f, g, [], [], "changed")
     assert v.startswith("better") and "now runs to the end" in v and "output changed" not in v
     assert compare.verdict(dict(f, exit_code=0), g, [], [], "changed") == "better; output changed"
+
+
+def test_compare_names_a_change_in_expected_recompiles():
+    """Blind A/B batch 10: a benchmark warmed up under no_grad and timed with grad on recompiled in the timed
+    loop (grad mode: an expected recompile). The fix removed it; compare said "no change in breaks or
+    recompiles" while its table showed 1 → 0. It names the expected recompiles that changed."""
+    from cdlib.decide import compare as cmp
+    grad = {"function": "forward", "recompiles": [{}], "compiles": 2, "location": {"code": "def forward(self, x):"},
+            "causes": [{"kind": "grad_mode", "guard": "GLOBAL_STATE changed: grad_mode", "primary": 1, "expected": True}]}
+    base = {"exit_code": 0, "timed_out": False, "signal": None, "graph_breaks": [], "recompiles": [grad],
+            "stats": {"recompiles": 1}, "command": ["python", "bench.py"], "run_dir": "/r1", "_stdout": "x\n"}
+    after = dict(base, run_dir="/r2", recompiles=[], stats={"recompiles": 0})
+    res = cmp.compare(base, after)
+    assert res["verdict"] == "no change in unexpected breaks or recompiles; expected recompiles 1 → 0", res["verdict"]
+    assert cmp.compare(base, dict(base, run_dir="/r3"))["verdict"] == "no change in breaks or recompiles"

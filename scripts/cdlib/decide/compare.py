@@ -281,6 +281,9 @@ def verdict(fb, fa, fixed, new, output):
         return "mixed: some findings fixed, others new" + tail
     if worse:
         return "worse: new graph breaks or recompiles" + tail
+    tb, ta = fb["recompiles"] or 0, fa["recompiles"] or 0
+    if known and tb != ta:   # only recompiles triage calls expected changed: say so, not "no change"
+        return f"no change in unexpected breaks or recompiles; expected recompiles {tb} → {ta}" + tail
     return "no change in breaks or recompiles" + tail
 
 
