@@ -73,6 +73,14 @@ def test_torchs_advice_in_a_guard_text_is_its_hint():
     assert g.cause == "shape of `p` dim 0"
     fix = knowledge.guard_kind_by_id("parameter_shape")["fix"]
     assert "force_parameter_static_shapes" in fix and "p.detach()" in fix
+    # blind A/B batch 10: gradual unfreezing flips requires_grad on parameters; torch appends the same advice,
+    # which is about shapes: the kind is requires_grad and no shape hint is shown
+    g = parse_guard_failure("0/3: tensor 'L['self']._modules['blocks']._modules['5']._parameters['weight']' "
+                            "requires_grad mismatch. expected requires_grad=0. Guard failed on a parameter, consider "
+                            "using torch._dynamo.config.force_parameter_static_shapes = False to allow dynamism on "
+                            "parameters.")
+    assert g.kind == "requires_grad" and g.hint is None, (g.kind, g.hint)
+    assert g.guard.endswith("expected requires_grad=0.")
 
 
 def test_rendered_pages_are_fresh():

@@ -341,7 +341,10 @@ def parse_guard_failure(reason, known_files=()):
     # using torch._dynamo.config.force_parameter_static_shapes = False ..."): shown as its hint, in full
     a = re.search(r"(?<=\.) (Guard failed on .*)$", guard)
     if a:
-        hint = hint or a.group(1).strip()
+        # torch appends it to any guard on a parameter; its advice (force_parameter_static_shapes) is about
+        # shapes only: a requires_grad flip on a frozen layer got it too (blind A/B batch 10)
+        if kind == "parameter_shape":
+            hint = hint or a.group(1).strip()
         guard = guard[:a.start()].strip()
     loc = None
     stack = chain(parse_py_frames("\n".join(lines[1:]))) if len(lines) > 1 else []
