@@ -240,3 +240,16 @@ def test_the_bincount_recipe_runs_as_written_under_fullgraph(tmp_path):
                        env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache")))
     assert p.returncode == 0 and "recipe ok" in p.stdout, p.stdout[-1000:] + p.stderr[-3000:]
     assert "bincount fails" in p.stdout, p.stdout
+
+
+def test_reordered_logging_drops_a_call_in_a_helper_as_the_recipes_say():
+    """knowledge/graph_breaks.yaml and fixes.yaml say reorderable_logging_functions replays only calls made in
+    the compiled function itself (blind A/B batch 10: a debug line in a helper vanished). Run it: if the
+    installed torch replays the helper's call too, the caveat is stale and must go."""
+    import subprocess
+    p = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "programs", "reorder_logging_helper.py")],
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "done" in p.stdout, p.stderr[-2000:]
+    assert "from the compiled function tensor(6.)" in p.stdout and "from helper" not in p.stdout, p.stdout
+    text = open(os.path.join(ROOT, "knowledge", "graph_breaks.yaml")).read()
+    assert "one in a\n      function it calls is dropped without a warning" in text
