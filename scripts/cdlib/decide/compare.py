@@ -43,13 +43,17 @@ def load_run(path):
     return rep
 
 
-def _matches_eager(before, out_a):
-    """The after run prints what the before run's program printed without torch.compile (same lines; numbers
-    within rounding): a change meant to make compiled match eager did. False when triage never ran it eagerly."""
-    eager = normalize_output(before.get("_eager_printed"))
-    if not eager or out_a is None or len(eager) != len(out_a):
+def _within_rounding(a, b):
+    """Two normalized outputs with the same lines, numbers within √eps (verdict.compare_outputs' rule)."""
+    if not a or b is None or len(a) != len(b):
         return False
-    return eager == out_a or not _compare_numbers("\n".join(eager), "\n".join(out_a))["differ"]
+    return a == b or not _compare_numbers("\n".join(a), "\n".join(b))["differ"]
+
+
+def _matches_eager(before, out_a):
+    """The after run prints what the before run's program printed without torch.compile: a change meant to
+    make compiled match eager did. False when triage never ran it eagerly."""
+    return _within_rounding(normalize_output(before.get("_eager_printed")), out_a)
 
 
 def _read(path):
@@ -203,8 +207,7 @@ def compare(before, after):
         output = "unknown (no captured output)"
     else:
         output = "same" if out_b == out_a else "changed"
-        if output == "changed" and run_ok(fb) and run_ok(fa) and len(out_b) == len(out_a) \
-                and not _compare_numbers("\n".join(out_b), "\n".join(out_a))["differ"]:
+        if output == "changed" and run_ok(fb) and run_ok(fa) and _within_rounding(out_b, out_a):
             output = "same within rounding (numbers within √eps of float32)"
         if not out_b and not out_a:
             output = "nothing printed in either run"
