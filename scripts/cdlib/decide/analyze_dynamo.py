@@ -442,11 +442,15 @@ def _causes(recs, limit_hit):
                 c["compile_ids"].append(r.compile_id)
             c["primary"] += i == 0
     out = []
+    # "one switch" is one per function: requires_grad flipping on one parameter after another (gradual
+    # unfreezing of a transformers model: a recompile per stage) is no longer one switch
+    switches = sum(c["primary"] for c in groups.values() if c["kind"] == "requires_grad")
     for c in groups.values():
         kd = knowledge.guard_kind_by_id(c["kind"])
         c["title"] = kd["title"]
         c["fix"] = " ".join(kd["fix"].split())
-        c["why"] = _expected(c["kind"], c["guard"], c["primary"], limit_hit)
+        c["why"] = _expected(c["kind"], c["guard"], c["primary"] if c["kind"] != "requires_grad" else switches,
+                             limit_hit)
         c["expected"] = c["why"] is not None
         out.append(c)
     return sorted(out, key=lambda c: (c["expected"], -c["primary"], -c["count"]))
