@@ -253,3 +253,18 @@ def test_reordered_logging_drops_a_call_in_a_helper_as_the_recipes_say():
     assert "from the compiled function tensor(6.)" in p.stdout and "from helper" not in p.stdout, p.stdout
     text = open(os.path.join(ROOT, "knowledge", "graph_breaks.yaml")).read()
     assert "one in a\n      function it calls is dropped without a warning" in text
+
+
+def test_requires_grad_flips_on_one_parameter_after_another_are_not_one_switch():
+    """Tried on a fresh program (gradual unfreezing of a transformers BERT): each stage flipped requires_grad
+    on another layer's parameters, a recompile per stage, and each was called 'expected: one switch'."""
+    from types import SimpleNamespace as NS
+    from cdlib.decide.analyze_dynamo import _causes
+    def rec(cid, param):
+        g = NS(kind="requires_grad", cause=f"requires_grad of `{param}`", guard=f"tensor '{param}' requires_grad mismatch.",
+               location=None, stack=[], library=None, hint=None)
+        return NS(compile_id=cid, failures=[g])
+    one = _causes([rec("0/1", "layer.0.bias")], False)
+    assert [c["expected"] for c in one] == [True]
+    many = _causes([rec("0/1", "layer.2.bias"), rec("0/2", "layer.1.bias"), rec("0/3", "layer.0.bias")], False)
+    assert [c["expected"] for c in many] == [False, False, False]
