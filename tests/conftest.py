@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 import pytest
 
@@ -84,8 +85,13 @@ def run_cli(*args, timeout=900, env=None, cwd=None, check=None):
     """Run `python3 scripts/compile_debug.py ARGS`; returns CompletedProcess (text)."""
     full_env = dict(os.environ)
     full_env.update(env or {})
+    t0 = time.monotonic()
     p = subprocess.run([sys.executable, CLI, *map(str, args)], capture_output=True, text=True,
                        timeout=timeout, env=full_env, cwd=cwd)
+    if os.environ.get("COMPILE_DEBUG_TEST_CLI_LOG"):   # where the suite's time goes: one line per CLI run
+        with open(os.environ["COMPILE_DEBUG_TEST_CLI_LOG"], "a") as f:
+            f.write(json.dumps({"test": os.environ.get("PYTEST_CURRENT_TEST"), "args": list(map(str, args)),
+                                "env": sorted((env or {}).items()), "s": round(time.monotonic() - t0, 1)}) + "\n")
     if check is not None:
         assert p.returncode == check, f"exit {p.returncode}\nSTDOUT:\n{p.stdout[-3000:]}\nSTDERR:\n{p.stderr[-3000:]}"
     return p
