@@ -303,3 +303,22 @@ def test_compare_names_a_change_in_expected_recompiles():
     res = cmp.compare(base, after)
     assert res["verdict"] == "no change in unexpected breaks or recompiles; expected recompiles 1 → 0", res["verdict"]
     assert cmp.compare(base, dict(base, run_dir="/r3"))["verdict"] == "no change in breaks or recompiles"
+
+
+def test_a_fix_that_makes_the_output_match_eager_with_a_new_guard_is_better():
+    """Blind A/B batch 11: object() sentinels guarded by type only, so compiled kept one branch forever (a
+    Dynamo bug); the Enum fix adds an identity guard, so 0 → 1 recompile, and the output now matches eager.
+    compare said "worse: new graph breaks or recompiles" and offered `fix`."""
+    from cdlib.decide import compare as cmp
+    rc = {"function": "__call__", "recompiles": [{}], "compiles": 2, "location": {"code": "def __call__(self):"},
+          "causes": [{"kind": "identity", "guard": "___check_obj_id(L['fn'].turn, 1)", "primary": 1}]}
+    base = {"exit_code": 0, "timed_out": False, "signal": None, "graph_breaks": [], "recompiles": [], "stats": {},
+            "command": ["python", "train_gan.py"], "run_dir": "/r1", "_stdout": "d_steps 1 g_steps 499\nmodes 0/8\n",
+            "_eager_printed": "d_steps 250 g_steps 250\nmodes 8/8\n"}
+    after = dict(base, run_dir="/r2", _eager_printed=None, recompiles=[rc], _stdout="d_steps 250 g_steps 250\nmodes 8/8\n")
+    res = cmp.compare(base, after)
+    assert res["verdict"].startswith("better: output now matches eager") and "recompiles 0 → 1" in res["verdict"], res
+    assert cmp.done(res)
+    # the same recompile without the output reaching eager's is still called a new recompile
+    res = cmp.compare(base, dict(after, _stdout="d_steps 250 g_steps 250\nmodes 5/8\n"))
+    assert res["verdict"].startswith("worse") and not cmp.done(res)

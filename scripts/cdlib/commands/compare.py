@@ -70,7 +70,8 @@ def run(args):
     left = compare.unexpected_recompiles(after)
     nxt = cli_command("fix", "--from", after["run_dir"]) if (res["graph_breaks"]["still"] or res["graph_breaks"]["new"]
                                                              or (left if left is not None
-                                                                 else res["after"]["recompiles"])) else None
+                                                                 else res["after"]["recompiles"])) \
+        and not compare.done(res) else None
     emit(args, result, views_compare.markdown(res, nxt))
     return 0
 

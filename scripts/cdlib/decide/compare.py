@@ -273,8 +273,13 @@ def verdict(fb, fa, fixed, new, output):
               else (fb["recompiles"] or 0, fa["recompiles"] or 0))
     better = bool(fixed) or ra < rb \
         or (fa["recompile_limit_hit"] or 0) < (fb["recompile_limit_hit"] or 0) or (not run_ok(fb) and run_ok(fa))
-    worse = bool(new) or ra > rb \
-        or (fa["recompile_limit_hit"] or 0) > (fb["recompile_limit_hit"] or 0)
+    worse = bool(new) or ra > rb or _limit_worse(fb, fa)
+    if output == EAGER_NOW and not new and not _limit_worse(fb, fa):
+        # the goal of a wrong-results fix; a recompile it adds is a guard the fix needed, not a regression
+        # (blind A/B batch 11: an identity guard on a sentinel read "worse" and sent the agent to `fix`)
+        more = f"; recompiles {rb} → {ra} (the new guard compiles once per value: fine unless it keeps growing)" \
+            if ra > rb else ""
+        return "better: output now matches eager" + more
     tail = "; output changed" if output == "changed" else "; output now matches eager" if output == EAGER_NOW else ""
     if tail and not run_ok(fb) and run_ok(fa):   # of course: the failed run stopped early
         tail = "; it now runs to the end (so its output differs from the failed run's)"
@@ -288,6 +293,16 @@ def verdict(fb, fa, fixed, new, output):
     if known and tb != ta:   # only recompiles triage calls expected changed: say so, not "no change"
         return f"no change in unexpected breaks or recompiles; expected recompiles {tb} → {ta}" + tail
     return "no change in breaks or recompiles" + tail
+
+
+def _limit_worse(fb, fa):
+    """More recompile-limit hits after than before."""
+    return (fa["recompile_limit_hit"] or 0) > (fb["recompile_limit_hit"] or 0)
+
+
+def done(res):
+    """A compare that needs no further step: the output now matches eager, with no new break or limit hit."""
+    return res["output"] == EAGER_NOW and res["verdict"].startswith("better")
 
 
 def _exit(f):
