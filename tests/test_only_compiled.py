@@ -242,3 +242,26 @@ def test_vs_eager_says_when_both_runs_fail_alike(tmp_path):
     assert p.returncode == 0 and tri["verdict"]["kind"] == "fails_eager_too", tri["verdict"]
     v = tri["vs_eager"]
     assert not v["differ"] and "both runs fail (compiled exit 1, eager exit 1)" in v["verdict"], v["verdict"]
+
+
+def test_a_gate_that_fails_without_compile_gets_no_accuracy_step(tmp_path):
+    """Blind A/B batch 11: a CI parity gate ran eager then compiled on a module that updates its buffers each
+    forward: it fails the same way without torch.compile. Its failing check printed 2044 vs 2043 mismatched
+    elements in the two runs, and --vs-eager added "measure every compiled graph" (accuracy) as a second
+    step. A program that fails without torch.compile gets no accuracy step; the difference says why."""
+    from cdlib.decide import analyze
+    from cdlib.report import Report
+    line = "[FAIL] value: Tensor-likes are not close! Mismatched elements: {} / 2048 (99.8%)\nPARITY GATE: FAIL\n"
+    (tmp_path / "eager.out").write_text(line.format(2043))
+    rep = Report(command=["python", "gate.py"], run_dir=str(tmp_path), exit_code=1,
+                 artifacts={"eager_check_stdout": str(tmp_path / "eager.out"), "trace_dir": str(tmp_path / "trace")},
+                 verdict={"kind": "fails_eager_too", "eager": {"exit_code": 1}},
+                 next_steps=[{"why": "fix your program: exit 1: PARITY GATE: FAIL", "skill": "overview", "command": None}])
+    os.makedirs(tmp_path / "trace")
+    analyze._compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), line.format(2044), 60, {})
+    assert rep.vs_eager["differ"] and "both runs fail" in rep.vs_eager["verdict"], rep.vs_eager
+    assert len(rep.next_steps) == 1 and not any(" accuracy -- " in (s.get("command") or "") for s in rep.next_steps)
+    # a program that only fails compiled keeps the accuracy step
+    rep.verdict["kind"], rep.vs_eager = "compile_only", None
+    analyze._compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), line.format(2044), 60, {})
+    assert any(" accuracy -- " in (s.get("command") or "") for s in rep.next_steps), rep.next_steps

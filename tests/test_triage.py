@@ -316,6 +316,21 @@ def test_recompile_every_cause_grouped(triaged):
     assert "value of `self.top_k` ×2" in md and "shape of `tokens` dim 1 ×1" in md and "expected: automatic dynamic" in md
 
 
+def test_a_size_the_program_makes_static_is_named_with_its_line(triaged):
+    """Blind A/B batch 11: a scorer compiled with dynamic=True loops over the batch (`for i in
+    range(q.size(0))`), so every batch size recompiled up to the limit; the fix text blamed dynamic=False and
+    lowerings. The trace's symbolic_shape_specialization event names the line: shown, with the fix for it."""
+    d = triaged("rc_size_loop.py")
+    (f,) = d["recompiles"]
+    c = next(c for c in f["causes"] if c["cause"] == "shape of `q` dim 0")
+    assert not c["expected"] and c["specialized_at"]["line"] == 9, c
+    assert c["specialized_reason"] == "range_refined_to_singleton" and "unrolled once per size" in c["fix"], c
+    assert "made static at rc_size_loop.py:9" in d["next_steps"][0]["why"], d["next_steps"]
+    md = run_cli("triage", "--trace", d["artifacts"]["trace_dir"], "--out", os.path.join(d["run_dir"], "md"),
+                 timeout=300, check=0).stdout
+    assert "Made static by your code at" in md and "`for i in range(q.size(0)):`" in md, md
+
+
 _OPS = '''import torch
 
 
@@ -458,3 +473,57 @@ def test_a_dynamo_crash_on_a_logged_item_is_one_error_and_the_log_recipe(tmp_pat
     second = [b for b in rep["graph_breaks"] if b["location"]["line"] == 15]
     assert second and second[0]["fix"]["category"] == "printed/logged tensor value", second
     assert "isEnabledFor" in second[0]["fix"]["fix"] and "torch.compiler.disable" in second[0]["fix"]["fix"]
+
+
+_FAKE_OPS = '''import numpy as np
+import torch
+
+
+@torch.library.custom_op("tcase::smooth", mutates_args=())
+def smooth(x: torch.Tensor) -> torch.Tensor:
+    return torch.from_numpy(np.cumsum(np.ascontiguousarray(x.detach().numpy()), axis=-1) * 0.5)
+
+
+@smooth.register_fake
+def _(x):
+    return FAKE
+'''
+_FAKE_MAIN = '''import torch
+from fk_ops import smooth
+
+
+def step(h):
+    return smooth(h.transpose(1, 2)).sum(-1)
+
+
+h = torch.randn(2, 8, 16)
+assert torch.allclose(torch.compile(step)(h), step(h))
+print("match")
+'''
+
+
+@pytest.mark.slow
+def test_a_fake_kernel_with_other_strides_is_named_and_its_stale_cache_measured(tmp_path):
+    """Blind A/B batch 11: a numpy-backed custom op whose fake kernel is torch.empty_like(x) on a transposed
+    input (the real kernel returns a contiguous tensor): inductor's size/stride assert. Triage said "shape/dtype";
+    it now names the strides (real vs fake per dim), the contiguous fake and a non-contiguous opcheck sample, and
+    that a warm cache keeps the old graph. That claim is measured here: after the fix, a warm cache still
+    fails; with caches off it passes."""
+    (tmp_path / "fk_ops.py").write_text(_FAKE_OPS.replace("FAKE", "torch.empty_like(x)"))
+    (tmp_path / "main.py").write_text(_FAKE_MAIN)
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    data, p = run_json("triage", "--no-tlparse", "--out", str(tmp_path / "before"), "--", sys.executable, "main.py",
+                       cwd=str(tmp_path), env=env, timeout=600)
+    (e,) = data["errors"]
+    assert e["category"] == "custom_op_bad_fake", e
+    why = data["next_steps"][0]["why"]
+    assert "other strides" in why and "dim 1: real 8 vs fake 1, dim 2: real 1 vs fake 16" in why and "x.new_empty(x.shape)" in why, why
+    assert "x.transpose(1, 2)" in why and "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1" in why, why
+    (tmp_path / "fk_ops.py").write_text(_FAKE_OPS.replace("FAKE", "x.new_empty(x.shape)"))
+    import subprocess
+    run = lambda **kw: subprocess.run([sys.executable, "main.py"], cwd=str(tmp_path), capture_output=True,  # noqa: E731
+                                      text=True, timeout=600, env=dict(os.environ, **env, **kw))
+    stale = run()
+    assert stale.returncode != 0 and "stride" in stale.stderr, stale.stdout + stale.stderr[-1500:]
+    fresh = run(TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
+    assert fresh.returncode == 0 and "match" in fresh.stdout, fresh.stderr[-1500:]

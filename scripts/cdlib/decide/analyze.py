@@ -157,6 +157,35 @@ def _op_name(e):
     return name or (e.inner or {}).get("op")
 
 
+# inductor's assert_size_stride (torch/csrc/dynamo/guards.cpp): the real output's size/stride first, then the
+# fake kernel's: "expected size 64==64, stride 128==1 at dim=1; ..."
+_SIZE_STRIDE_RE = re.compile(r"expected size (\d+)==(\d+), stride (\d+)==(\d+) at dim=(\d+)")
+STALE_FAKE_CACHE = ("verify the fix with TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 (or a fresh TORCHINDUCTOR_CACHE_DIR): "
+                    "the compile caches' key does not see the fake kernel's code, so a warm cache keeps serving the "
+                    "graph built from the old one (measured on 2.15)")
+
+
+def _bad_fake_step(e, op):
+    """The fix of a fake kernel whose output strides (or sizes) differ from the real kernel's, read from
+    inductor's size/stride check; None when the message has no such check."""
+    found = _SIZE_STRIDE_RE.findall((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
+    if not found:
+        return None
+    name = op or "the custom op"
+    dims = ", ".join(f"dim {d}: real {rs} vs fake {fs}" for _, _, rs, fs, d in found[:4])
+    if all(rz == fz for rz, fz, *_ in found):
+        return (f"the fake kernel of {name} promises other strides than its real kernel returns ({dims}): a fake "
+                "that copies its input's layout (torch.empty_like(x), x.new_empty_strided) on a non-contiguous "
+                "input (a transpose, a slice) while the real kernel returns a new contiguous tensor (numpy, "
+                ".contiguous()). Return a contiguous tensor from the fake (x.new_empty(x.shape)) or the input's "
+                "layout from the real kernel; opcheck with contiguous samples only passes, so add a "
+                f"non-contiguous one: torch.library.opcheck(op, (x.transpose(1, 2),)). Then {STALE_FAKE_CACHE}")
+    sizes = ", ".join(f"dim {d}: real {rz} vs fake {fz}" for rz, fz, _, _, d in found[:4] if rz != fz)
+    return (f"the fake kernel of {name} promises other sizes than its real kernel returns ({sizes}): compute the "
+            "output shape in the fake kernel as the real one does; check with torch.library.opcheck(op, args). "
+            f"Then {STALE_FAKE_CACHE}")
+
+
 _BUILTIN_BACKENDS = ("inductor", "aot_eager", "aot_eager_decomp_partition", "eager", "cudagraphs", "tvm", "onnxrt",
                      "openxla", "aot_inductor", "ipex")
 
@@ -209,8 +238,10 @@ def _error_steps(rep, target_str, cli):
                    "custom_op_no_autograd": "register a backward (register_autograd)",
                    "custom_op_bad_fake": "make the fake kernel return the real kernel's shape/dtype",
                    "custom_op_mutates_args": "declare every mutated input in mutates_args"}.get(e.category, e.title)
-            steps.append({"why": f"{fix} for {op or 'the custom op'}, then check it with torch.library.opcheck(op, args)",
-                          "skill": e.skill, "command": None})
+            why = f"{fix} for {op or 'the custom op'}, then check it with torch.library.opcheck(op, args)"
+            if e.category == "custom_op_bad_fake":
+                why = _bad_fake_step(e, op) or why
+            steps.append({"why": why, "skill": e.skill, "command": None})
             continue
         if inner.get("backend") and inner["backend"] not in _BUILTIN_BACKENDS and e.location \
                 and is_user_file(e.location.file):
@@ -737,6 +768,13 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                                        "command": None})
             at += 1
         if found:   # the class names the cause and how to confirm it; no accuracy-check run on top
+            return
+        if failed and (rep.verdict or {}).get("kind") == "fails_eager_too":
+            # the program fails without torch.compile: what its failing check prints differs a little between
+            # two runs of a wrong program; no accuracy run (blind A/B batch 11: a parity gate on a module that
+            # updates its buffers each forward, 2044 vs 2043 mismatched elements)
+            cmp["verdict"] += (f"; both runs fail (compiled exit {rep.exit_code}, eager exit {cmp['eager_exit_code']}): "
+                               "fix the program's failure first, then compare again")
             return
         rep.next_steps.insert(at, {
             "why": f"compiled and eager print different output ({cmp['verdict']}): measure every compiled graph "
