@@ -268,3 +268,74 @@ def test_requires_grad_flips_on_one_parameter_after_another_are_not_one_switch()
     assert [c["expected"] for c in one] == [True]
     many = _causes([rec("0/1", "layer.2.bias"), rec("0/2", "layer.1.bias"), rec("0/3", "layer.0.bias")], False)
     assert [c["expected"] for c in many] == [False, False, False]
+
+
+def test_the_random_branch_recipe_runs_as_written_under_fullgraph(tmp_path):
+    """Blind A/B batch 11: stochastic depth as `if self.training and random.random() < self.drop_path:`
+    breaks every block (GB0170); the plain branch recipe did not say the 'tensor' is Dynamo's stand-in for
+    random.random(). The construct is recognised, and its claims hold: the branch breaks under fullgraph
+    (naming random_value_0 from 2.14); the recipe's code and its escape (the coin outside, only the block
+    compiled) compile under fullgraph and keep the coin. (Not a bool passed in: when the first call takes the
+    branch that returns x unchanged, Dynamo compiles nothing for that frame and never compiles it later.)"""
+    import subprocess
+    import textwrap
+    import yaml
+    from cdlib.decide import knowledge
+    line = "if self.training and random.random() < self.drop_path:"
+    assert knowledge.scalar_use(line) == "random_branch" and knowledge.scalar_use("if x.sum() > 0:") == "branch"
+    rec = knowledge.construct_recipe("GB0170", line, "Data-dependent branching")
+    assert rec["recipe_id"] == "construct:random_branch" and "random_value_0" in rec["fix"], rec
+    recipe = next(c for c in yaml.safe_load(open(os.path.join(ROOT, "knowledge", "graph_breaks.yaml")))["constructs"]
+                  if c["use"] == "random_branch")
+    prog = textwrap.dedent("""
+        import random
+        import torch
+
+
+        class Block(torch.nn.Module):
+            def __init__(self, p):
+                super().__init__()
+                self.lin = torch.nn.Linear(8, 8)
+                self.drop_path = p
+
+            def block(self, x):
+                return torch.relu(self.lin(x))
+
+            def forward(self, x):
+                if self.training and random.random() < self.drop_path:
+                    return x
+                return self.block(x) + x
+
+
+        class Fixed(Block):
+            def forward(self, x):
+        RECIPE
+
+
+        try:
+            torch.compile(Block(0.5), fullgraph=True, backend="eager")(torch.randn(2, 8))
+            print("no break")
+        except Exception as e:
+            print("breaks", type(e).__name__, "random_value_0" in str(e))
+        torch.manual_seed(0)
+        x = torch.randn(64, 8)
+        f = torch.compile(Fixed(0.5), fullgraph=True, backend="eager")
+        print("kept", sum(not torch.equal(f(x), x) for _ in range(200)))
+        m = Block(0.5)
+        compiled_block = torch.compile(m.block, fullgraph=True, backend="eager")
+        p = m.drop_path
+        print("escape kept", sum(not torch.equal(x if random.random() < p else compiled_block(x), x) for _ in range(200)))
+        """).replace("RECIPE", textwrap.indent(recipe["code"], " " * 8))
+    (tmp_path / "drop.py").write_text(prog)
+    p = subprocess.run([sys.executable, str(tmp_path / "drop.py")], capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache")))
+    out = p.stdout.split()
+    assert p.returncode == 0 and "breaks" in out, p.stdout + p.stderr[-2000:]
+    import torch
+    if tuple(map(int, torch.__version__.split(".")[:2])) >= (2, 14):
+        assert "breaks Unsupported True" in p.stdout, p.stdout
+    kept = int(out[out.index("kept") + 1])
+    assert 60 < kept < 140, p.stdout          # a coin per call, not one baked in
+    shown = recipe["escape"].split("`")[1]
+    assert shown == "x if random.random() < p else compiled_block(x)" and shown in prog, shown
+    assert 60 < int(out[out.index("escape") + 2]) < 140, p.stdout

@@ -85,13 +85,14 @@ _SCALAR = r"(?:\bint\(|\.item\(\)|\.tolist\(\)|\blen\()"
 
 
 def scalar_use(statement):
-    """How the break line uses a data-dependent value: "size", "branch", "print", "histogram" (bincount),
-    "mask" or None.
+    """How the break line uses a data-dependent value: "size", "branch", "random_branch" (a branch on
+    random.random()), "print", "histogram" (bincount), "mask" or None.
     statement: the break line, then the next lines of the file (to follow an assigned name)."""
     lines = (statement or "").splitlines() or [""]
     first = lines[0].strip()
     if re.match(r"(if|elif|while|assert)\b", first) or re.search(r"\bif\b.*\belse\b", first):
-        return "branch"
+        # a Python random number is a graph input under torch.compile (random_value_N)
+        return "random_branch" if re.search(r"\brandom\.(random|uniform|randint|randrange|choice)\(", first) else "branch"
     if re.match(r"(print|logger\.|logging\.|log\.|warnings\.warn)", first) or re.search(r"\bprint\(", first):
         return "print"
     if re.search(r"\bbincount\(", first):
