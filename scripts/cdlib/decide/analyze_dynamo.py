@@ -456,8 +456,39 @@ def _causes(recs, limit_hit):
     return sorted(out, key=lambda c: (c["expected"], -c["primary"], -c["count"]))
 
 
+_SIZE_SRC_RE = re.compile(r"^(.+)\.size\(\)\[(\d+)\]$")
+
+
+def specializations(tr):
+    """Where the program made Dynamo turn a size into a constant: {(tensor, dim): (Location, reason)} from the
+    trace's symbolic_shape_specialization events (their user_stack's innermost frame of the user's code),
+    e.g. `for i in range(q.size(0)):` (range_refined_to_singleton): that dim then recompiles for every new
+    size whatever dynamic= says."""
+    out = {}
+    for e in tr.of("symbolic_shape_specialization"):
+        d = e.data if isinstance(e.data, dict) else {}
+        frames = [f for f in tr.frames(d.get("user_stack")) if f[0] and is_user_file(f[0])]
+        if not frames:
+            continue
+        file, line, _, code = frames[-1]
+        for src in d.get("sources") or []:
+            m = _SIZE_SRC_RE.match(src.strip())
+            if m:
+                out.setdefault((_name(m.group(1)), int(m.group(2))),
+                               (Location(file=file, line=line, code=code or src_line(file, line)), d.get("reason")))
+    return out
+
+
+SPECIALIZED_FIX = (
+    "dynamic=True / automatic dynamic cannot keep this dim dynamic: your code turns the size into a Python "
+    "number at the line shown. A Python loop over it (`for i in range(x.size(0))`) is unrolled once per size: "
+    "replace it with one batched op over the dim (bmm, einsum, broadcasting, masks). A size used as a Python "
+    "value (an `if`, a list length) does the same: keep it in tensor ops, or pad/bucket inputs to a few sizes.")
+
+
 def _recompiles(tr, stderr):
     by_frame = {}
+    specialized = specializations(tr) if tr.artifacts("recompile_reasons") else {}
     wrapper_sites = wrapper_break_sites(tr) if tr.artifacts("recompile_reasons") else {}
     known = list(tr.strings.values())
     for e in tr.artifacts("recompile_reasons"):
@@ -486,6 +517,12 @@ def _recompiles(tr, stderr):
         if key in limit_frames:
             fr.limit_hit, fr.limit = True, limit_frames[key]
         fr.causes = _causes(recs, fr.limit_hit)
+        for c in fr.causes:   # a shape the program itself made static: where, and the fix for that
+            m = re.match(r"shape of `(.+)` dim (\d+)$", c["cause"])
+            sp = specialized.get((m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" else None
+            if sp:
+                c["specialized_at"], c["specialized_reason"] = sp
+                c["fix"] = SPECIALIZED_FIX
         split = split_by_wrapper(tr, fid, wrapper_sites)
         if split and fr.wrapper is None:
             fr.wrapper = split
@@ -540,7 +577,9 @@ def next_steps(rep):
                           "skill": "trace-dynamo", "command": None})
     bad = [f for f in rep.recompiles if f.limit_hit or (f.recompiles and not f.expected_only)]
     if bad:
-        causes = [c["cause"] for f in bad for c in f.causes if not c["expected"]]
+        causes = [c["cause"] + (f" made static at {os.path.basename(c['specialized_at'].file)}:"
+                                f"{c['specialized_at'].line}" if c.get("specialized_at") else "")
+                  for f in bad for c in f.causes if not c["expected"]]
         what = f" ({', '.join(dict.fromkeys(causes))})" if causes else ""
         steps.append({"why": f"stop the recompiles{what[:200]} (fix per cause above)", "skill": "trace-dynamo",
                       "command": None, "fixable": True})

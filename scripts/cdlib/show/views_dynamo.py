@@ -124,6 +124,9 @@ def recompiles_md(rep, base):
             out.append(f"  - {c['cause']} ×{c['primary']} ({rng}{also}) [{c['kind']}]: `{clip(c['guard'], 90)}`{at}{tag}")
             if c.get("library") and c.get("stack"):
                 out += chain_lines(c["stack"], indent="   ")
+            if c.get("specialized_at"):
+                out.append(f"    Made static by your code at {where(c['specialized_at'], base)}"
+                           + (f" (Dynamo: {c['specialized_reason']})" if c.get("specialized_reason") else ""))
             if c.get("hint"):
                 out.append(f"    PyTorch's hint: {clip(c['hint'], 300)}")
             if not c["expected"]:

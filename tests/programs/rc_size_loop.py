@@ -1,0 +1,20 @@
+"""Recompiles although compiled with dynamic=True: a late-interaction scorer loops over the batch in Python
+(`for i in range(q.size(0))`), so Dynamo makes the batch size a constant (symbolic_shape_specialization,
+range_refined_to_singleton) and every new batch size is a new graph (blind A/B batch 11)."""
+import torch
+
+
+def maxsim(q, d):
+    scores = []
+    for i in range(q.size(0)):
+        sim = q[i] @ d[i].T
+        scores.append(sim.max(dim=-1).values.sum())
+    return torch.stack(scores)
+
+
+scorer = torch.compile(maxsim, dynamic=True)
+torch.manual_seed(0)
+for b in (4, 3, 5, 2, 6):
+    q, d = torch.randn(b, 6, 8), torch.randn(b, 10, 8)
+    assert torch.allclose(scorer(q, d), maxsim(q, d), atol=1e-5)
+print("scored 5 batches")
