@@ -325,7 +325,9 @@ def test_a_size_the_program_makes_static_is_named_with_its_line(triaged):
     c = next(c for c in f["causes"] if c["cause"] == "shape of `q` dim 0")
     assert not c["expected"] and c["specialized_at"]["line"] == 9, c
     assert c["specialized_reason"] == "range_refined_to_singleton" and "unrolled once per size" in c["fix"], c
-    assert "made static at rc_size_loop.py:9" in d["next_steps"][0]["why"], d["next_steps"]
+    step = d["next_steps"][0]
+    assert "made static at rc_size_loop.py:9" in step["why"] and " compare " in step["why"], step
+    assert step["command"] is None, step     # no config-only `fix`: no switch keeps such a dim dynamic
     md = run_cli("triage", "--trace", d["artifacts"]["trace_dir"], "--out", os.path.join(d["run_dir"], "md"),
                  timeout=300, check=0).stdout
     assert "Made static by your code at" in md and "`for i in range(q.size(0)):`" in md, md

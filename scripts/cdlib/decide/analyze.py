@@ -425,6 +425,8 @@ def _reuse_this_run(rep, run_dir):
                               "; config-only fixes, measured:")
             st["command"] = cli_command("fix", "--from", run_dir)
             fix_given = True
+        elif st.get("edit_only") and rep.command and run_dir and "after the edit" not in st["why"]:
+            st["why"] += f"; after the edit: `{cli_command('compare', run_dir, '--', *rep.command)}`"
 
 
 def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=None, eager_stderr=None):

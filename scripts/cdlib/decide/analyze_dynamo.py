@@ -581,8 +581,11 @@ def next_steps(rep):
                                 f"{c['specialized_at'].line}" if c.get("specialized_at") else "")
                   for f in bad for c in f.causes if not c["expected"]]
         what = f" ({', '.join(dict.fromkeys(causes))})" if causes else ""
+        # sizes the program itself made static: no config switch keeps them dynamic, the fix is an edit
+        edit_only = all(c.get("specialized_at") for f in bad for c in f.causes if not c["expected"]) \
+            and not any(f.limit_hit and not f.recompiles for f in bad) and bool(causes)
         steps.append({"why": f"stop the recompiles{what[:200]} (fix per cause above)", "skill": "trace-dynamo",
-                      "command": None, "fixable": True})
+                      "command": None, "fixable": not edit_only, "edit_only": edit_only})
     return steps
 
 
