@@ -333,6 +333,25 @@ def test_a_size_the_program_makes_static_is_named_with_its_line(triaged):
     assert "Made static by your code at" in md and "`for i in range(q.size(0)):`" in md, md
 
 
+def test_a_first_call_with_nothing_to_compute_leaves_nothing_compiled(triaged, tmp_path):
+    """Found on a fresh program (stochastic-depth follow-up to blind A/B batch 11): a compiled forward whose
+    first call returns early captures no graph, and Dynamo keeps running it eagerly. Triage called it
+    "clean" (0 graphs). It says nothing compiled, names the function and the fix; the fix, applied to a
+    copy (the first call computes), compiles."""
+    d = triaged("empty_first_call.py")
+    assert d["stats"]["graphs"] == 0 and d["stats"]["empty_frames"] == ["`forward` (empty_first_call.py:12)"], d["stats"]
+    why = d["next_steps"][0]["why"]
+    assert why.startswith("Dynamo traced `forward` (empty_first_call.py:12) and captured no graph"), why
+    assert len(d["next_steps"]) == 1, d["next_steps"]           # not "compiles cleanly" / perf
+    md = run_cli("triage", "--trace", d["artifacts"]["trace_dir"], "--out", os.path.join(d["run_dir"], "md"),
+                 timeout=300, check=0).stdout
+    assert "triage: nothing compiled: Dynamo captured no graph" in md, md
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(open(program("empty_first_call.py")).read().replace("    model(x, True)\n", ""))
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, fixed, timeout=600)
+    assert rep["stats"]["graphs"] >= 1 and "empty_frames" not in rep["stats"], rep["stats"]
+
+
 _OPS = '''import torch
 
 

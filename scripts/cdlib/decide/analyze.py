@@ -569,6 +569,11 @@ def _stats(tr, graphs, breaks, recompiles, res):
         "aotautograd_cache_hits": names.count("aotautograd_cache_hit"),
         "aotautograd_cache_misses": names.count("aotautograd_cache_miss"),
     }
+    if not st["graphs"]:   # Dynamo traced a function and captured nothing (an early return): it stays eager
+        st["empty_frames"] = list(dict.fromkeys(
+            f"`{d.get('co_name')}` ({os.path.basename(d.get('co_filename') or '?')}:{d.get('co_firstlineno')})"
+            for d in (e.data for e in tr.of("compilation_metrics") if isinstance(e.data, dict))
+            if not d.get("graph_op_count") and not d.get("fail_type") and d.get("co_name")))
     if res is not None and res.duration_s:
         st["wall_time_s"] = res.duration_s
         st["compile_share"] = round(compile_s / res.duration_s, 3) if res.duration_s else None
@@ -599,6 +604,22 @@ def compile_flags(command):
     flags = [f for f in dict.fromkeys(_FLAG_RE.findall(src)) if f not in given]
     return flags + [v for v in dict.fromkeys(_ENV_RE.findall(src)) if v not in os.environ]
 
+NO_GRAPH = (
+    "Dynamo traced {frames} and captured no graph: nothing in this run ran compiled (0 graphs). A traced "
+    "call that does no tensor work (an early `return x` on a warm-up or skip flag, a call with nothing to "
+    "compute) leaves an empty graph, and Dynamo then runs that function eagerly, also for later calls that "
+    "would compute (pytorch#144820; seen on 2.9.1-2.15.0). Make the first call a real one (warm up with real "
+    "inputs), or keep the early return outside the compiled function; then triage again: graphs > 0")
+
+
+def empty_frames(rep):
+    """The functions Dynamo traced without capturing a graph, when no graph at all was compiled and nothing
+    failed or broke: "`forward` (gate.py:10)"; "" otherwise."""
+    if rep.graphs or rep.errors or rep.graph_breaks or not rep.stats.get("empty_frames"):
+        return ""
+    return ", ".join(rep.stats["empty_frames"][:3])
+
+
 def _next_steps(rep, target_str, cli):
     steps = semantics.steps(rep) + _error_steps(rep, target_str, cli)
     steps += _dynamo_next_steps(rep)
@@ -606,6 +627,8 @@ def _next_steps(rep, target_str, cli):
         steps.append({"why": f"interrupted after {rep.duration_s or 0:.0f} s: the findings above are what it did "
                              "until then; run it to the end", "skill": "overview",
                       "command": template_command("{cli} triage -- {target}", target_str) if target_str else None})
+    elif rep.used_compile and not steps and empty_frames(rep):
+        steps.append({"why": NO_GRAPH.format(frames=empty_frames(rep)), "skill": "overview", "command": None})
     elif rep.used_compile and not steps:
         if rep.vs_eager is None:   # a clean run says nothing about its results: wrong numbers are not slowness
             steps.append({"why": "compiles cleanly; if its results look wrong, compare what it prints compiled "

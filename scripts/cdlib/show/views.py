@@ -35,8 +35,9 @@ def headline(rep):
     if silent:   # a by-design difference seen on a run that did not fail on it: never "clean"
         parts.append(f"likely differs from eager by design ({', '.join(f['id'] for f in silent[:2])})")
     if not parts:
-        parts.append("nothing found so far" if rep.interrupted else "clean" if rep.used_compile
-                     else "torch.compile never ran")
+        parts.append("nothing found so far" if rep.interrupted else
+                     "nothing compiled: Dynamo captured no graph" if rep.used_compile and rep.stats.get("empty_frames")
+                     and not rep.graphs else "clean" if rep.used_compile else "torch.compile never ran")
     v = (rep.verdict or {}).get("kind")
     tag = {"fails_eager_too": "a bug in your program (fails without torch.compile too)",
            "before_compile": "a bug in your program (before torch.compile ran)",
