@@ -461,14 +461,16 @@ _SIZE_SRC_RE = re.compile(r"^(.+)\.size\(\)\[(\d+)\]$")
 
 def specializations(tr):
     """Where the program made Dynamo turn a size into a constant: {(tensor, dim): (Location, reason)} from the
-    trace's symbolic_shape_specialization events (their user_stack's innermost frame of the user's code),
+    trace's symbolic_shape_specialization events whose innermost frame is in the user's own file,
     e.g. `for i in range(q.size(0)):` (range_refined_to_singleton): that dim then recompiles for every new
     size whatever dynamic= says."""
     out = {}
     for e in tr.of("symbolic_shape_specialization"):
         d = e.data if isinstance(e.data, dict) else {}
-        frames = [f for f in tr.frames(d.get("user_stack")) if f[0] and is_user_file(f[0])]
-        if not frames:
+        frames = tr.frames(d.get("user_stack"))
+        # only a line of the user's own file is claimed; one inside a library or torch (a conv's padding, a
+        # transformers check) is not "your code": that cause keeps the generic shape fix
+        if not frames or not frames[-1][0] or not is_user_file(frames[-1][0]):
             continue
         file, line, _, code = frames[-1]
         for src in d.get("sources") or []:
