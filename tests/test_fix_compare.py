@@ -312,13 +312,18 @@ def test_a_fix_that_makes_the_output_match_eager_with_a_new_guard_is_better():
     from cdlib.decide import compare as cmp
     rc = {"function": "__call__", "recompiles": [{}], "compiles": 2, "location": {"code": "def __call__(self):"},
           "causes": [{"kind": "identity", "guard": "___check_obj_id(L['fn'].turn, 1)", "primary": 1}]}
-    base = {"exit_code": 0, "timed_out": False, "signal": None, "graph_breaks": [], "recompiles": [], "stats": {},
-            "command": ["python", "train_gan.py"], "run_dir": "/r1", "_stdout": "d_steps 1 g_steps 499\nmodes 0/8\n",
+    base = {"exit_code": 0, "timed_out": False, "signal": None, "graph_breaks": [], "recompiles": [],
+            "stats": {"graphs": 1}, "command": ["python", "train_gan.py"], "run_dir": "/r1",
+            "_stdout": "d_steps 1 g_steps 499\nmodes 0/8\n",
             "_eager_printed": "d_steps 250 g_steps 250\nmodes 8/8\n"}
     after = dict(base, run_dir="/r2", _eager_printed=None, recompiles=[rc], _stdout="d_steps 250 g_steps 250\nmodes 8/8\n")
     res = cmp.compare(base, after)
     assert res["verdict"].startswith("better: output now matches eager") and "recompiles 0 → 1" in res["verdict"], res
     assert cmp.done(res)
+    # a "fix" that compiles nothing any more is not it; a break still there keeps the next step
+    assert not cmp.compare(base, dict(after, stats={"graphs": 0}))["verdict"].startswith("better: output")
+    still = {"fixed": [], "still": [{"after": "x.py:3"}], "new": []}
+    assert not cmp.done(dict(res, graph_breaks=still))
     # the same recompile without the output reaching eager's is still called a new recompile
     res = cmp.compare(base, dict(after, _stdout="d_steps 250 g_steps 250\nmodes 5/8\n"))
     assert res["verdict"].startswith("worse") and not cmp.done(res)

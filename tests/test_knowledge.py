@@ -283,6 +283,8 @@ def test_the_random_branch_recipe_runs_as_written_under_fullgraph(tmp_path):
     from cdlib.decide import knowledge
     line = "if self.training and random.random() < self.drop_path:"
     assert knowledge.scalar_use(line) == "random_branch" and knowledge.scalar_use("if x.sum() > 0:") == "branch"
+    assert knowledge.scalar_use("if np.random.random() < p:") == "branch"          # not a graph input there
+    assert knowledge.scalar_use("if random.choice([0, 1]):") == "branch"
     rec = knowledge.construct_recipe("GB0170", line, "Data-dependent branching")
     assert rec["recipe_id"] == "construct:random_branch" and "random_value_0" in rec["fix"], rec
     recipe = next(c for c in yaml.safe_load(open(os.path.join(ROOT, "knowledge", "graph_breaks.yaml")))["constructs"]
@@ -321,10 +323,22 @@ def test_the_random_branch_recipe_runs_as_written_under_fullgraph(tmp_path):
         x = torch.randn(64, 8)
         f = torch.compile(Fixed(0.5), fullgraph=True, backend="eager")
         print("kept", sum(not torch.equal(f(x), x) for _ in range(200)))
+        fixed = Fixed(0.5)
+        fixed.load_state_dict(Block(0.5).state_dict())
+        orig = Block(0.5)
+        orig.load_state_dict(fixed.state_dict())
+        orig.eval(), fixed.eval()
+        want = orig.block(x) + x
+        print("eval same", torch.equal(torch.compile(fixed, fullgraph=True, backend="eager")(x), want),
+              torch.equal(orig(x), want))
+        fixed.train()
+        outs = [torch.compile(fixed, fullgraph=True, backend="eager")(x) for _ in range(50)]
+        print("kept is the original branch", all(torch.equal(o, x) or torch.equal(o, want) for o in outs))
         m = Block(0.5)
-        compiled_block = torch.compile(m.block, fullgraph=True, backend="eager")
+        kept = lambda x: m.block(x) + x
+        compiled_kept = torch.compile(kept, fullgraph=True, backend="eager")
         p = m.drop_path
-        print("escape kept", sum(not torch.equal(x if random.random() < p else compiled_block(x), x) for _ in range(200)))
+        print("escape kept", sum(not torch.equal(x if random.random() < p else compiled_kept(x), x) for _ in range(200)))
         """).replace("RECIPE", textwrap.indent(recipe["code"], " " * 8))
     (tmp_path / "drop.py").write_text(prog)
     p = subprocess.run([sys.executable, str(tmp_path / "drop.py")], capture_output=True, text=True, timeout=600,
@@ -337,5 +351,6 @@ def test_the_random_branch_recipe_runs_as_written_under_fullgraph(tmp_path):
     kept = int(out[out.index("kept") + 1])
     assert 60 < kept < 140, p.stdout          # a coin per call, not one baked in
     shown = recipe["escape"].split("`")[1]
-    assert shown == "x if random.random() < p else compiled_block(x)" and shown in prog, shown
+    assert shown == "x if random.random() < p else compiled_kept(x)" and shown in prog, shown
+    assert "eval same True True" in p.stdout and "kept is the original branch True" in p.stdout, p.stdout
     assert 60 < int(out[out.index("escape") + 2]) < 140, p.stdout

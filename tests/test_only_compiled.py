@@ -261,6 +261,11 @@ def test_a_gate_that_fails_without_compile_gets_no_accuracy_step(tmp_path):
     analyze._compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), line.format(2044), 60, {})
     assert rep.vs_eager["differ"] and "both runs fail" in rep.vs_eager["verdict"], rep.vs_eager
     assert len(rep.next_steps) == 1 and not any(" accuracy -- " in (s.get("command") or "") for s in rep.next_steps)
+    # a large difference is measured even when both runs fail (a gate that fails both ways can hide a miscompile)
+    rep.vs_eager, rep.next_steps = None, rep.next_steps[:1]
+    analyze._compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), line.format(900), 60, {})
+    assert any(" accuracy -- " in (s.get("command") or "") for s in rep.next_steps), rep.next_steps
+    rep.next_steps = rep.next_steps[:1]
     # a program that only fails compiled keeps the accuracy step
     rep.verdict["kind"], rep.vs_eager = "compile_only", None
     analyze._compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), line.format(2044), 60, {})

@@ -321,13 +321,16 @@ def test_a_size_the_program_makes_static_is_named_with_its_line(triaged):
     range(q.size(0))`), so every batch size recompiled up to the limit; the fix text blamed dynamic=False and
     lowerings. The trace's symbolic_shape_specialization event names the line: shown, with the fix for it."""
     d = triaged("rc_size_loop.py")
-    (f,) = d["recompiles"]
-    c = next(c for c in f["causes"] if c["cause"] == "shape of `q` dim 0")
-    assert not c["expected"] and c["specialized_at"]["line"] == 9, c
+    f = {r["function"]: r for r in d["recompiles"]}
+    c = next(c for c in f["maxsim"]["causes"] if c["cause"] == "shape of `q` dim 0")
+    assert not c["expected"] and c["specialized_at"]["line"] == 10, c
     assert c["specialized_reason"] == "range_refined_to_singleton" and "unrolled once per size" in c["fix"], c
+    # norms (dynamic=False) recompiles on an argument of the same name: not the loop's doing, its own fix
+    (n,) = [c for c in f["norms"]["causes"] if c["cause"] == "shape of `q` dim 0"]
+    assert "specialized_at" not in n and "unrolled" not in n["fix"], n
     step = d["next_steps"][0]
-    assert "made static at rc_size_loop.py:9" in step["why"] and " compare " in step["why"], step
-    assert step["command"] is None, step     # no config-only `fix`: no switch keeps such a dim dynamic
+    assert "made static at rc_size_loop.py:10" in step["why"], step
+    assert step["command"] and " fix --from " in step["command"], step   # norms' cause: config fixes apply
     md = run_cli("triage", "--trace", d["artifacts"]["trace_dir"], "--out", os.path.join(d["run_dir"], "md"),
                  timeout=300, check=0).stdout
     assert "Made static by your code at" in md and "`for i in range(q.size(0)):`" in md, md
@@ -548,3 +551,22 @@ def test_a_fake_kernel_with_other_strides_is_named_and_its_stale_cache_measured(
     assert stale.returncode != 0 and "stride" in stale.stderr, stale.stdout + stale.stderr[-1500:]
     fresh = run(TORCHINDUCTOR_FORCE_DISABLE_CACHES="1")
     assert fresh.returncode == 0 and "match" in fresh.stdout, fresh.stderr[-1500:]
+
+
+def test_the_fake_kernel_stride_step_reads_which_side_is_contiguous():
+    """Review of batch 11's fix: the stride step assumed the fake copies the input's layout; the reverse (a
+    real kernel that keeps a transposed layout, a contiguous fake) got the advice the fake already follows.
+    It reads which side is row-major from the strides; a torch (aten) op gets no custom-op step."""
+    from types import SimpleNamespace
+    from cdlib.decide import analyze
+    msg = "expected size {0}==64, stride {1}==128 at dim=1; expected size 128==128, stride {2}==1 at dim=2"
+    e = lambda m: SimpleNamespace(inner={}, message=m)   # noqa: E731
+    # real contiguous (128, 1), fake transposed (1, 64)
+    why = analyze._bad_fake_step(e("expected size 64==64, stride 128==1 at dim=1; expected size 128==128, "
+                                   "stride 1==64 at dim=2"), "ns::op")
+    assert "return x.new_empty(x.shape) from the fake" in why, why
+    # real transposed (1, 64), fake contiguous (128, 1)
+    why = analyze._bad_fake_step(e(msg.format(64, 1, 64)), "ns::op")
+    assert "return .contiguous() from the real kernel" in why and "x.new_empty(x.shape) from the fake" not in why, why
+    assert analyze._bad_fake_step(e(msg.format(64, 1, 64)), "aten::mm") is None
+    assert analyze._bad_fake_step(e(msg.format(64, 1, 64)), None) is None

@@ -460,7 +460,8 @@ _SIZE_SRC_RE = re.compile(r"^(.+)\.size\(\)\[(\d+)\]$")
 
 
 def specializations(tr):
-    """Where the program made Dynamo turn a size into a constant: {(tensor, dim): (Location, reason)} from the
+    """Where the program made Dynamo turn a size into a constant: {(frame_id, rank, tensor, dim): (Location,
+    reason)} from the
     trace's symbolic_shape_specialization events whose innermost frame is in the user's own file,
     e.g. `for i in range(q.size(0)):` (range_refined_to_singleton): that dim then recompiles for every new
     size whatever dynamic= says."""
@@ -475,17 +476,21 @@ def specializations(tr):
         file, line, _, code = frames[-1]
         for src in d.get("sources") or []:
             m = _SIZE_SRC_RE.match(src.strip())
-            if m:
-                out.setdefault((_name(m.group(1)), int(m.group(2))),
+            if m:   # per compiled function (frame): another function's tensor of the same name is not it
+                out.setdefault((e.meta.get("frame_id"), e.rank, _name(m.group(1)), int(m.group(2))),
                                (Location(file=file, line=line, code=code or src_line(file, line)), d.get("reason")))
     return out
 
 
-SPECIALIZED_FIX = (
+SPECIALIZED_LOOP_FIX = (
     "dynamic=True / automatic dynamic cannot keep this dim dynamic: your code turns the size into a Python "
     "number at the line shown. A Python loop over it (`for i in range(x.size(0))`) is unrolled once per size: "
-    "replace it with one batched op over the dim (bmm, einsum, broadcasting, masks). A size used as a Python "
-    "value (an `if`, a list length) does the same: keep it in tensor ops, or pad/bucket inputs to a few sizes.")
+    "replace it with one batched op over the dim (bmm, einsum, broadcasting, masks); or pad/bucket inputs to a "
+    "few sizes.")
+SPECIALIZED_FIX = (
+    "dynamic=True / automatic dynamic cannot keep this dim dynamic: the line shown makes Dynamo fix the size "
+    "to a constant (a size used as a Python value, a fixed view/reshape size, a check on it). Keep the size "
+    "symbolic there (x.shape[0] in tensor ops, -1 in a view), or pad/bucket inputs to a few sizes.")
 
 
 def _recompiles(tr, stderr):
@@ -521,10 +526,10 @@ def _recompiles(tr, stderr):
         fr.causes = _causes(recs, fr.limit_hit)
         for c in fr.causes:   # a shape the program itself made static: where, and the fix for that
             m = re.match(r"shape of `(.+)` dim (\d+)$", c["cause"])
-            sp = specialized.get((m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" else None
+            sp = specialized.get((fid, rank, m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" else None
             if sp:
                 c["specialized_at"], c["specialized_reason"] = sp
-                c["fix"] = SPECIALIZED_FIX
+                c["fix"] = SPECIALIZED_LOOP_FIX if sp[1] == "range_refined_to_singleton" else SPECIALIZED_FIX
         split = split_by_wrapper(tr, fid, wrapper_sites)
         if split and fr.wrapper is None:
             fr.wrapper = split

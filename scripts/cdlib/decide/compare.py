@@ -274,11 +274,11 @@ def verdict(fb, fa, fixed, new, output):
     better = bool(fixed) or ra < rb \
         or (fa["recompile_limit_hit"] or 0) < (fb["recompile_limit_hit"] or 0) or (not run_ok(fb) and run_ok(fa))
     worse = bool(new) or ra > rb or _limit_worse(fb, fa)
-    if output == EAGER_NOW and not new and not _limit_worse(fb, fa):
-        # the goal of a wrong-results fix; a recompile it adds is a guard the fix needed, not a regression
-        # (blind A/B batch 11: an identity guard on a sentinel read "worse" and sent the agent to `fix`)
-        more = f"; recompiles {rb} → {ra} (the new guard compiles once per value: fine unless it keeps growing)" \
-            if ra > rb else ""
+    if output == EAGER_NOW and not new and not _limit_worse(fb, fa) and (fa.get("graphs") or 0) > 0:
+        # the goal of a wrong-results fix, still compiled (graphs > 0); a recompile it adds is named, not
+        # called a regression (blind A/B batch 11: an identity guard on a sentinel read "worse" and sent the
+        # agent to `fix`)
+        more = f"; recompiles {rb} → {ra} (check they stay few)" if ra > rb else ""
         return "better: output now matches eager" + more
     tail = "; output changed" if output == "changed" else "; output now matches eager" if output == EAGER_NOW else ""
     if tail and not run_ok(fb) and run_ok(fa):   # of course: the failed run stopped early
@@ -301,8 +301,10 @@ def _limit_worse(fb, fa):
 
 
 def done(res):
-    """A compare that needs no further step: the output now matches eager, with no new break or limit hit."""
-    return res["output"] == EAGER_NOW and res["verdict"].startswith("better")
+    """A compare that needs no further step: the output now matches eager, still compiled, with no graph
+    break left or new and no limit hit."""
+    g = res["graph_breaks"]
+    return res["output"] == EAGER_NOW and res["verdict"].startswith("better") and not g["still"] and not g["new"]
 
 
 def _exit(f):

@@ -92,7 +92,9 @@ def scalar_use(statement):
     first = lines[0].strip()
     if re.match(r"(if|elif|while|assert)\b", first) or re.search(r"\bif\b.*\belse\b", first):
         # a Python random number is a graph input under torch.compile (random_value_N)
-        return "random_branch" if re.search(r"\brandom\.(random|uniform|randint|randrange|choice)\(", first) else "branch"
+        # (the stdlib's module only, not np.random; the functions Dynamo turns into graph inputs)
+        return "random_branch" if re.search(r"(?<![\w.])random\.(random|uniform|randint|randrange)\(", first) \
+            else "branch"
     if re.match(r"(print|logger\.|logging\.|log\.|warnings\.warn)", first) or re.search(r"\bprint\(", first):
         return "print"
     if re.search(r"\bbincount\(", first):
