@@ -88,6 +88,10 @@ def test_compare_on_an_edited_copy(multi, tmp_path):
     assert cmp_["verdict"].startswith("mixed") and cmp_["output"] == "same"
     assert cmp_["after"]["exit_code"] == 0 and cmp_["after"]["recompiles"] == 3
     assert os.path.isfile(tmp_path / "cmp" / "after" / "report.json")
+    # the after run's last printed lines: its stdout's last line, then the logger's stderr line (logging)
+    ap = cmp_["after_printed"]
+    assert ap["lines"] >= 7 and any(ln.startswith("rows [") for ln in ap["tail"]), ap
+    assert ap["tail"][-1].startswith("[stderr] ") and "logged" in ap["tail"][-1], ap
 
 
 @pytest.mark.slow

@@ -354,3 +354,26 @@ def test_the_random_branch_recipe_runs_as_written_under_fullgraph(tmp_path):
     assert shown == "x if random.random() < p else compiled_kept(x)" and shown in prog, shown
     assert "eval same True True" in p.stdout and "kept is the original branch True" in p.stdout, p.stdout
     assert 60 < int(out[out.index("escape") + 2]) < 140, p.stdout
+
+
+def test_advice_texts_each_said_once_and_quoted():
+    """knowledge/advice.yaml: every entry is quoted somewhere (code or another yaml), every {advice:KEY}
+    resolves, and the stale-cache fact reaches the triage row, the fake-kernel step and compare's note from
+    that one entry."""
+    import glob
+    keys = set(knowledge.load("advice"))
+    code = "".join(open(p, encoding="utf-8").read() for p in glob.glob(os.path.join(ROOT, "scripts", "cdlib", "**", "*.py"),
+                                                                       recursive=True))
+    yamls = "".join(open(p, encoding="utf-8").read() for p in glob.glob(os.path.join(ROOT, "knowledge", "*.yaml"))
+                    if not p.endswith("advice.yaml"))
+    for k in keys:
+        assert re.search(rf"advice\(\s*[\"']{k}[\"']", code) or f"{{advice:{k}}}" in yamls \
+            or (k.startswith("specialized") and '"specialized' in code), f"advice {k} is quoted nowhere"
+    for ref in re.findall(r"\{advice:(\w+)\}", yamls):
+        assert ref in keys, ref
+    stale = knowledge.advice("stale_compile_cache")
+    assert stale in knowledge.triage_row("custom_op_mutates_args")["advice"]
+    assert "{advice:" not in str(knowledge.triage_rows())
+    assert "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1" in stale and "pytorch#187319" in stale
+    assert "{frames}" in knowledge.load("advice")["no_graph"]
+    assert knowledge.advice("no_graph", frames="`f` (a.py:1)").startswith("Dynamo traced `f` (a.py:1)")

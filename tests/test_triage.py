@@ -1,4 +1,5 @@
 """triage end to end: real torch.compile on small real programs, one run each (CPU)."""
+import json
 import os
 import shutil
 import subprocess
@@ -161,6 +162,11 @@ def test_markdown_report_and_artifacts(tmp_path):
     files = set(os.listdir(out))
     assert {"report.json", "report.md", "target.stdout", "target.stderr", "trace"} <= files
     assert open(out / "target.stdout").read().count("step") == 2      # the program's own output is kept
+    # ... and its last lines are in the report, so that seeing them needs no second run
+    tail = json.load(open(out / "report.json"))["printed_tail"]
+    assert [ln for ln in tail if ln.startswith("step")] == [ln for ln in open(out / "target.stdout").read().splitlines()
+                                                              if ln.startswith("step")], tail
+    assert "It printed (" in md and md.index("It printed (") < md.index("## Graph breaks"), md
     if shutil.which("tlparse"):
         assert (out / "tlparse" / "index.html").exists() and "tlparse" in md
 

@@ -131,6 +131,10 @@ class Report:
     # by-design differences between compiled and eager (cdlib/semantics.py, knowledge/semantics.yaml):
     # [{id, title, device, explains_error, by, pytorch, seen, why, fix, verify}]
     semantics: list = field(default_factory=list)
+    # the last lines the program printed (verdict.printed: its stdout, then its own stderr lines; torch's
+    # warnings and tracebacks left out), at most 6, and how many lines it printed in all
+    printed_tail: list = field(default_factory=list)
+    printed_lines: int = 0
 
     def to_dict(self):
         d = dataclasses.asdict(self)

@@ -160,10 +160,6 @@ def _op_name(e):
 # inductor's assert_size_stride (torch/csrc/dynamo/guards.cpp): the real output's size/stride first, then the
 # fake kernel's: "expected size 64==64, stride 128==1 at dim=1; ..."
 _SIZE_STRIDE_RE = re.compile(r"expected size (\d+)==(\d+), stride (\d+)==(\d+) at dim=(\d+)")
-STALE_FAKE_CACHE = ("verify the fix with TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 (or a fresh TORCHINDUCTOR_CACHE_DIR): "
-                    "the compile caches' key does not see the fake kernel's code, so a warm cache keeps serving the "
-                    "graph built from the old one (measured on 2.15)")
-
 
 def _bad_fake_step(e, op):
     """The fix of a fake kernel whose output strides (or sizes) differ from the real kernel's, read from
@@ -189,25 +185,16 @@ def _bad_fake_step(e, op):
             how = "make the fake build its output with the strides the real kernel returns"
         return (f"the fake kernel of {name} promises other strides than its real kernel returns ({dims}): {how}. "
                 "opcheck with contiguous samples only passes, so add a non-contiguous one: "
-                f"torch.library.opcheck(op, (x.transpose(1, 2),)). Then {STALE_FAKE_CACHE}")
+                f"torch.library.opcheck(op, (x.transpose(1, 2),)). Then note that {knowledge.advice('stale_compile_cache')}")
     sizes = ", ".join(f"dim {d}: real {rz} vs fake {fz}" for rz, fz, _, _, d in found[:4] if rz != fz)
     return (f"the fake kernel of {name} promises other sizes than its real kernel returns ({sizes}): compute the "
             "output shape in the fake kernel as the real one does; check with torch.library.opcheck(op, args). "
-            f"Then {STALE_FAKE_CACHE}")
+            f"Then note that {knowledge.advice('stale_compile_cache')}")
 
 
 _BUILTIN_BACKENDS = ("inductor", "aot_eager", "aot_eager_decomp_partition", "eager", "cudagraphs", "tvm", "onnxrt",
                      "openxla", "aot_inductor", "ipex")
 
-
-DATA_DEPENDENT_UNDER_COMPILE = (
-    "a number read from a tensor (.item(), float()/int()/bool() of a tensor, `if` on a tensor; also inside a "
-    "library: F.gaussian_nll_loss checks `if torch.any(var < 0)`, nn.BatchNorm*(momentum=None) reads "
-    "float(num_batches_tracked)) feeds code that needs a Python value: a graph break, an error under "
-    "fullgraph=True. Find the read (the traceback's 'Caused by' line and the library frames under it) and keep "
-    "the value a tensor, or move that code out of the compiled region (a check on the inputs can run before the "
-    "compiled call; a library call with such a check can be replaced by its formula); torch._check and "
-    "torch.cond are for export")
 
 
 def compile_data_dependent(e):
@@ -260,7 +247,7 @@ def _error_steps(rep, target_str, cli):
                           "skill": None, "command": None})
             continue
         if compile_data_dependent(e):
-            steps.append({"why": DATA_DEPENDENT_UNDER_COMPILE, "skill": "trace-dynamo", "command": None})
+            steps.append({"why": knowledge.advice("data_dependent_under_compile"), "skill": "trace-dynamo", "command": None})
             continue
         if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
             steps.append({"why": e.advice, "skill": e.skill, "command": None})
@@ -422,7 +409,7 @@ def _reuse_this_run(rep, run_dir):
     for e in rep.errors:
         e.next_command = sub(e.next_command)
         if compile_data_dependent(e):   # the row's export route does not apply to a torch.compile run
-            e.skill, e.next_command, e.advice = "trace-dynamo", None, DATA_DEPENDENT_UNDER_COMPILE
+            e.skill, e.next_command, e.advice = "trace-dynamo", None, knowledge.advice("data_dependent_under_compile")
     fix_given = False
     for st in rep.next_steps:
         st["command"] = sub(st.get("command"))
@@ -614,14 +601,6 @@ def compile_flags(command):
     flags = [f for f in dict.fromkeys(_FLAG_RE.findall(src)) if f not in given]
     return flags + [v for v in dict.fromkeys(_ENV_RE.findall(src)) if v not in os.environ]
 
-NO_GRAPH = (
-    "Dynamo traced {frames} and captured no graph: nothing in this run ran compiled (0 graphs). A traced "
-    "call that does no tensor work (an early `return x` on a warm-up or skip flag, a call with nothing to "
-    "compute) leaves an empty graph, and Dynamo then runs that function eagerly, also for later calls that "
-    "would compute (Dynamo skips that code object for good: pytorch#144820; measured on 2.9.1, 2.14.1 and "
-    "2.15.0). Make the first call a real one (warm up with real "
-    "inputs), or keep the early return outside the compiled function; then triage again: graphs > 0")
-
 
 def empty_frames(rep):
     """The functions Dynamo traced without capturing a graph, when no graph at all was compiled and nothing
@@ -639,7 +618,7 @@ def _next_steps(rep, target_str, cli):
                              "until then; run it to the end", "skill": "overview",
                       "command": template_command("{cli} triage -- {target}", target_str) if target_str else None})
     elif rep.used_compile and not steps and empty_frames(rep):
-        steps.append({"why": NO_GRAPH.format(frames=empty_frames(rep)), "skill": "overview", "command": None})
+        steps.append({"why": knowledge.advice("no_graph", frames=empty_frames(rep)), "skill": "overview", "command": None})
     elif rep.used_compile and not steps:
         if rep.vs_eager is None:   # a clean run says nothing about its results: wrong numbers are not slowness
             steps.append({"why": "compiles cleanly; if its results look wrong, compare what it prints compiled "
@@ -730,6 +709,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
     rep = analyze(trace_dir, command=argv, run_dir=run_dir, res=res, stdout=stdout, stderr=stderr,
                   target_str=target_string(argv))
     rep.artifacts.update({"stdout": res.stdout_path, "stderr": res.stderr_path, "trace_dir": trace_dir})
+    rep.printed_tail, rep.printed_lines = verdict.tail(verdict.printed(stdout, stderr))
     if rep.errors and not res.timed_out and res.returncode not in (0, None):
         def run_eager():
             proc.progress("the compiled run failed; running it once more without torch.compile (eager check)")

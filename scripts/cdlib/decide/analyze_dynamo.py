@@ -482,17 +482,6 @@ def specializations(tr):
     return out
 
 
-SPECIALIZED_LOOP_FIX = (
-    "dynamic=True / automatic dynamic cannot keep this dim dynamic: your code turns the size into a Python "
-    "number at the line shown. A Python loop over it (`for i in range(x.size(0))`) is unrolled once per size: "
-    "replace it with one batched op over the dim (bmm, einsum, broadcasting, masks); or pad/bucket inputs to a "
-    "few sizes.")
-SPECIALIZED_FIX = (
-    "dynamic=True / automatic dynamic cannot keep this dim dynamic: the line shown makes Dynamo fix the size "
-    "to a constant (a size used as a Python value, a fixed view/reshape size, a check on it). Keep the size "
-    "symbolic there (x.shape[0] in tensor ops, -1 in a view), or pad/bucket inputs to a few sizes.")
-
-
 def _recompiles(tr, stderr):
     by_frame = {}
     specialized = specializations(tr) if tr.artifacts("recompile_reasons") else {}
@@ -529,7 +518,7 @@ def _recompiles(tr, stderr):
             sp = specialized.get((fid, rank, m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" else None
             if sp:
                 c["specialized_at"], c["specialized_reason"] = sp
-                c["fix"] = SPECIALIZED_LOOP_FIX if sp[1] == "range_refined_to_singleton" else SPECIALIZED_FIX
+                c["fix"] = knowledge.advice("specialized_loop" if sp[1] == "range_refined_to_singleton" else "specialized")
         split = split_by_wrapper(tr, fid, wrapper_sites)
         if split and fr.wrapper is None:
             fr.wrapper = split

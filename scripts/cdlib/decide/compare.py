@@ -6,7 +6,8 @@ import json
 import os
 import re
 
-from .verdict import compare_outputs as _compare_numbers, mask_times, printed as _printed
+from .verdict import compare_outputs as _compare_numbers, mask_times, printed as _printed, tail as _tail
+from . import knowledge
 from ..errors import CliError
 from ..cmdline import clip
 
@@ -226,14 +227,14 @@ def compare(before, after):
             and (fb["first_error"] or {}).get("type") == (fa["first_error"] or {}).get("type"):
         # blind A/B: a custom op's fixed mutates_args looked like a failed fix, the cache served the old graph
         note = (f"the after run still fails, and it reused {fa['cache_hits']} compiled graph(s) from the Inductor "
-                "cache (FX graph / AOTAutograd cache hits): a change the cache key does not see (a custom op's "
-                "mutates_args or schema: pytorch#187319) is not compiled in. Re-run the after command with "
-                "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1 before concluding the fix failed")
+                f"cache (FX graph / AOTAutograd cache hits): {knowledge.advice('stale_compile_cache')}")
     return {"before": {k: v for k, v in fb.items() if k != "recompiling_functions"},
             "after": {k: v for k, v in fa.items() if k != "recompiling_functions"},
             "graph_breaks": {"fixed": fixed, "still": still, "new": new},
             "recompiles": rec, "output": output, "output_diff": diff,
-            "verdict": verdict(fb, fa, fixed, new, output), "note": note}
+            "verdict": verdict(fb, fa, fixed, new, output), "note": note,
+            # what the after run printed last: the fix's own run, so that no second run is needed to see it
+            "after_printed": dict(zip(("tail", "lines"), _tail(after.get("_printed") or "")))}
 
 
 EAGER_NOW = "changed: now what the program printed without torch.compile (the before run's eager check)"

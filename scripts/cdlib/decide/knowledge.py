@@ -11,10 +11,31 @@ import yaml
 from .. import KNOWLEDGE_DIR
 
 
+_ADVICE_REF = re.compile(r"\{advice:(\w+)\}")
+
+
 @functools.lru_cache(maxsize=None)
 def load(name):
+    """knowledge/NAME.yaml, with every {advice:KEY} in its texts replaced by that entry of advice.yaml."""
     with open(os.path.join(KNOWLEDGE_DIR, f"{name}.yaml"), encoding="utf-8") as f:
-        return yaml.safe_load(f)
+        data = yaml.safe_load(f)
+    return data if name == "advice" else _expand(data)
+
+
+def _expand(v):
+    if isinstance(v, str):
+        return _ADVICE_REF.sub(lambda m: " ".join(load("advice")[m.group(1)].split()), v)
+    if isinstance(v, list):
+        return [_expand(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _expand(x) for k, x in v.items()}
+    return v
+
+
+def advice(key, **fmt):
+    """One report text of knowledge/advice.yaml, on one line; fmt fills its {placeholders}."""
+    text = " ".join(load("advice")[key].split())
+    return text.format(**fmt) if fmt else text
 
 
 @functools.lru_cache(maxsize=None)

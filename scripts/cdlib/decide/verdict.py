@@ -339,6 +339,13 @@ def printed(stdout, stderr):
     return "\n".join((stdout or "").splitlines() + err)
 
 
+def tail(printed_text, n=6, width=200):
+    """The last n non-empty lines of what the program printed (printed()'s text), each clipped to width,
+    and how many lines it printed in all: what a reader of a report sees of the program's own output."""
+    lines = [ln.rstrip() for ln in (printed_text or "").splitlines() if ln.strip()]
+    return [ln if len(ln) <= width else ln[:width - 1] + "…" for ln in lines[-n:]], len(lines)
+
+
 def compare_outputs(compiled, eager, dtypes=(), show=5):
     """Compare two programs' stdout line by line: the text must be identical, numbers may differ by the
     rounding of the compiled graphs' coarsest dtype (rtol = sqrt(eps), plus one unit in the last printed

@@ -118,6 +118,14 @@ def vs_eager_md(cmp):
     return out
 
 
+def printed_md(lines, total, label):
+    """The last lines a run of the program printed, so that a reader needs no second run to see them."""
+    if not lines:
+        return []
+    what = f"last {len(lines)} of {total} lines" if total > len(lines) else f"{total} line{'s' * (total != 1)}"
+    return [f"{label} ({what}; torch's warnings and tracebacks left out):", "```", *lines, "```"]
+
+
 def triage_markdown(rep, target_str=None, cwd=None):
     base = cwd or os.getcwd()
     st = rep.stats
@@ -152,6 +160,9 @@ def triage_markdown(rep, target_str=None, cwd=None):
             facts.append(f"FX cache {hits} hit / {misses} miss")
     out.append(" · ".join(facts))
     out.append(f"Run dir: {rep.run_dir}")
+    said = {(e.message or "").strip().splitlines()[0] for e in rep.errors if (e.message or "").strip()}
+    if not set(rep.printed_tail) <= said:   # not only the error line shown below
+        out += printed_md(rep.printed_tail, rep.printed_lines, "It printed")
     out += semantics.markdown(rep)
 
     if rep.errors:

@@ -3,6 +3,7 @@ fixed / still / new, recompiles; and the table of one command under several torc
 from ..cmdline import clip
 from ..decide.compare import _exit, release_changes
 from .output import table
+from .views import printed_md
 
 
 def _num(v, fmt="{}"):
@@ -47,6 +48,8 @@ def markdown(res, next_cmd=None):
                    "compiled code (randn_like, dropout) draw other numbers than eager, so a function that now runs "
                    "compiled where it ran eagerly prints others: torch._inductor.config.fallback_random = True makes "
                    "them match)")
+    ap = res.get("after_printed") or {}
+    out += printed_md(ap.get("tail"), ap.get("lines", 0), "The after run printed")
     out.append(f"\n## Graph breaks: {len(g['fixed'])} fixed, {len(g['still'])} still there, {len(g['new'])} new")
     out += [f"- fixed: {x}" for x in g["fixed"][:10]]
     out += [f"- still: {x['after']}" for x in g["still"][:10]]
