@@ -270,3 +270,54 @@ def test_a_gate_that_fails_without_compile_gets_no_accuracy_step(tmp_path):
     rep.verdict["kind"], rep.vs_eager = "compile_only", None
     analyze._compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), line.format(2044), 60, {})
     assert any(" accuracy -- " in (s.get("command") or "") for s in rep.next_steps), rep.next_steps
+
+
+@pytest.mark.slow
+def test_integer_ids_from_floats_get_the_line_and_a_cheap_check_not_bisect(tmp_path):
+    """A parity gate on bucket ids from float floor division (blind A/B batch 12, pytorch#197895): the
+    accuracy check finds the graph but cannot measure an int64 output. The report names the line that makes
+    integers from floats and the one-line check that decides (eager vs aot_eager vs inductor), not bisect;
+    and the error is not labelled the program's own ("user_error") while the verdict says only compiled."""
+    prog = program("gate_int_buckets.py")
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=900)
+    assert tri["verdict"]["kind"] == "compile_only", tri["verdict"]
+    acc = tri["verdict"]["accuracy"]
+    assert acc["verdict"] == "not_measured" and acc["next"] == "int_ops", acc
+    assert any(s.startswith("gate_int_buckets.py:16 ") and "//" in s for s in acc["int_sites"]), acc["int_sites"]
+    step = tri["next_steps"][0]
+    assert "gate_int_buckets.py:16" in step["why"] and 'backend="aot_eager"' in step["why"], step
+    assert step["command"] is None and not any("bisect" in (s["command"] or "") for s in tri["next_steps"])
+    # the accuracy check ran: no second Next that offers it again
+    assert not any(" accuracy -- " in (s["command"] or "") for s in tri["next_steps"]), tri["next_steps"]
+    md = open(tmp_path / "t" / "report.md").read()
+    assert "[user_error]" not in md and "no error class; only fails compiled" in md
+    # the claim the step makes, on the installed torch: the op alone differs under inductor, not aot_eager
+    check = subprocess.run([sys.executable, "-c",
+                            "import json, torch\nf = lambda a, b: a // b\n"
+                            "a = torch.tensor([0.9, 1.0, 0.5, 6.0]); b = torch.tensor([0.1, 0.1, 0.1, 0.2])\n"
+                            "print(json.dumps([f(a, b).tolist(), torch.compile(f, backend='aot_eager')(a, b).tolist(), "
+                            "torch.compile(f)(a, b).tolist()]))"],
+                           capture_output=True, text=True, timeout=600)
+    eager, aot, ind = json.loads(check.stdout.strip().splitlines()[-1])
+    assert eager == aot and ind != eager, check.stdout
+
+
+def test_python_value_error_at_a_graph_break_line_is_dynamos_not_the_users(tmp_path):
+    """torch._shape_as_tensor traced as x.size() (blind A/B batch 12, rf-detr#1411): a TypeError on a
+    torch.Size, only compiled, at the line where Dynamo broke the graph. No accuracy check (it cost that
+    arm a 42 s run and a --vs-eager Next); the Next names the break at that line and the one-line check
+    (backend="eager", fullgraph=True), not bisect; torch's "may fail in eager" hint is said not to hold."""
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                      program("shape_as_tensor_stack.py"), timeout=900)
+    assert tri["verdict"]["kind"] == "compile_only" and not tri["verdict"].get("accuracy"), tri["verdict"]
+    assert not os.path.exists(tmp_path / "t" / "accuracy_check")
+    step = tri["next_steps"][0]
+    assert "Dynamo broke the graph at this same line" in step["why"] and "GB0112" in step["why"], step
+    assert 'backend="eager", fullgraph=True' in step["why"] and step["command"] is None, step
+    assert not any(re.search(r" (bisect|accuracy|triage --vs-eager) ", s["command"] or "") for s in tri["next_steps"])
+    # the claim, on the installed torch: the line alone fails under Dynamo only (backend="eager")
+    chk = subprocess.run([sys.executable, "-c", "import torch\n"
+                          "f = lambda x: torch.stack([torch._shape_as_tensor(x)[2:4]])\nx = torch.randn(1, 3, 8, 8)\n"
+                          "print(f(x).tolist())\ntorch.compile(f, backend='eager', fullgraph=True)(x)"],
+                         capture_output=True, text=True, timeout=300)
+    assert chk.stdout.strip() == "[[8, 8]]" and chk.returncode != 0 and "TypeError" in chk.stderr, chk.stderr[-500:]

@@ -576,3 +576,64 @@ def test_the_fake_kernel_stride_step_reads_which_side_is_contiguous():
     assert "return .contiguous() from the real kernel" in why and "x.new_empty(x.shape) from the fake" not in why, why
     assert analyze._bad_fake_step(e(msg.format(64, 1, 64)), "aten::mm") is None
     assert analyze._bad_fake_step(e(msg.format(64, 1, 64)), None) is None
+
+
+def test_size_pinned_by_float_math_names_the_line_and_integer_arithmetic(tmp_path):
+    """n = int(np.ceil(length / patch)) pins the length (guard `(x.size()[1] / 8) == 5.0`; blind A/B batch
+    12, PatchTST): each new length recompiles. The cause names that line and integer ceil division; the Next
+    is the edit and compare, not `fix` (no flag keeps the size dynamic); and the fix compiles once."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", program("rc_float_ceil.py"),
+                    timeout=600)
+    (f,) = d["recompiles"]
+    (c,) = [c for c in f["causes"] if c["kind"] == "size_arithmetic"]
+    assert c["location"]["line"] == 11 and "np.ceil" in c["location"]["code"], c
+    assert "(n + k - 1) // k" in c["fix"] and not c["expected"]
+    step = d["next_steps"][0]
+    assert step["edit_only"] and "rc_float_ceil.py:11" in step["why"] and " compare " in step["why"], step
+    src = open(program("rc_float_ceil.py")).read().replace("int(np.ceil(x.shape[1] / patch))",
+                                                           "(x.shape[1] + patch - 1) // patch")
+    (tmp_path / "fixed.py").write_text(src)
+    cmp_, _ = run_json("compare", tmp_path / "t", "--", "python3", tmp_path / "fixed.py", check=0, timeout=600)
+    assert cmp_["before"]["recompiles"] == 3 and cmp_["after"]["recompiles"] == 1, cmp_["after"]
+    assert cmp_["output"] == "same", cmp_["output"]
+
+
+def test_torch_warning_in_a_clean_run_is_shown_with_its_row(tmp_path):
+    """A Library.define op that returns a view of its input (blind A/B batch 12, vllm#44130): the run exits
+    0 and torch only warns; in CI (CI=true, 2.15) the same run raises. The report shows torch's warning with
+    the row that explains it (the arm found it only by reading target.stderr), and the row's claims hold
+    on the installed torch: CI=true makes it an error, a clone fixes it."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", program("custom_op_alias.py"),
+                    timeout=600)
+    assert d["exit_code"] == 0
+    (w,) = [w for w in d["torch_warnings"] if w["row"] == "custom_op_output_aliases_input"]
+    assert "may not alias any inputs" in w["warning"] and 'bool(os.getenv("CI"))' in w["advice"]
+    md = open(tmp_path / "t" / "report.md").read()
+    assert "PyTorch's warnings" in md and "[custom_op_output_aliases_input]" in md
+    env = dict(os.environ, CI="true")
+    ci = subprocess.run([sys.executable, program("custom_op_alias.py")], capture_output=True, text=True, env=env,
+                        timeout=600)
+    assert ci.returncode != 0 and "may not alias any inputs" in ci.stderr, ci.stderr[-400:]
+    fixed = open(program("custom_op_alias.py")).read().replace("torch.narrow(y, 0, 0, n)", "torch.narrow(y, 0, 0, n).clone()")
+    (tmp_path / "fixed.py").write_text(fixed)
+    ok = subprocess.run([sys.executable, str(tmp_path / "fixed.py")], capture_output=True, text=True, env=env, timeout=600)
+    assert ok.returncode == 0 and "alias" not in ok.stderr, ok.stderr[-400:]
+
+
+@pytest.mark.slow
+def test_deberta_fullgraph_names_the_library_setting(tmp_path):
+    """A tiny DeBERTa-v2 classifier under fullgraph=True with labels (blind A/B batch 12): the data-dependent
+    error is inside transformers' legacy loss path. The Next names the config setting (problem_type), not the
+    generic 'keep the value a tensor' advice that fits only the user's own code; the setting compiles; and
+    torch's error text after the traceback is not shown as what the program printed."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("hf_deberta_fullgraph.py"), timeout=900)
+    assert d["errors"][0]["category"] == "data_dependent_guard", d["errors"][0]
+    step = d["next_steps"][0]
+    assert step["why"].startswith("a library setting avoids it:") and 'problem_type="single_label_classification"' \
+        in step["why"], step
+    assert not any("from user code" in ln or "TORCHDYNAMO_VERBOSE" in ln for ln in d["printed_tail"]), d["printed_tail"]
+    env = dict(os.environ, PROBLEM_TYPE="single_label_classification")
+    ok = subprocess.run([sys.executable, program("hf_deberta_fullgraph.py")], capture_output=True, text=True, env=env,
+                        timeout=900)
+    assert ok.returncode == 0 and ok.stdout.startswith("loss "), ok.stderr[-500:]

@@ -135,6 +135,9 @@ class Report:
     # warnings and tracebacks left out), at most 6, and how many lines it printed in all
     printed_tail: list = field(default_factory=list)
     printed_lines: int = 0
+    # PyTorch's Python warnings in the run's stderr, each once (verdict.warnings_with_rows), with the
+    # triage row that explains one: [{warning, row, title, advice}]
+    torch_warnings: list = field(default_factory=list)
 
     def to_dict(self):
         d = dataclasses.asdict(self)

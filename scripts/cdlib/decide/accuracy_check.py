@@ -350,11 +350,11 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None):
                         why=f"graph `{name}` gives a different {o['dtype']} result than eager on the same inputs "
                             f"(shape {o.get('shape')}; torch's check: {'; '.join(o.get('torch_says') or []) or 'failed'}), "
                             "and no compiled graph has a float tensor")
+        integer = o is not None and o.get("dtype") and "float" not in o["dtype"]
         what = ("it differs only in a non-floating output (an integer/bool result: an argmax or comparison "
                 "can flip on a rounding tie; torch's RMSE rule measures floating outputs only)"
-                if o is not None and o.get("dtype") and "float" not in o["dtype"]
-                else "torch had no fp64 reference to measure it against (it could not run the graph in float64)")
-        return dict(base, verdict="not_measured", graph=name, worst=o, next="bisect",
+                if integer else "torch had no fp64 reference to measure it against (it could not run the graph in float64)")
+        return dict(base, verdict="not_measured", graph=name, worst=o, next="int_ops" if integer else "bisect",
                     summary=f"not measured: graph {name} differs from eager, but {what}",
                     why=f"graph `{name}` fails torch's check, but {what}")
     res = chk["res"]
@@ -445,6 +445,38 @@ def gate(measured):
                "at least 4)" if k else ""))
 
 
+# an integer/bool result computed from floats, in a Dynamo graph's "# File: f.py:40 in forward, code: ..." line
+_INT_FROM_FLOAT = re.compile(r"//|floor_divide|\.(?:long|int|bool)\(\)|\.to\(torch\.(?:int|long|bool|uint)|argmax|argmin|"
+                             r"argsort|\bround\(|\.round\(|floor\(|ceil\(|trunc\(|bucketize|searchsorted|topk|"
+                             r"\.sort\(|\bmode\(")
+_GRAPH_LINE = re.compile(r"# File: (.+?):(\d+) in ([^,\n]+), code: (.*)")
+INT_OPS_CHECK = (
+    "cheapest check that decides, no bisect: run that line alone on the inputs that differ, eagerly, under "
+    "torch.compile(backend=\"aot_eager\") and under the default compile. If only the default (Inductor) "
+    "differs, and only where a float sits on an integer boundary (a quotient that is a whole number, a tie), "
+    "Inductor computes that op differently from eager's kernel: compute the integer in integer "
+    "arithmetic (or float64) in the program, and report the op upstream with that repro. A difference on "
+    "ordinary values is a miscompile: bisect")
+
+
+def int_sites(trace_dir, limit=3):
+    """The user's lines in the traced graphs that make an integer or bool result from floats (a floor
+    division, a cast, an argmax): where an integer output that differs compiled comes from."""
+    from ..read import trace as tracemod
+    from ..read.frames import is_user_file
+    try:
+        tr = tracemod.parse(trace_dir)
+    except (OSError, ValueError):
+        return []
+    out = {}
+    for e in tr.of("dynamo_output_graph"):
+        for m in _GRAPH_LINE.finditer(e.payload or ""):
+            f, line, code = m.group(1), int(m.group(2)), m.group(4).strip()
+            if is_user_file(f) and _INT_FROM_FLOAT.search(code):
+                out.setdefault((f, line), code)
+    return [f"{os.path.basename(f)}:{line} `{code[:100]}`" for (f, line), code in list(out.items())[:limit]]
+
+
 def next_command(kind, cli, target, timeout=None):
     """(why, command) of the cheapest next step for a judge() verdict's `next` (cli: our command,
     target: the program's command line as the user types it)."""
@@ -459,6 +491,8 @@ def next_command(kind, cli, target, timeout=None):
         return ("read the forward and backward graphs AOTAutograd traced (their dtypes: a bf16 op where the program "
                 "asked for fp32) and compare with eager's; no bisect: each compiled graph matches its eager run"), \
             f"{cli} aot -- {target}"
+    if kind == "int_ops":
+        return (INT_OPS_CHECK, None)
     if kind == "timeout":
         return "give the check run more time", f"{cli} accuracy --timeout {max(2 * (timeout or 900), 60):.0f} -- {target}"
     return ("measure the model directly: a factory function returning (model, inputs) in a file, then the "
@@ -495,6 +529,12 @@ def apply(rep, chk, run_dir, where):
         err.advice = f"{j['why']}. " + " ".join(row["advice"].split())
         err.next_command = None
     else:
+        if j["next"] == "int_ops":
+            sites = int_sites((rep.artifacts or {}).get("trace_dir") or os.path.join(os.path.dirname(run_dir), "trace"))
+            rep.verdict["accuracy"]["int_sites"] = sites
+            if sites:
+                j["why"] += "; the integer results made from floats in the compiled code: " + "; ".join(sites)
+                rep.verdict["accuracy"]["why"] = j["why"]
         err.title = "Fails only when compiled; not measured (see the verdict)"
         err.advice = f"One more run under torch's accuracy check did not decide it: {j['why']}."
         if j["next"] != "bisect":

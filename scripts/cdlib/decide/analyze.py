@@ -247,7 +247,10 @@ def _error_steps(rep, target_str, cli):
                           "skill": None, "command": None})
             continue
         if compile_data_dependent(e):
-            steps.append({"why": knowledge.advice("data_dependent_under_compile"), "skill": "trace-dynamo", "command": None})
+            lib = [x["setting"] for x in knowledge.library_settings("transformers", e.message or "")]
+            steps.append({"why": f"a library setting avoids it: {' '.join(lib[0].split())}" if lib
+                                 else knowledge.advice("data_dependent_under_compile"), "skill": "trace-dynamo",
+                          "command": None})
             continue
         if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
             steps.append({"why": e.advice, "skill": e.skill, "command": None})
@@ -263,8 +266,8 @@ def _error_steps(rep, target_str, cli):
             compiled = ", ".join(f"`{g.function}`" + (f" ({os.path.basename(g.location.file)}:{g.location.line})"
                                                       if g.location else "") for g in rep.graphs[:3]) or "?"
             steps.append({"why": f"{e.type}: only fails compiled, on a Python value ({_first_lines(e.message, 1, 120)}); "
-                                 f"no accuracy check. {e.advice} Compiled here: {compiled}; bisect's first step "
-                                 "is that backend=\"eager\" run",
+                                 f"no accuracy check. {e.advice}" + (f" Compiled here: {compiled}; bisect's first step "
+                                 "is that backend=\"eager\" run" if e.next_command else ""),
                           "skill": "bisect", "command": e.next_command})
             continue
         if i == 0 and kind == "compile_only" and e.side == "user" and \
@@ -335,6 +338,8 @@ def _accuracy_step(acc, e, at, cli, target_str):
         return {"why": f"{acc['summary']} → bisect names the layer, pass and op", "skill": "bisect",
                 "command": e.next_command}
     why, _ = accuracy_check.next_command(acc["next"], cli, target_str or "<your command>")
+    if acc.get("int_sites"):
+        why = f"made from floats at {'; '.join(acc['int_sites'])}: {why}"
     return {"why": f"{acc['summary']}; {why}", "skill": "bisect" if acc["next"] == "bisect" else None,
             "command": e.next_command}
 
@@ -502,8 +507,30 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
                           "function with backend=\"eager\" (Dynamo alone): failing there, it is Dynamo's handling of "
                           "that construct; compiling the numeric work inside that function instead is the workaround.")
             err.next_command = template_command("{cli} bisect -- {target}", target_str) if target_str else None
+        gb = _break_at(rep, err.location)
+        if gb is not None:
+            # blind A/B batch 12: torch._shape_as_tensor traced as x.size(); torch's GB0112 hint ("may result
+            # in an error when running in eager") pointed at the user's code, which the eager re-run passed
+            err.advice = (f"Dynamo broke the graph at this same line while tracing it ({gb.gb_id or ''} {gb.gb_type}), "
+                          "and the eager re-run passes it: Dynamo turns this line into something other than what "
+                          "eager runs (torch's hint that the code fails in eager does not hold here). Run that line "
+                          "alone under torch.compile(backend=\"eager\", fullgraph=True): failing there and not "
+                          "eagerly, it is Dynamo's bug and that is the minimal repro to report; the workaround is to "
+                          "compute the value another way at that line.")
+            err.next_command = None
     rep.next_steps = _next_steps(rep, target_str, cli_command())
     return rep
+
+
+def _break_at(rep, loc):
+    """The graph break whose user line is the failing line, if any."""
+    if loc is None or not loc.line:
+        return None
+    for b in rep.graph_breaks:
+        bl = b.location
+        if bl is not None and bl.line == loc.line and os.path.basename(bl.file or "") == os.path.basename(loc.file or ""):
+            return b
+    return None
 
 
 # ---- graphs and stats ---------------------------------------------------------------------
@@ -709,7 +736,11 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
     rep = analyze(trace_dir, command=argv, run_dir=run_dir, res=res, stdout=stdout, stderr=stderr,
                   target_str=target_string(argv))
     rep.artifacts.update({"stdout": res.stdout_path, "stderr": res.stderr_path, "trace_dir": trace_dir})
-    rep.printed_tail, rep.printed_lines = verdict.tail(verdict.printed(stdout, stderr))
+    # a failed run: what follows its last traceback is torch's error text (shown under Errors), not the program's
+    own_err = stderr[:stderr.rfind("Traceback (most recent call last)")] \
+        if res.returncode not in (0, None) and "Traceback (most recent call last)" in (stderr or "") else stderr
+    rep.printed_tail, rep.printed_lines = verdict.tail(verdict.printed(stdout, own_err))
+    rep.torch_warnings = verdict.warnings_with_rows(stderr)
     if rep.errors and not res.timed_out and res.returncode not in (0, None):
         def run_eager():
             proc.progress("the compiled run failed; running it once more without torch.compile (eager check)")
@@ -806,6 +837,8 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             # updates its buffers each forward, 2044 vs 2043 mismatched elements)
             cmp["verdict"] += (f"; both runs fail (compiled exit {rep.exit_code}, eager exit {cmp['eager_exit_code']}): "
                                "fix the program's failure first, then compare again")
+            return
+        if (rep.verdict or {}).get("accuracy"):   # this triage already ran the accuracy check: its step stands
             return
         rep.next_steps.insert(at, {
             "why": f"compiled and eager print different output ({cmp['verdict']}): measure every compiled graph "

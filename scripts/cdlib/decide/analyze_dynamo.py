@@ -574,11 +574,14 @@ def next_steps(rep):
     bad = [f for f in rep.recompiles if f.limit_hit or (f.recompiles and not f.expected_only)]
     if bad:
         causes = [c["cause"] + (f" made static at {os.path.basename(c['specialized_at'].file)}:"
-                                f"{c['specialized_at'].line}" if c.get("specialized_at") else "")
+                                f"{c['specialized_at'].line}" if c.get("specialized_at") else
+                                f" pinned by float math at {os.path.basename(c['location'].file)}:{c['location'].line}"
+                                if c.get("kind") == "size_arithmetic" and getattr(c.get("location"), "line", None) else "")
                   for f in bad for c in f.causes if not c["expected"]]
         what = f" ({', '.join(dict.fromkeys(causes))})" if causes else ""
         # sizes the program itself made static: no config switch keeps them dynamic, the fix is an edit
-        edit_only = all(c.get("specialized_at") for f in bad for c in f.causes if not c["expected"]) \
+        edit_only = all(c.get("specialized_at") or c.get("kind") == "size_arithmetic"
+                        for f in bad for c in f.causes if not c["expected"]) \
             and not any(f.limit_hit and not f.recompiles for f in bad) and bool(causes)
         steps.append({"why": f"stop the recompiles{what[:200]} (fix per cause above)", "skill": "trace-dynamo",
                       "command": None, "fixable": not edit_only, "edit_only": edit_only})

@@ -3,6 +3,7 @@ own warning lines in it and the graph breaks it prints. No torch import."""
 import re
 
 from . import analyze, knowledge
+from .verdict import torch_warnings
 from ..cmdline import cli_command, clip
 
 
@@ -22,7 +23,7 @@ def classify_text(text):
         err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
         err.next_command = knowledge.render_command(row, cli_command(), None)
         err.advice = " ".join((row.get("advice") or "").split())
-        warned = _torch_warnings(text)   # PyTorch's own words first
+        warned = torch_warnings(text)   # PyTorch's own words first
         if row["id"] == "user_error" and not sig:
             # nothing matched: a log without an exception is not "an error in the program" (a CompileQA
             # answer's log of a slowdown was called one)
@@ -43,22 +44,6 @@ def classify_text(text):
         result["warnings"] = warned
     result["exception_parsed"] = bool(exc)   # the text held a Python exception (its type, message: errors[0])
     return result
-
-
-def _torch_warnings(text, limit=5):
-    """PyTorch's warning lines in a log, each once: Python warnings raised from torch's files
-    (`.../torch/...py:N: UserWarning: ...`) and torch's glog-style lines (`W1126 ... torch/...py:N] ...`)."""
-    out = []
-    for ln in text.splitlines():
-        m = re.search(r"/torch/\S+\.py:\d+: (\w*Warning): (.+)$", ln) or \
-            re.match(r"\s*[WE]\d{4} [\d:.]+ \d+ torch/\S+\] (.+)$", ln)
-        if m:
-            w = clip(": ".join(m.groups()).strip(), 300)
-            if w not in out:
-                out.append(w)
-        if len(out) == limit:
-            break
-    return out
 
 
 def _split_log_breaks(text):

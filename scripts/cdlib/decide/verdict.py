@@ -224,7 +224,8 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
 
 # a failure on a Python value, not on numbers: rounding cannot make a None or a wrong type
 _PYTHON_VALUE_RE = re.compile(r"'NoneType' object|NoneType|non-iterable|object is not (?:subscriptable|iterable|"
-                              r"callable)|has no len\(\)|unexpected type|must be \w+, not ")
+                              r"callable)|has no len\(\)|unexpected type|must be \w+, not |"
+                              r"but got (?:torch\.Size|tuple|list|int|float|bool|str|NoneType)\b")
 
 
 def python_value_error(err):
@@ -344,6 +345,40 @@ def tail(printed_text, n=6, width=200):
     and how many lines it printed in all: what a reader of a report sees of the program's own output."""
     lines = [ln.rstrip() for ln in (printed_text or "").splitlines() if ln.strip()]
     return [ln if len(ln) <= width else ln[:width - 1] + "…" for ln in lines[-n:]], len(lines)
+
+
+def torch_warnings(text, limit=5, glog=True):
+    """PyTorch's warning lines in a log, each once: Python warnings raised from torch's files
+    (`.../torch/...py:N: UserWarning: ...`) and, with glog, torch's glog-style lines (`W1126 ...
+    torch/...py:N] ...`: a live run's report already covers those, its recompiles and graph breaks)."""
+    out = []
+    for ln in text.splitlines():
+        m = re.search(r"/torch/\S+\.py:\d+: (\w*Warning): (.+)$", ln) or \
+            (glog and re.match(r"\s*[WE]\d{4} [\d:.]+ \d+ torch/\S+\] (.+)$", ln))
+        if m:
+            w = _clip(": ".join(m.groups()).strip(), 300)
+            if w not in out:
+                out.append(w)
+        if len(out) == limit:
+            break
+    return out
+
+
+def warnings_with_rows(stderr, limit=5):
+    """PyTorch's Python warnings in a run's stderr, each once, with the triage row that explains one
+    (knowledge/triage.yaml rows marked `warning: true`): [{warning, row, title, advice}]."""
+    from . import knowledge
+    out = []
+    for w in torch_warnings(stderr or "", limit=limit, glog=False):
+        row = next((r for r in knowledge.triage_rows() if r.get("warning")
+                    and any(re.search(p, w) for p in r.get("patterns") or [])), None)
+        out.append({"warning": w, "row": row and row["id"], "title": row and row["title"],
+                    "advice": row and " ".join(row["advice"].split())})
+    return out
+
+
+def _clip(s, n):
+    return s if len(s) <= n else s[:n - 1] + "…"
 
 
 def compare_outputs(compiled, eager, dtypes=(), show=5):

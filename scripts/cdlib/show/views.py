@@ -163,12 +163,19 @@ def triage_markdown(rep, target_str=None, cwd=None):
     said = {(e.message or "").strip().splitlines()[0] for e in rep.errors if (e.message or "").strip()}
     if not set(rep.printed_tail) <= said:   # not only the error line shown below
         out += printed_md(rep.printed_tail, rep.printed_lines, "It printed")
+    if rep.torch_warnings:   # left out of "It printed": PyTorch's own words (blind A/B batch 12: a custom op's
+        out.append("PyTorch's warnings (each once):")   # aliasing warning, an error in CI, was only in stderr)
+        for w in rep.torch_warnings:
+            out.append(f"- {w['warning']}" + (f"\n  → [{w['row']}] {w['advice']}" if w.get("row") else ""))
     out += semantics.markdown(rep)
 
     if rep.errors:
         out.append("\n## Errors")
         for i, e in enumerate(rep.errors, 1):
-            out.append(f"{i}. **{e.type}** — {e.title} `[{e.category}]`" + (f" (compile {e.compile_id})" if e.compile_id else ""))
+            # the fallback row's id reads "user error" beside a failure that happens only compiled (blind A/B batch 12)
+            tag = ("no error class; only fails compiled" if e.category == "user_error" and
+                   (rep.verdict or {}).get("kind") == "compile_only" else e.category)
+            out.append(f"{i}. **{e.type}** — {e.title} `[{tag}]`" + (f" (compile {e.compile_id})" if e.compile_id else ""))
             if e.location:
                 out.append(f"   at {_where(e.location, base)}")
             inner = e.inner or {}
