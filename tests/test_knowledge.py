@@ -367,8 +367,10 @@ def test_advice_texts_each_said_once_and_quoted():
     yamls = "".join(open(p, encoding="utf-8").read() for p in glob.glob(os.path.join(ROOT, "knowledge", "*.yaml"))
                     if not p.endswith("advice.yaml"))
     for k in keys:
-        assert re.search(rf"advice\(\s*[\"']{k}[\"']", code) or f"{{advice:{k}}}" in yamls \
-            or (k.startswith("specialized") and '"specialized' in code), f"advice {k} is quoted nowhere"
+        assert re.search(rf"advice\([^)\n]*[\"']{k}[\"']", code) or f"{{advice:{k}}}" in yamls, \
+            f"advice {k} is quoted nowhere"
+    # said once: the stale-cache fact's issue number is in no analysis code
+    assert "187319" not in re.sub(r"(?m)#.*$", "", code), "the stale-cache fact is restated in code"
     for ref in re.findall(r"\{advice:(\w+)\}", yamls):
         assert ref in keys, ref
     stale = knowledge.advice("stale_compile_cache")
@@ -377,3 +379,16 @@ def test_advice_texts_each_said_once_and_quoted():
     assert "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1" in stale and "pytorch#187319" in stale
     assert "{frames}" in knowledge.load("advice")["no_graph"]
     assert knowledge.advice("no_graph", frames="`f` (a.py:1)").startswith("Dynamo traced `f` (a.py:1)")
+
+
+def test_size_arithmetic_kind_matches_a_pinned_float_only():
+    """recompiles.yaml size_arithmetic: a float computed from a size compared with a constant (np.ceil of a
+    division or a product) is pinned; a size compared with an int, or math.ceil kept symbolic, is not."""
+    kind = lambda g: knowledge.guard_kind(g)["kind"]   # noqa: E731
+    assert kind("(x.size()[1] / 8) == 5.0  # n = int(np.ceil(x.shape[1] / patch))") == "size_arithmetic"
+    assert kind("(0.125*torch.sym_float(x.size()[1])) == 5.0  # n = int(np.ceil(x.shape[1] * 0.125))") \
+        == "size_arithmetic"
+    assert kind("Eq(IntTrueDiv(s53, 16), 6.0)") == "size_arithmetic"
+    assert kind("x.size()[1] == 40") != "size_arithmetic"
+    assert kind("Eq(CeilToInt(IntTrueDiv(s0, 8)), 5)") != "size_arithmetic"
+    assert "np.ceil" in knowledge.guard_kind_by_id("size_arithmetic")["fix"]

@@ -47,10 +47,20 @@ def _py_files():
 LOCAL_PATHS = [os.path.join(ROOT, d) for d in ("scripts", "tests", os.path.join("tests", "programs", "site-packages"))]
 
 
+def _parents(path):
+    """The importing file's directory and those above it, up to the repository root: a test in a blind case's
+    tests/ imports its project's module from the case folder (its conftest puts that on sys.path)."""
+    d = os.path.dirname(path)
+    while d.startswith(ROOT + os.sep):
+        yield d
+        d = os.path.dirname(d)
+
+
 def _is_local(module, path):
-    """The project's own module: a .py file or package beside the importing file or on LOCAL_PATHS."""
+    """The project's own module: a .py file or package beside the importing file (or above it, in the same
+    project) or on LOCAL_PATHS."""
     return any(os.path.isfile(os.path.join(d, module + ".py")) or os.path.isdir(os.path.join(d, module))
-               for d in [os.path.dirname(path)] + LOCAL_PATHS)
+               for d in list(_parents(path)) + LOCAL_PATHS)
 
 
 def _guarded(handlers):

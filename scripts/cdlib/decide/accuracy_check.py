@@ -455,7 +455,8 @@ INT_OPS_CHECK = (
     "torch.compile(backend=\"aot_eager\") and under the default compile. If only the default (Inductor) "
     "differs, and only where a float sits on an integer boundary (a quotient that is a whole number, a tie), "
     "Inductor computes that op differently from eager's kernel: compute the integer in integer "
-    "arithmetic (or float64) in the program, and report the op upstream with that repro. A difference on "
+    "arithmetic in the program (scale to integer units first; float64 does not remove it), and report the op "
+    "upstream with that repro. A difference on "
     "ordinary values is a miscompile: bisect")
 
 
@@ -535,6 +536,8 @@ def apply(rep, chk, run_dir, where):
             if sites:
                 j["why"] += "; the integer results made from floats in the compiled code: " + "; ".join(sites)
                 rep.verdict["accuracy"]["why"] = j["why"]
+            else:   # no line to run alone: the check has nothing to point at
+                j["next"] = rep.verdict["accuracy"]["next"] = "bisect"
         err.title = "Fails only when compiled; not measured (see the verdict)"
         err.advice = f"One more run under torch's accuracy check did not decide it: {j['why']}."
         if j["next"] != "bisect":

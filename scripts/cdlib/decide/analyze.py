@@ -247,7 +247,9 @@ def _error_steps(rep, target_str, cli):
                           "skill": None, "command": None})
             continue
         if compile_data_dependent(e):
-            lib = [x["setting"] for x in knowledge.library_settings("transformers", e.message or "")]
+            # only where the read is transformers' own line ("Caused by: <code>  # transformers/...py:N")
+            caused = re.search(r"Caused by: (.*# transformers/\S+)", e.message or "")
+            lib = [x["setting"] for x in knowledge.library_settings("transformers", caused.group(1))] if caused else []
             steps.append({"why": f"a library setting avoids it: {' '.join(lib[0].split())}" if lib
                                  else knowledge.advice("data_dependent_under_compile"), "skill": "trace-dynamo",
                           "command": None})
@@ -270,7 +272,7 @@ def _error_steps(rep, target_str, cli):
                                  "is that backend=\"eager\" run" if e.next_command else ""),
                           "skill": "bisect", "command": e.next_command})
             continue
-        if i == 0 and kind == "compile_only" and e.side == "user" and \
+        if i == 0 and kind == "compile_only" and e.side in ("user", "custom_op") and \
                 any(r["id"] == e.category and r.get("only_compiled") for r in knowledge.triage_rows()):
             # the row explains why the user's code fails only compiled (knowledge/triage.yaml only_compiled)
             steps.append({"why": f"{e.type}: {e.title}" + (f" at {at}" if at else "") + f": {e.advice}",
@@ -507,11 +509,12 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
                           "function with backend=\"eager\" (Dynamo alone): failing there, it is Dynamo's handling of "
                           "that construct; compiling the numeric work inside that function instead is the workaround.")
             err.next_command = template_command("{cli} bisect -- {target}", target_str) if target_str else None
-        gb = _break_at(rep, err.location)
+        gb = _break_at(rep, err.location) if verdict.python_value_error(err) else None
         if gb is not None:
             # blind A/B batch 12: torch._shape_as_tensor traced as x.size(); torch's GB0112 hint ("may result
             # in an error when running in eager") pointed at the user's code, which the eager re-run passed
-            err.advice = (f"Dynamo broke the graph at this same line while tracing it ({gb.gb_id or ''} {gb.gb_type}), "
+            what = " ".join(filter(None, [gb.gb_id, gb.gb_type])) or "a graph break"
+            err.advice = (f"Dynamo broke the graph at this same line while tracing it ({what}), "
                           "and the eager re-run passes it: Dynamo turns this line into something other than what "
                           "eager runs (torch's hint that the code fails in eager does not hold here). Run that line "
                           "alone under torch.compile(backend=\"eager\", fullgraph=True): failing there and not "
@@ -528,7 +531,8 @@ def _break_at(rep, loc):
         return None
     for b in rep.graph_breaks:
         bl = b.location
-        if bl is not None and bl.line == loc.line and os.path.basename(bl.file or "") == os.path.basename(loc.file or ""):
+        if bl is not None and bl.line == loc.line and bl.file and loc.file and (
+                bl.file == loc.file or os.path.realpath(bl.file) == os.path.realpath(loc.file)):
             return b
     return None
 
@@ -736,10 +740,9 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
     rep = analyze(trace_dir, command=argv, run_dir=run_dir, res=res, stdout=stdout, stderr=stderr,
                   target_str=target_string(argv))
     rep.artifacts.update({"stdout": res.stdout_path, "stderr": res.stderr_path, "trace_dir": trace_dir})
-    # a failed run: what follows its last traceback is torch's error text (shown under Errors), not the program's
-    own_err = stderr[:stderr.rfind("Traceback (most recent call last)")] \
-        if res.returncode not in (0, None) and "Traceback (most recent call last)" in (stderr or "") else stderr
-    rep.printed_tail, rep.printed_lines = verdict.tail(verdict.printed(stdout, own_err))
+    failed = res.returncode not in (0, None) and rep.errors and rep.errors[0].message
+    rep.printed_tail, rep.printed_lines = verdict.tail(
+        stdout, stderr, rep.errors[0].message.strip().splitlines()[0] if failed and rep.errors[0].message.strip() else None)
     rep.torch_warnings = verdict.warnings_with_rows(stderr)
     if rep.errors and not res.timed_out and res.returncode not in (0, None):
         def run_eager():

@@ -35,7 +35,8 @@ def load_run(path):
     rep["_stdout"] = _read(out)
     # what the program printed: stdout and its own stderr lines (logging), torch's lines left out (compare
     # reads this; fix's trials compare stdout only: a trial that drops a logging call is not "changed")
-    rep["_printed"] = None if rep["_stdout"] is None else _printed(rep["_stdout"], _read(err) or "")
+    rep["_stderr"] = _read(err) or ""
+    rep["_printed"] = None if rep["_stdout"] is None else _printed(rep["_stdout"], rep["_stderr"])
     # the same command without torch.compile, when triage ran it (--vs-eager, or the eager check of a failure)
     arts = rep.get("artifacts") or {}
     eager_out = _read(arts["eager_check_stdout"]) if arts.get("eager_check_stdout") else None
@@ -234,7 +235,12 @@ def compare(before, after):
             "recompiles": rec, "output": output, "output_diff": diff,
             "verdict": verdict(fb, fa, fixed, new, output), "note": note,
             # what the after run printed last: the fix's own run, so that no second run is needed to see it
-            "after_printed": dict(zip(("tail", "lines"), _tail(after.get("_printed") or "")))}
+            "after_printed": dict(zip(("tail", "lines"), _tail(after.get("_stdout") or "", after.get("_stderr") or "",
+                                                              _first_line(((after.get("errors") or [{}])[0] or {}).get("message")))))}
+
+
+def _first_line(text):
+    return next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), None)
 
 
 EAGER_NOW = "changed: now what the program printed without torch.compile (the before run's eager check)"

@@ -340,11 +340,50 @@ def printed(stdout, stderr):
     return "\n".join((stdout or "").splitlines() + err)
 
 
-def tail(printed_text, n=6, width=200):
-    """The last n non-empty lines of what the program printed (printed()'s text), each clipped to width,
-    and how many lines it printed in all: what a reader of a report sees of the program's own output."""
-    lines = [ln.rstrip() for ln in (printed_text or "").splitlines() if ln.strip()]
-    return [ln if len(ln) <= width else ln[:width - 1] + "…" for ln in lines[-n:]], len(lines)
+_TRACEBACK = "Traceback (most recent call last)"
+_CHAINED = ("The above exception was the direct cause", "During handling of the above exception")
+
+
+def _before_final_traceback(stderr, error_line):
+    """stderr up to the traceback (with the ones chained to it) that ends in the run's error: what follows
+    is torch's error text, shown under Errors. Unchanged when that error is not after the last traceback (a
+    traceback the program logged, then its own failure line)."""
+    i = stderr.rfind(_TRACEBACK)
+    exc = next((ln for ln in stderr[i:].splitlines()[1:] if ln.strip() and not ln[:1].isspace()), "") if i >= 0 else ""
+    if i < 0 or not error_line or error_line not in exc:   # the last traceback is not the one of this error
+        return stderr
+    while True:
+        prev = stderr[:i].rstrip().splitlines()
+        j = stderr.rfind(_TRACEBACK, 0, i)
+        if not (prev and prev[-1].strip().startswith(_CHAINED)) or j < 0:
+            return stderr[:i]
+        i = j
+
+
+def _last_cr(text):
+    """Each line as a terminal shows it: the last \\r-segment (a progress bar redraws one line)."""
+    return "\n".join(ln.split("\r")[-1] for ln in (text or "").split("\n"))
+
+
+def tail(stdout, stderr, error_line=None, n=6, width=200):
+    """The last lines the program printed, as a reader of a report should see them: its stdout's last
+    lines, then its own stderr's last ones (logging; at most 2 when stdout has lines), each clipped to
+    width, and how many lines it printed in all. error_line: the run's error (its first line), whose
+    traceback and torch's text after it are left out."""
+    err = _before_final_traceback(stderr or "", (error_line or "").strip())
+    lines = [ln.rstrip() for ln in printed(_last_cr(stdout), _last_cr(err)).splitlines() if ln.strip()]
+    out_l = [ln for ln in lines if not ln.startswith("[stderr] ")]
+    err_l = [ln for ln in lines if ln.startswith("[stderr] ")]
+    k_err = min(len(err_l), 2 if out_l else n)
+    k_out = min(len(out_l), n - k_err)
+    k_err = min(len(err_l), n - k_out)
+    sel = (out_l[-k_out:] if k_out else []) + (err_l[-k_err:] if k_err else [])
+    return [ln if len(ln) <= width else ln[:width - 1] + "…" for ln in sel], len(lines)
+
+
+# a Python warning raised from torch's own files: installed (site/dist-packages) or a source tree's package dirs
+_TORCH_WARNING = re.compile(r"(?:(?:site|dist)-packages/torch/\S+|/torch/(?:_\w+|nn|utils|optim|fx|library|"
+                            r"autograd|cuda|distributed|export|amp|backends)/\S+)\.py:\d+: (\w*Warning): (.+)$")
 
 
 def torch_warnings(text, limit=5, glog=True):
@@ -353,7 +392,7 @@ def torch_warnings(text, limit=5, glog=True):
     torch/...py:N] ...`: a live run's report already covers those, its recompiles and graph breaks)."""
     out = []
     for ln in text.splitlines():
-        m = re.search(r"/torch/\S+\.py:\d+: (\w*Warning): (.+)$", ln) or \
+        m = _TORCH_WARNING.search(ln) or \
             (glog and re.match(r"\s*[WE]\d{4} [\d:.]+ \d+ torch/\S+\] (.+)$", ln))
         if m:
             w = _clip(": ".join(m.groups()).strip(), 300)
@@ -369,12 +408,12 @@ def warnings_with_rows(stderr, limit=5):
     (knowledge/triage.yaml rows marked `warning: true`): [{warning, row, title, advice}]."""
     from . import knowledge
     out = []
-    for w in torch_warnings(stderr or "", limit=limit, glog=False):
+    for w in torch_warnings(stderr or "", limit=50, glog=False):
         row = next((r for r in knowledge.triage_rows() if r.get("warning")
                     and any(re.search(p, w) for p in r.get("patterns") or [])), None)
         out.append({"warning": w, "row": row and row["id"], "title": row and row["title"],
-                    "advice": row and " ".join(row["advice"].split())})
-    return out
+                    "advice": row and " ".join((row.get("advice") or "").split())})
+    return sorted(out, key=lambda w: w["row"] is None)[:limit]   # the explained ones first
 
 
 def _clip(s, n):

@@ -161,12 +161,17 @@ def triage_markdown(rep, target_str=None, cwd=None):
     out.append(" · ".join(facts))
     out.append(f"Run dir: {rep.run_dir}")
     said = {(e.message or "").strip().splitlines()[0] for e in rep.errors if (e.message or "").strip()}
-    if not set(rep.printed_tail) <= said:   # not only the error line shown below
+    if not {ln.removeprefix("[stderr] ") for ln in rep.printed_tail} <= said:   # not only the error line below
         out += printed_md(rep.printed_tail, rep.printed_lines, "It printed")
-    if rep.torch_warnings:   # left out of "It printed": PyTorch's own words (blind A/B batch 12: a custom op's
-        out.append("PyTorch's warnings (each once):")   # aliasing warning, an error in CI, was only in stderr)
-        for w in rep.torch_warnings:
-            out.append(f"- {w['warning']}" + (f"\n  → [{w['row']}] {w['advice']}" if w.get("row") else ""))
+    # PyTorch's own warnings, left out of "It printed" (blind A/B batch 12: a custom op's aliasing warning, an
+    # error in CI, was only in stderr): those a triage row explains in full, the others counted
+    known = [w for w in rep.torch_warnings if w.get("row")]
+    other = [w for w in rep.torch_warnings if not w.get("row")]
+    for w in known:
+        out.append(f"PyTorch warns: {w['warning']}\n  → [{w['row']}] {w['advice']}")
+    if other:
+        out.append(f"PyTorch's other warnings ({len(other)}, in target.stderr): {clip(other[0]['warning'], 160)}"
+                   + (" …" if len(other) > 1 else ""))
     out += semantics.markdown(rep)
 
     if rep.errors:
