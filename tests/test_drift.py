@@ -26,9 +26,14 @@ VERSION_ONLY = {
                                                      "hint names it (knowledge/fixes.yaml match)",
     "torch._dynamo.config.ignore_logging_functions.add": "as above",
     "torch.compiler.nonstrict_trace": "2.14+; the recipe names torch._dynamo.nonstrict_trace for 2.9",
+    "torch._functorch.config.error_on_custom_op_aliasing": "in 2.11, 2.14 and 2.15 (checked); the triage row "
+        "custom_op_output_aliases_input quotes it only when torch's own aliasing message was printed, which a "
+        "torch without the check does not print",
 }
 VERSION_ONLY_ENV = {
     "TORCH_COMPILE_BACKEND": "read by the compiler bisector of 2.11+; set beside TORCH_BISECT_BACKEND, which 2.9 reads",
+    "TORCHINDUCTOR_ERROR_ON_CUSTOM_OP_ALIASING": "as torch._functorch.config.error_on_custom_op_aliasing (quoted "
+        "only beside torch's own aliasing message)",
 }
 ARTIFACT_LOGGER_RE = re.compile(r"^(torch(?:\.\w+)+)\.__(\w+)$")   # torch._inductor.x.__cudagraphs
 
