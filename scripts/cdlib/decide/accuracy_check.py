@@ -449,15 +449,6 @@ def gate(measured):
 _INT_FROM_FLOAT = re.compile(r"//|floor_divide|\.(?:long|int|bool)\(\)|\.to\(torch\.(?:int|long|bool|uint)|argmax|argmin|"
                              r"argsort|\bround\(|\.round\(|floor\(|ceil\(|trunc\(|bucketize|searchsorted|topk|"
                              r"\.sort\(|\bmode\(")
-_GRAPH_LINE = re.compile(r"# File: (.+?):(\d+) in ([^,\n]+), code: (.*)")
-INT_OPS_CHECK = (
-    "cheapest check that decides, no bisect: run that line alone on the inputs that differ, eagerly, under "
-    "torch.compile(backend=\"aot_eager\") and under the default compile. If only the default (Inductor) "
-    "differs, and only where a float sits on an integer boundary (a quotient that is a whole number, a tie), "
-    "Inductor computes that op differently from eager's kernel: compute the integer in integer "
-    "arithmetic in the program (scale to integer units first; float64 does not remove it), and report the op "
-    "upstream with that repro. A difference on "
-    "ordinary values is a miscompile: bisect")
 
 
 def int_sites(trace_dir, limit=3):
@@ -465,13 +456,14 @@ def int_sites(trace_dir, limit=3):
     division, a cast, an argmax): where an integer output that differs compiled comes from."""
     from ..read import trace as tracemod
     from ..read.frames import is_user_file
+    from ..read.inductor_info import FILE_COMMENT_RE
     try:
         tr = tracemod.parse(trace_dir)
     except (OSError, ValueError):
         return []
     out = {}
     for e in tr.of("dynamo_output_graph"):
-        for m in _GRAPH_LINE.finditer(e.payload or ""):
+        for m in filter(None, map(FILE_COMMENT_RE.search, (e.payload or "").splitlines())):
             f, line, code = m.group(1), int(m.group(2)), m.group(4).strip()
             if is_user_file(f) and _INT_FROM_FLOAT.search(code):
                 out.setdefault((f, line), code)
@@ -493,7 +485,8 @@ def next_command(kind, cli, target, timeout=None):
                 "asked for fp32) and compare with eager's; no bisect: each compiled graph matches its eager run"), \
             f"{cli} aot -- {target}"
     if kind == "int_ops":
-        return (INT_OPS_CHECK, None)
+        from . import knowledge
+        return knowledge.advice("int_ops_check"), None
     if kind == "timeout":
         return "give the check run more time", f"{cli} accuracy --timeout {max(2 * (timeout or 900), 60):.0f} -- {target}"
     return ("measure the model directly: a factory function returning (model, inputs) in a file, then the "

@@ -514,12 +514,7 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
             # blind A/B batch 12: torch._shape_as_tensor traced as x.size(); torch's GB0112 hint ("may result
             # in an error when running in eager") pointed at the user's code, which the eager re-run passed
             what = " ".join(filter(None, [gb.gb_id, gb.gb_type])) or "a graph break"
-            err.advice = (f"Dynamo broke the graph at this same line while tracing it ({what}), "
-                          "and the eager re-run passes it: Dynamo turns this line into something other than what "
-                          "eager runs (torch's hint that the code fails in eager does not hold here). Run that line "
-                          "alone under torch.compile(backend=\"eager\", fullgraph=True): failing there and not "
-                          "eagerly, it is Dynamo's bug and that is the minimal repro to report; the workaround is to "
-                          "compute the value another way at that line.")
+            err.advice = knowledge.advice("traced_differently_at_break", what=what)
             err.next_command = None
     rep.next_steps = _next_steps(rep, target_str, cli_command())
     return rep

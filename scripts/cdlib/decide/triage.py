@@ -1,10 +1,8 @@
 """triage --from-text: a pasted error or log classified without a run (knowledge rows), with PyTorch's
 own warning lines in it and the graph breaks it prints. No torch import."""
-import re
-
 from . import analyze, knowledge
 from .verdict import torch_warnings
-from ..cmdline import cli_command, clip
+from ..cmdline import cli_command
 
 
 def classify_text(text):

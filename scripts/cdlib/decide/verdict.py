@@ -21,6 +21,7 @@ No torch import here."""
 import os
 import re
 
+from ..cmdline import clip
 from ..run import proc
 
 KINDS = ("fails_eager_too", "compile_only", "different_failure_eager", "not_sure", "before_compile",
@@ -395,7 +396,7 @@ def torch_warnings(text, limit=5, glog=True):
         m = _TORCH_WARNING.search(ln) or \
             (glog and re.match(r"\s*[WE]\d{4} [\d:.]+ \d+ torch/\S+\] (.+)$", ln))
         if m:
-            w = _clip(": ".join(m.groups()).strip(), 300)
+            w = clip(": ".join(m.groups()).strip(), 300)
             if w not in out:
                 out.append(w)
         if len(out) == limit:
@@ -414,10 +415,6 @@ def warnings_with_rows(stderr, limit=5):
         out.append({"warning": w, "row": row and row["id"], "title": row and row["title"],
                     "advice": row and " ".join((row.get("advice") or "").split())})
     return sorted(out, key=lambda w: w["row"] is None)[:limit]   # the explained ones first
-
-
-def _clip(s, n):
-    return s if len(s) <= n else s[:n - 1] + "…"
 
 
 def compare_outputs(compiled, eager, dtypes=(), show=5):
