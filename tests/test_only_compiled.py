@@ -272,6 +272,36 @@ def test_a_gate_that_fails_without_compile_gets_no_accuracy_step(tmp_path):
     assert any(" accuracy -- " in (s.get("command") or "") for s in rep.next_steps), rep.next_steps
 
 
+def test_integer_sites_are_int_tensors_made_from_float_tensors():
+    """Which lines the integer-output step names (review of batch 12): only where the traced graph makes an
+    integer or bool tensor from a float tensor, read from the graph's dtypes. Size arithmetic in a view
+    (`c // heads` makes SymInts), integer division of an integer tensor (exact) and a float round that stays
+    float are not named."""
+    from cdlib.decide.accuracy_check import _int_from_float_lines
+    g = ('''class GraphModule(torch.nn.Module):
+    def forward(self, L_x_: "f32[8, 64][64, 1]cpu", L_n_: "i64[8][1]cpu"):
+        l_x_ = L_x_
+        l_n_ = L_n_
+        # File: /u/m.py:10 in forward, code: h = x.view(b, c // heads, heads)
+        h: "f32[8, 8, 8][64, 8, 1]cpu" = l_x_.view(8, 8, 8)
+        # File: /u/m.py:11 in forward, code: half = n // 2
+        half: "i64[8][1]cpu" = l_n_ // 2
+        # File: /u/m.py:12 in forward, code: idx = h.argmax(-1)
+        idx: "i64[8, 8][8, 1]cpu" = h.argmax(-1)
+        # File: /u/m.py:13 in forward, code: s = h.sum(-1).round()
+        sum_1: "f32[8, 8][8, 1]cpu" = h.sum(-1)
+        s: "f32[8, 8][8, 1]cpu" = sum_1.round()
+        # File: /u/m.py:14 in forward, code: ids = (x // w).long()
+        floordiv: "f32[8, 64][64, 1]cpu" = l_x_ // 3.0
+        ids: "i64[8, 64][64, 1]cpu" = floordiv.long()
+        # File: /u/m.py:15 in forward, code: keep = x > 0.5
+        keep: "b8[8, 64][64, 1]cpu" = l_x_ > 0.5
+        return (idx, half, s, ids, keep)
+''')
+    assert _int_from_float_lines(g) == {("/u/m.py", 12): "idx = h.argmax(-1)", ("/u/m.py", 14): "ids = (x // w).long()",
+                                      ("/u/m.py", 15): "keep = x > 0.5"}
+
+
 @pytest.mark.slow
 def test_integer_ids_from_floats_get_the_line_and_a_cheap_check_not_bisect(tmp_path):
     """A parity gate on bucket ids from float floor division (blind A/B batch 12, pytorch#197895): the

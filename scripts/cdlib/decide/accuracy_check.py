@@ -445,27 +445,61 @@ def gate(measured):
                "at least 4)" if k else ""))
 
 
-# an integer/bool result computed from floats, in a Dynamo graph's "# File: f.py:40 in forward, code: ..." line
+# a line that can make an integer/bool result from floats (a floor division, a cast, an argmax, a comparison), in a Dynamo
+# graph's "# File: f.py:40 in forward, code: ..." comment; int_sites keeps it only where the graph shows it
 _INT_FROM_FLOAT = re.compile(r"//|floor_divide|\.(?:long|int|bool)\(\)|\.to\(torch\.(?:int|long|bool|uint)|argmax|argmin|"
                              r"argsort|\bround\(|\.round\(|floor\(|ceil\(|trunc\(|bucketize|searchsorted|topk|"
-                             r"\.sort\(|\bmode\(")
+                             r"\.sort\(|\bmode\(|[<>]=?|[=!]=|\.(?:gt|lt|ge|le|eq|ne)\(")
+_TYPED = re.compile(r'^\s*(\w+)\s*:\s*"(b8|[iu]\d+|f\d+|bf16|f8\w*)\[')   # name: "i64[64, 3]..." (not Sym(...))
+_ARG = re.compile(r'(\w+)\s*:\s*"(b8|[iu]\d+|f\d+|bf16|f8\w*)\[')
+
+
+def _kind(dtype):
+    return "i" if dtype == "b8" or dtype[0] in "iu" else "f"
+
+
+def _int_from_float_lines(graph):
+    """{(file, line): code} of the source lines under which the printed graph computes an integer or bool
+    tensor directly from a float tensor (`ids: "i64[..]" = floordiv.long()` with floordiv f32). Size
+    arithmetic (`c // heads` in a view) makes SymInts, not int tensors, and an int-from-int op is exact:
+    neither counts."""
+    from ..read.inductor_info import FILE_COMMENT_RE
+    kinds, loc, out = {}, None, {}
+    for ln in graph.splitlines():
+        if "def forward(" in ln:
+            kinds.update((n, _kind(t)) for n, t in _ARG.findall(ln))
+        m = FILE_COMMENT_RE.search(ln)
+        if m:
+            loc = (m.group(1), int(m.group(2)), m.group(4).strip())
+            continue
+        m = _TYPED.match(ln)
+        if m:
+            name, kind = m.group(1), _kind(m.group(2))
+            rhs = ln.split("=", 1)[1].split(";  ")[0] if "=" in ln else ""
+            if kind == "i" and loc and _INT_FROM_FLOAT.search(loc[2]) and \
+                    any(kinds.get(a) == "f" for a in re.findall(r"\b([A-Za-z_]\w*)\b", rhs)):
+                out.setdefault(loc[:2], loc[2])
+            kinds[name] = kind
+            continue
+        m = re.match(r"^\s*(l_\w+)\s*=\s*(L_\w+)\s*$", ln)    # l_x_ = L_x_
+        if m and m.group(2) in kinds:
+            kinds[m.group(1)] = kinds[m.group(2)]
+    return out
 
 
 def int_sites(trace_dir, limit=3):
-    """The user's lines in the traced graphs that make an integer or bool result from floats (a floor
+    """The user's lines in the traced graphs that make an integer or bool tensor from a float one (a floor
     division, a cast, an argmax): where an integer output that differs compiled comes from."""
     from ..read import trace as tracemod
     from ..read.frames import is_user_file
-    from ..read.inductor_info import FILE_COMMENT_RE
     try:
         tr = tracemod.parse(trace_dir)
     except (OSError, ValueError):
         return []
     out = {}
     for e in tr.of("dynamo_output_graph"):
-        for m in filter(None, map(FILE_COMMENT_RE.search, (e.payload or "").splitlines())):
-            f, line, code = m.group(1), int(m.group(2)), m.group(4).strip()
-            if is_user_file(f) and _INT_FROM_FLOAT.search(code):
+        for (f, line), code in _int_from_float_lines(e.payload or "").items():
+            if is_user_file(f):
                 out.setdefault((f, line), code)
     return [f"{os.path.basename(f)}:{line} `{code[:100]}`" for (f, line), code in list(out.items())[:limit]]
 
