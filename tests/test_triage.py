@@ -598,6 +598,28 @@ def test_size_pinned_by_float_math_names_the_line_and_integer_arithmetic(tmp_pat
     assert cmp_["output"] == "same", cmp_["output"]
 
 
+def test_part_of_a_compiled_program_that_runs_uncompiled_is_named(tmp_path):
+    """Compiled frames ran (the training step), so nothing says "never ran", yet evaluation goes through a
+    method called on the torch.compile wrapper and a loss function's torch.compile result is thrown away.
+    The report names both lines, with a fix that fits each (a function has no .compile()); the claims hold on
+    the installed torch: the wrapper's method compiles no frame, model.compile() + model.predict does."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", program("partly_compiled.py"),
+                    timeout=600)
+    whys = [s["why"] for s in d["next_steps"] if s["why"].startswith("this part runs uncompiled: ")]
+    assert len(whys) == 2, d["next_steps"]
+    assert "`torch.compile(smoothed_loss)` at partly_compiled.py:35" in whys[0] and "@torch.compile" in whys[0] \
+        and "smoothed_loss.compile()" not in whys[0], whys[0]
+    assert "`scorer.predict(...)` at partly_compiled.py:44" in whys[1] and "model.compile(" in whys[1], whys[1]
+    check = subprocess.run([sys.executable, "-c", (
+        "import torch, torch.nn as nn\nfrom torch._dynamo.utils import counters\n"
+        "class M(nn.Module):\n    def __init__(s):\n        super().__init__(); s.l = nn.Linear(4, 4)\n"
+        "    def forward(s, x): return s.l(x)\n    def predict(s, x): return s(x).argmax(-1)\n"
+        "m = M(); x = torch.randn(2, 4); torch.compile(m).predict(x); a = counters['frames']['total']\n"
+        "m.compile(); m.predict(x); print(a, counters['frames']['total'])")],
+        capture_output=True, text=True, timeout=600)
+    assert check.stdout.split() == ["0", "1"], (check.stdout, check.stderr[-400:])
+
+
 def test_torch_warning_in_a_clean_run_is_shown_with_its_row(tmp_path):
     """A Library.define op that returns a view of its input (blind A/B batch 12, vllm#44130): the run exits
     0 and torch only warns; in CI (CI=true, 2.15) the same run raises. The report shows torch's warning with

@@ -639,6 +639,11 @@ def empty_frames(rep):
 def _next_steps(rep, target_str, cli):
     steps = semantics.steps(rep) + _error_steps(rep, target_str, cli)
     steps += _dynamo_next_steps(rep)
+    if rep.used_compile and not rep.interrupted:   # compiled frames ran, but some compile call goes unused
+        from ..read import never_ran
+        script = _script_of(rep.command)
+        for _, _, what in never_ran.findings([script] + _local_imports(script) if script else [], compiled_ran=True)[:2]:
+            steps.append({"why": "this part runs uncompiled: " + what, "skill": "overview", "command": None})
     if rep.interrupted:  # nothing below is a conclusion about the whole program
         steps.append({"why": f"interrupted after {rep.duration_s or 0:.0f} s: the findings above are what it did "
                              "until then; run it to the end", "skill": "overview",

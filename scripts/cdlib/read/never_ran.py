@@ -3,7 +3,8 @@ import): the wrapper torch.compile returns was thrown away, rebound to a local n
 calling a method of the model through it (`compiled.generate(...)` runs the original module: only
 calling the wrapper itself is compiled), or by calling `.forward(...)` directly (blind A/B batch 7: a
 sentence encoder's `encode()` called `self.forward` after `encoder.compile()`). Blind A/B batch 5: a Llama benchmark and a forecaster's
-`self = torch.compile(self)`. Only consulted when the trace shows no compiled frame."""
+`self = torch.compile(self)`. Consulted when the trace shows no compiled frame, and (compiled_ran) when
+other compiled frames ran: then a finding names the part of the program that still runs uncompiled."""
 import ast
 import os
 
@@ -33,18 +34,27 @@ def _trees(files):
             continue
 
 
-def findings(files):
-    """[(path, line, what and fix)] for each way a file's torch.compile result goes unused."""
+# method-name prefixes that do not run the model (config, I/O, setup): never "run uncompiled"
+_SETUP = ("get_", "set_", "save", "load", "push_", "resize_", "tie_", "num_", "print", "gradient_checkpointing",
+          "enable_", "disable_", "register_", "from_", "init_", "post_init", "prepare_", "add_", "named_")
+
+
+def findings(files, compiled_ran=False):
+    """[(path, line, what and fix)] for each way a file's torch.compile result goes unused. compiled_ran:
+    other compiled frames did run, so only what is certain from the source counts (a direct `.forward` call
+    only on a name the file compiles)."""
     out = []
     for path, tree in _trees(files):
         short = os.path.basename(path)
         wrappers = {}
+        functions = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for node in ast.walk(tree):
             if isinstance(node, ast.Expr) and _is_compile(node.value):
                 arg = ast.unparse(node.value.args[0]) if node.value.args else "the model"
+                fix = (f"decorate `def {arg}` with `@torch.compile` or rebind `{arg} = torch.compile({arg})`"
+                       if arg in functions else f"use `{arg}.compile()` (in place) or `{arg} = torch.compile({arg})`")
                 out.append((path, node.lineno, f"`{ast.unparse(node.value)}` at {short}:{node.lineno} throws away the "
-                            f"compiled wrapper it returns ({arg} itself is not changed): use `{arg}.compile()` "
-                            f"(in place) or `{arg} = torch.compile({arg})`"))
+                            f"compiled wrapper it returns ({arg} itself is not changed): {fix}"))
             elif isinstance(node, ast.Assign) and _is_compile(node.value) and len(node.targets) == 1:
                 tgt = node.targets[0]
                 if isinstance(tgt, ast.Name) and tgt.id == "self":
@@ -55,7 +65,7 @@ def findings(files):
                     wrappers[ast.unparse(tgt)] = node
         for node in ast.walk(tree):
             f = node.func if isinstance(node, ast.Call) else None
-            if isinstance(f, ast.Attribute) and not f.attr.startswith("_") and f.attr not in _MODULE_ONLY \
+            if isinstance(f, ast.Attribute) and not f.attr.startswith(("_",) + _SETUP) and f.attr not in _MODULE_ONLY \
                     and ast.unparse(f.value) in wrappers:
                 w = ast.unparse(f.value)
                 src = wrappers.pop(w)
@@ -69,9 +79,13 @@ def findings(files):
         compiles = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "compile"
                        and not (isinstance(n.func.value, ast.Name) and n.func.value.id in ("torch", "re"))
                        for n in ast.walk(tree)) or any(_is_compile(n) for n in ast.walk(tree))
+        compiled_names = set(wrappers) | {ast.unparse(n.func.value) for n in ast.walk(tree) if isinstance(n, ast.Call)
+                                          and isinstance(n.func, ast.Attribute) and n.func.attr == "compile"
+                                          and not _is_compile(n)}
         direct = [n for n in ast.walk(tree) if compiles and isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                   and n.func.attr == "forward" and not (isinstance(n.func.value, ast.Call)
-                                                        and ast.unparse(n.func.value.func) == "super")]
+                                                        and ast.unparse(n.func.value.func) == "super")
+                  and (not compiled_ran or ast.unparse(n.func.value) in compiled_names)]
         if direct:
             n = min(direct, key=lambda c: c.lineno)
             obj = ast.unparse(n.func.value)
