@@ -83,7 +83,10 @@ def recompile_fixes():
     for k in data["kinds"]:
         out.append(f"| `{k['kind']}` | {k['title']} | {_one(k['fix'])} |")
     out.append(f"\n**Recompile limit hit**: {_one(data['limit_fix'])}\n")
-    return "\n".join(out)
+    out.append("## Library settings that keep a library's inputs stable\n")
+    for ls in data.get("library_settings") or []:
+        out.append(f"- **{ls['library']}** (`{ls['kind']}` guard matches `{ls['pattern']}`): {_one(ls['setting'])}")
+    return "\n".join(out) + "\n"
 
 
 def semantic_differences():

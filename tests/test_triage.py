@@ -620,6 +620,44 @@ def test_part_of_a_compiled_program_that_runs_uncompiled_is_named(tmp_path):
     assert check.stdout.split() == ["0", "1"], (check.stdout, check.stderr[-400:])
 
 
+def test_dynamic_false_is_named_with_its_line_when_sizes_recompile(tmp_path):
+    """A function compiled with dynamic=False and called with three lengths: the compile's dynamo_config
+    (compilation_metrics) has automatic dynamic off, so the shape cause says so, a second size is not called
+    "automatic dynamic" (it does not apply), and the Next names the line; dropping dynamic=False leaves one
+    recompile, expected."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", program("rc_dynamic_false.py"),
+                    timeout=600)
+    (fr,) = d["recompiles"]
+    (c,) = fr["causes"]
+    assert c["kind"] == "shape" and not c["expected"] and c["static_option"] and "dynamic=False" in c["fix"], c
+    assert "compiled with dynamic=False at rc_dynamic_false.py:5" in d["next_steps"][0]["why"], d["next_steps"]
+    (tmp_path / "fixed.py").write_text(open(program("rc_dynamic_false.py")).read().replace("(dynamic=False)", ""))
+    cmp_, _ = run_json("compare", tmp_path / "t", "--", "python3", tmp_path / "fixed.py", check=0, timeout=600)
+    assert cmp_["after"]["recompiles"] == 1, cmp_["after"]
+
+
+@pytest.mark.slow
+def test_hf_generate_with_a_growing_cache_gets_the_static_cache_setting(tmp_path):
+    """A tiny Llama's forward compiled with dynamic=False and run through generate(): the default cache
+    grows a token per step, so every step recompiles. The cause gets transformers' setting
+    (cache_implementation="static") and the Next names the dynamic=False line; with the setting the run has
+    one recompile, and it is expected (prefill then decode: the number of keyword arguments changes)."""
+    pytest.importorskip("transformers")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("hf_llama_generate.py"), timeout=900)
+    causes = {c["cause"]: c for f in d["recompiles"] for c in f["causes"]}
+    kv = next(c for k, c in causes.items() if "past_key_values" in k)
+    assert not kv["expected"] and 'cache_implementation="static"' in kv["fix"], kv
+    why = d["next_steps"][0]["why"]
+    assert "dynamic=False at hf_llama_generate.py:14" in why and "a library setting avoids it" in why, why
+    ok, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "s", "--", "python3",
+                     program("hf_llama_generate.py"), env={"CACHE_IMPL": "static"}, timeout=900)
+    assert ok["exit_code"] == 0 and all(c["expected"] for f in ok["recompiles"] for c in f["causes"]), ok["recompiles"]
+    assert sum(len(f["recompiles"]) for f in ok["recompiles"]) == 1, ok["recompiles"]
+    assert ok["printed_tail"][0].split(" in ")[0] == [ln for ln in d["printed_tail"] if ln.startswith("trial 0")][0] \
+        .split(" in ")[0], (ok["printed_tail"], d["printed_tail"])
+
+
 def test_torch_warning_in_a_clean_run_is_shown_with_its_row(tmp_path):
     """A Library.define op that returns a view of its input (blind A/B batch 12, vllm#44130): the run exits
     0 and torch only warns; in CI (CI=true, 2.15) the same run raises. The report shows torch's warning with

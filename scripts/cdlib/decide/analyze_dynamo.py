@@ -406,9 +406,11 @@ LIMIT_RE = re.compile(r"hit config\.(?:recompile_limit|cache_size_limit) \((\d+)
 _FLOAT_RE = re.compile(r"== -?(\d+\.\d*(e-?\d+)?|inf|nan)\s*$")
 
 
-def _expected(kind, guard, primary, limit_hit):
+def _expected(kind, guard, primary, limit_hit, static=False):
     """Why a cause is a one-time recompile torch expects (verified on 2.14: automatic dynamic turns a
-    size / int / float dynamic after its first change; one grad-mode or requires_grad switch), else None."""
+    size / int / float dynamic after its first change; one grad-mode or requires_grad switch; one change in
+    the number of keyword arguments, e.g. generate's prefill then decode calls), else None. static: the
+    function was compiled with automatic dynamic off (dynamic=False), where a second size is a second graph."""
     if limit_hit:
         return None
     if primary == 0:
@@ -416,7 +418,11 @@ def _expected(kind, guard, primary, limit_hit):
     if primary > 1:
         return None
     if kind == "shape":
-        return "automatic dynamic: after a dim's first new size torch recompiles it as dynamic (once)"
+        return ("dynamic=False: a graph per size, and two sizes so far" if static else
+                "automatic dynamic: after a dim's first new size torch recompiles it as dynamic (once)")
+    if kind == "container_length" and re.search(r"\blen\((?:L\[')?kwargs", guard or ""):
+        return ("one change in the number of keyword arguments (e.g. generate's prefill call, then its decode "
+                "calls): one graph each")
     if kind in ("python_int", "python_float") or (kind == "module_attribute" and _FLOAT_RE.search(guard)):
         return "automatic dynamic: after its first change torch recompiles the number as a dynamic input (once)"
     if kind == "module_attribute" and re.search(r"\bis None\s*$", guard or ""):
@@ -430,7 +436,16 @@ def _expected(kind, guard, primary, limit_hit):
     return None
 
 
-def _causes(recs, limit_hit):
+def _automatic_dynamic_off(config):
+    """True when a compile's dynamo_config (compilation_metrics, a JSON string) has automatic dynamic
+    shapes off: torch.compile(dynamic=False) sets it for that compile."""
+    try:
+        return (json.loads(config) if isinstance(config, str) else config or {}).get("automatic_dynamic_shapes") is False
+    except (ValueError, AttributeError):
+        return False
+
+
+def _causes(recs, limit_hit, static=False):
     groups = {}
     for r in recs:
         for i, g in enumerate(r.failures):
@@ -450,7 +465,9 @@ def _causes(recs, limit_hit):
         c["title"] = kd["title"]
         c["fix"] = " ".join(kd["fix"].split())
         c["why"] = _expected(c["kind"], c["guard"], c["primary"] if c["kind"] != "requires_grad" else switches,
-                             limit_hit)
+                             limit_hit, static)
+        if static and c["kind"] == "shape" and not c["why"]:
+            c["fix"], c["static_option"] = knowledge.advice("static_shapes_option"), True
         c["expected"] = c["why"] is not None
         out.append(c)
     return sorted(out, key=lambda c: (c["expected"], -c["primary"], -c["count"]))
@@ -491,8 +508,10 @@ def _recompiles(tr, stderr):
         fid = e.meta.get("frame_id")
         failures = [parse_guard_failure(r, known) for r in split_reasons(e.payload)]
         by_frame.setdefault((fid, e.rank), []).append(Recompile(compile_id=e.compile_id or "?", failures=failures))
-    limit_frames = {}
+    limit_frames, static = {}, set()
     for e in tr.of("compilation_metrics"):
+        if _automatic_dynamic_off(e.data.get("dynamo_config")):   # dynamic=False on this function's compile
+            static.add((e.meta.get("frame_id"), e.rank))
         ft, fr = e.data.get("fail_type") or "", e.data.get("fail_reason") or ""
         if "RecompileLimit" in ft or re.search(r"recompile.?limit|cache_size_limit", fr, re.I):
             n = re.search(r"currently set to (\d+)", fr)
@@ -512,7 +531,11 @@ def _recompiles(tr, stderr):
                                 kinds=kinds, wrapper=wrapper)
         if key in limit_frames:
             fr.limit_hit, fr.limit = True, limit_frames[key]
-        fr.causes = _causes(recs, fr.limit_hit)
+        fr.causes = _causes(recs, fr.limit_hit, static=key in static)
+        lib = "transformers" if "transformers" in (fr.wrapper or "") else None
+        for c in fr.causes:
+            for setting in knowledge.recompile_settings(c.get("library") or lib, c["kind"], c["guard"]):
+                c["fix"] = "A library setting avoids it: " + " ".join(setting.split()) + " " + c["fix"]
         for c in fr.causes:   # a shape the program itself made static: where, and the fix for that
             m = re.match(r"shape of `(.+)` dim (\d+)$", c["cause"])
             sp = specialized.get((fid, rank, m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" else None
@@ -578,12 +601,20 @@ def next_steps(rep):
                                 f" pinned by float math at {os.path.basename(c['location'].file)}:{c['location'].line}"
                                 if c.get("kind") == "size_arithmetic" and getattr(c.get("location"), "line", None) else "")
                   for f in bad for c in f.causes if not c["expected"]]
-        what = f" ({', '.join(dict.fromkeys(causes))})" if causes else ""
+        what = f" ({', '.join(dict.fromkeys(causes))[:200]})" if causes else ""
+        if any(c.get("static_option") for f in bad for c in f.causes):
+            from ..read import never_ran
+            script = next((a for a in rep.command if a.endswith(".py") and os.path.isfile(a)), None)
+            at = never_ran.static_compiles([script] if script else [])
+            what += (": the function is compiled with dynamic=False" + (f" at {os.path.basename(at[0][0])}:{at[0][1]}"
+                                                                        if at else "") + ", so each size is a graph")
+        if any(c["fix"].startswith("A library setting avoids it:") for f in bad for c in f.causes if not c["expected"]):
+            what += "; a library setting avoids it"
         # sizes the program itself made static: no config switch keeps them dynamic, the fix is an edit
         edit_only = all(c.get("specialized_at") or c.get("kind") == "size_arithmetic"
                         for f in bad for c in f.causes if not c["expected"]) \
             and not any(f.limit_hit and not f.recompiles for f in bad) and bool(causes)
-        steps.append({"why": f"stop the recompiles{what[:200]} (fix per cause above)", "skill": "trace-dynamo",
+        steps.append({"why": f"stop the recompiles{what} (fix per cause above)", "skill": "trace-dynamo",
                       "command": None, "fixable": not edit_only, "edit_only": edit_only})
     return steps
 

@@ -219,5 +219,11 @@ def guard_kind_by_id(kind):
     return load("recompiles")["kinds"][-1]
 
 
+def recompile_settings(library, kind, guard):
+    """Library settings that keep a library's recompiling inputs stable (recompiles.yaml library_settings)."""
+    return [s["setting"] for s in load("recompiles").get("library_settings") or []
+            if s["library"] == library and s["kind"] == kind and re.search(s["pattern"], guard or "")]
+
+
 def recompile_limit_fix():
     return load("recompiles")["limit_fix"]

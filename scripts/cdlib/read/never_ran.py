@@ -108,3 +108,17 @@ def exports(files):
                 if f in ("torch.export.export", "torch.export.load") or f in names:
                     out.append((path, n.lineno, f))
     return sorted(out, key=lambda x: (x[0], x[1]))
+
+
+def static_compiles(files):
+    """[(path, line)] of the compile calls with dynamic=False (torch.compile(..., dynamic=False),
+    model.compile(dynamic=False)): where a function that recompiles per size was made static."""
+    out = []
+    for path, tree in _trees(files):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "compile" and any(
+                    k.arg == "dynamic" and isinstance(k.value, ast.Constant) and k.value.value is False
+                    for k in n.keywords):
+                out.append((path, n.lineno))
+    return sorted(out)
+
