@@ -43,6 +43,7 @@ TOOL CALLS: <number of tool calls you made, the two date calls included>
 START/END: <the two date +%s values>
 MISLEADING: <anything in a tool's output or a document you read that pointed you the wrong way or
 cost you a step; 'none' if nothing>
+CALL LOG: <one short line per tool call, in order: what it ran or read, and what it told you>
 """
 
 BARE = """\
