@@ -262,7 +262,9 @@ def test_subcommand_suggestions_run_as_shown(triaged, pythons, sub):
             "aot": ["aot", "--", t, clean],
             "accuracy": ["accuracy", "--", t, clean]}[sub]
     md, doc = _sub(pythons, sub, *args)
-    check_all(suggested(md, doc), pythons, sub, runs_program=lambda c: not READS_ONLY.search(c))
+    cmds = suggested(md, doc)
+    assert cmds, f"{sub}: no suggested command in:\n{md[-2000:]}"
+    check_all(cmds, pythons, sub, runs_program=lambda c: not READS_ONLY.search(c))
 
 
 @pytest.mark.slow
