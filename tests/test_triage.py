@@ -658,6 +658,24 @@ def test_hf_generate_with_a_growing_cache_gets_the_static_cache_setting(tmp_path
         .split(" in ")[0], (ok["printed_tail"], d["printed_tail"])
 
 
+def test_a_dict_with_other_keys_is_named_as_such_not_as_a_string(tmp_path):
+    """A multi-task loss looping over a labels dict whose keys depend on the batch (blind A/B batch 13):
+    Dynamo guards `list(dict.keys(labels))[0] == 'topic'`. The cause reads "keys of `labels`" with the
+    dict_keys fix, not python_str's (a string the program computes with); with the same keys in the same
+    order on every call the function compiles once."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", program("rc_dict_keys.py"),
+                    timeout=600)
+    causes = [c for f in d["recompiles"] for c in f["causes"]]
+    assert any(c["kind"] == "dict_keys" and c["cause"] == "keys of `labels`" for c in causes), causes
+    assert not any(c["kind"] == "python_str" for c in causes), causes
+    assert "keys of `labels`" in d["next_steps"][0]["why"], d["next_steps"]
+    src = open(program("rc_dict_keys.py")).read().replace(
+        "SOURCES[step % len(SOURCES)]", "(\"topic\", \"sentiment\", \"intent\")")
+    (tmp_path / "fixed.py").write_text(src)
+    cmp_, _ = run_json("compare", tmp_path / "t", "--", "python3", tmp_path / "fixed.py", check=0, timeout=600)
+    assert cmp_["after"]["recompiles"] == 0, cmp_["after"]
+
+
 def test_torch_warning_in_a_clean_run_is_shown_with_its_row(tmp_path):
     """A Library.define op that returns a view of its input (blind A/B batch 12, vllm#44130): the run exits
     0 and torch only warns; in CI (CI=true, 2.15) the same run raises. The report shows torch's warning with

@@ -313,6 +313,9 @@ def guard_cause(guard, kind):
     m = re.match(r"len\((.+?)\) [=!]= \d+$", g)
     if m:
         return f"length of `{_name(m.group(1))}`"
+    m = re.search(r"dict\.keys\(([^)]+)\)\)\[\d+\]|list\((.+?)\.keys\(\)\)\[\d+\]", g)
+    if m and kind == "dict_keys":
+        return f"keys of `{_name(m.group(1) or m.group(2))}`"
     m = re.match(r"___check_(obj_id|type_id)\(([^,]+),", g)
     if m:
         return f"{'identity' if m.group(1) == 'obj_id' else 'type'} of `{_name(m.group(2))}`"
