@@ -80,6 +80,40 @@ def test_constraint_refined_by_control_flow(refined_run):
     assert d["other_sizes"]["ok"] and d["other_sizes"]["shapes"][0][0] >= 5
 
 
+def test_divisibility_fix_is_checked_against_the_model_not_applied_blindly(tmp_path):
+    """A UNet-style skip concat only works on even sizes (blind A/B batch 13: the user had applied PyTorch's
+    suggested `height = 8*_height` and the .pt2 then rejected half their page sizes). Triage's Next and the
+    export command's view say the suggested fix accepts only multiples of K and give the eager check and
+    the two edits; each claim is checked on the installed torch: eager fails on an odd size, padding the
+    upsampled map to its skip or a negative-pad crop exports and serves odd sizes, a slice crop does not."""
+    prog = program("export_divisible.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
+    why = d["next_steps"][0]["why"]
+    assert why.startswith("PyTorch's suggested fix makes height and width a multiple of 2 (height = 2*_height"), why
+    assert "negative F.pad" in why and "apply PyTorch's suggested fix" not in why, why
+    r = export("divisible", tmp_path=tmp_path / "e")
+    sf = problem(r, "constraint_violation")["suggested_fix"]
+    assert sf["verified"] is True and "height = 2*_height" in sf["code"], sf
+    md = open(tmp_path / "e" / "report.md").read()
+    assert "accepts only multiples of 2" in md, md[-1500:]
+
+    def run(fix):
+        return subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIX=fix),
+                              timeout=600)
+    # the model alone, eagerly, on an odd size (the program's classes, without its export call)
+    odd = subprocess.run([sys.executable, "-c", "import torch\n"
+                          f"src = open({prog!r}).read().split('model = TinyUNet()')[0]\n"
+                          "ns = {}; exec(compile(src, 'm', 'exec'), ns)\n"
+                          "ns['TinyUNet']().eval()(torch.randn(1, 3, 75, 61))"],
+                         capture_output=True, text=True, timeout=600)
+    assert odd.returncode != 0 and "Sizes of tensors must match" in odd.stderr, odd.stderr[-300:]
+    for fix in ("skip", "negpad"):
+        p = run(fix)
+        assert p.returncode == 0 and "odd page (1, 2, 75, 61) max diff 0.0e+00" in p.stdout, (fix, p.stderr[-300:])
+    p = run("slice")
+    assert p.returncode != 0 and "Constraints violated" in p.stderr, p.stderr[-300:]
+
+
 def test_dim_specialized_to_constant():
     r = export("specialized", "--no-strict")
     assert "strict" not in r["attempts"]

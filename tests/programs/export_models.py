@@ -130,3 +130,18 @@ class StrictOnly(torch.nn.Module):
 
 def strict_only():
     return StrictOnly(), (torch.randn(4),)
+
+
+class SkipCat(torch.nn.Module):
+    """One pooling stage and a skip connection concatenated after upsampling: only even sizes line up."""
+    def __init__(self):
+        super().__init__()
+        self.pool, self.up = torch.nn.MaxPool2d(2), torch.nn.Upsample(scale_factor=2)
+
+    def forward(self, x):
+        return torch.cat([x, self.up(self.pool(x))], 1)
+
+
+def divisible():
+    return SkipCat(), (torch.randn(1, 2, 16, 20),), None, {"x": {2: Dim("height", min=8, max=256),
+                                                                 3: Dim("width", min=8, max=256)}}

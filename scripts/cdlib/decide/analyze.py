@@ -257,6 +257,12 @@ def _error_steps(rep, target_str, cli):
         if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
             steps.append({"why": e.advice, "skill": e.skill, "command": None})
             continue
+        derived = [m for m in (re.match(r"(\w+) = (\d+)\*_\1$", f.strip()) for f in e.suggested_fixes) if m]
+        if derived and all(int(m.group(2)) > 1 for m in derived):   # a divisibility the model may itself need
+            steps.append({"why": knowledge.advice("export_divisible_dim", dims=" and ".join(m.group(1) for m in derived),
+                                                  k=derived[0].group(2), fixes="; ".join(m.group(0) for m in derived)),
+                          "skill": e.skill, "command": None})
+            continue
         if e.suggested_fixes:
             steps.append({"why": "apply PyTorch's suggested fix: " + "; ".join(e.suggested_fixes[:3]),
                           "skill": e.skill, "command": e.next_command})
