@@ -505,6 +505,27 @@ def test_a_dynamo_crash_on_a_logged_item_is_one_error_and_the_log_recipe(tmp_pat
     assert "isEnabledFor" in second[0]["fix"]["fix"] and "torch.compiler.disable" in second[0]["fix"]["fix"]
 
 
+def test_a_dynamo_crash_at_a_user_line_gets_the_one_line_repro_before_minify(tmp_path):
+    """An ONNX-converted reshape builds torch.Size from an int64 buffer (blind A/B batch 13, pytorch#182651):
+    InternalTorchDynamoError at the user's line. The first step names the line and the repro that needs no
+    minifier (that line alone under backend="eager"), minify only after; both claims hold on the installed
+    torch: the line alone reproduces under backend="eager", and Python ints work around it."""
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                      program("dynamo_size_of_tensor.py"), timeout=600)
+    assert [e["category"] for e in rep["errors"]] == ["dynamo_internal_error"], rep["errors"]
+    why = rep["next_steps"][0]["why"]
+    assert why.startswith("Dynamo crashed tracing your line") and "dynamo_size_of_tensor.py:22" in why \
+        and "torch.Size(shape)" in why and 'backend="eager"' in why, why
+    alone = subprocess.run([sys.executable, "-c", "import torch\n"
+                            "f = lambda x, shape: torch.reshape(x, torch.Size(shape))\n"
+                            "torch.compile(f, backend='eager')(torch.randn(2, 3, 4), torch.tensor([2, -1]))"],
+                           capture_output=True, text=True, timeout=600)
+    assert "InternalTorchDynamoError" in alone.stderr and "FakeTensor" in alone.stderr, alone.stderr[-400:]
+    ok = subprocess.run([sys.executable, program("dynamo_size_of_tensor.py")], capture_output=True, text=True,
+                        env=dict(os.environ, FIX="ints"), timeout=600)
+    assert ok.returncode == 0 and "max diff 0.0e+00" in ok.stdout, ok.stderr[-400:]
+
+
 _FAKE_OPS = '''import numpy as np
 import torch
 

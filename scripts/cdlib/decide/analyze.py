@@ -14,7 +14,7 @@ from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_
 from .analyze_dynamo import next_steps as _dynamo_next_steps
 from ..read.frames import (EXC_RE, FRAME_RE, innermost_user, is_user_file, loc as _loc, parse_exception,  # noqa: F401
                            parse_py_frames, src_line as _src_line)
-from ..cmdline import cli_command, command_line, template_command
+from ..cmdline import clip, cli_command, command_line, template_command
 from ..report import ErrorInfo, GraphInfo, Report
 
 # ---- errors -------------------------------------------------------------------------------
@@ -239,6 +239,12 @@ def _error_steps(rep, target_str, cli):
             if e.category == "custom_op_bad_fake":
                 why = _bad_fake_step(e, op) or why
             steps.append({"why": why, "skill": e.skill, "command": None})
+            continue
+        if e.category == "dynamo_internal_error" and kind == "compile_only" and e.location and e.location.code \
+                and is_user_file(e.location.file):   # a line to repro alone before any minifier (batch 13)
+            steps.append({"why": knowledge.advice("dynamo_crash_at_line", at=at, code=clip(e.location.code.strip(), 100),
+                                                  msg=msg),
+                          "skill": e.skill, "command": e.next_command})
             continue
         if inner.get("backend") and inner["backend"] not in _BUILTIN_BACKENDS and e.location \
                 and is_user_file(e.location.file):
