@@ -85,7 +85,8 @@ def test_divisibility_fix_is_checked_against_the_model_not_applied_blindly(tmp_p
     suggested `height = 8*_height` and the .pt2 then rejected half their page sizes). Triage's Next and the
     export command's view say the suggested fix accepts only multiples of K and give the eager check and
     the two edits; each claim is checked on the installed torch: eager fails on an odd size, padding the
-    upsampled map to its skip or a negative-pad crop exports and serves odd sizes, a slice crop does not."""
+    upsampled map to its skip or a negative-pad crop exports and serves odd sizes; a slice crop, or the
+    padding written (k - h % k) % k, does not."""
     prog = program("export_divisible.py")
     d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
     why = d["next_steps"][0]["why"]
@@ -110,8 +111,9 @@ def test_divisibility_fix_is_checked_against_the_model_not_applied_blindly(tmp_p
     for fix in ("skip", "negpad"):
         p = run(fix)
         assert p.returncode == 0 and "odd page (1, 2, 75, 61) max diff 0.0e+00" in p.stdout, (fix, p.stderr[-300:])
-    p = run("slice")
-    assert p.returncode != 0 and "Constraints violated" in p.stderr, p.stderr[-300:]
+    for fix in ("slice", "negpad_mod"):
+        p = run(fix)
+        assert p.returncode != 0 and "Constraints violated" in p.stderr, (fix, p.stderr[-300:])
 
 
 def test_dim_specialized_to_constant():

@@ -2,7 +2,8 @@
 connection concatenated after upsampling, so only even sizes line up (eager fails on odd ones too).
 export raises a constraint violation whose suggested fix makes both dims multiples of 2.
 FIX=skip pads the upsampled map to its skip's size; FIX=negpad pads the input and crops the output with
-a negative pad; FIX=slice crops with a slice (export cannot prove its guard)."""
+a negative pad; FIX=slice crops with a slice and FIX=negpad_mod pads by (2 - w % 2) % 2 (export cannot prove
+either's guard)."""
 import os
 
 import torch
@@ -36,10 +37,11 @@ class TinyUNet(nn.Module):
         return self.out(self.up(self.down(self.pool(a)), a))
 
     def forward(self, x):
-        if FIX not in ("slice", "negpad"):
+        if FIX not in ("slice", "negpad", "negpad_mod"):
             return self.body(x)
         h, w = x.shape[-2:]
-        y = self.body(F.pad(x, (0, (-w) % 2, 0, (-h) % 2)))
+        pad = (0, (2 - w % 2) % 2, 0, (2 - h % 2) % 2) if FIX == "negpad_mod" else (0, (-w) % 2, 0, (-h) % 2)
+        y = self.body(F.pad(x, pad))
         return y[..., :h, :w] if FIX == "slice" else F.pad(y, (0, w - y.shape[-1], 0, h - y.shape[-2]))
 
 
