@@ -655,6 +655,13 @@ def test_dynamic_false_is_named_with_its_line_when_sizes_recompile(tmp_path):
     (tmp_path / "fixed.py").write_text(open(program("rc_dynamic_false.py")).read().replace("(dynamic=False)", ""))
     cmp_, _ = run_json("compare", tmp_path / "t", "--", "python3", tmp_path / "fixed.py", check=0, timeout=600)
     assert cmp_["after"]["recompiles"] == 1, cmp_["after"]
+    # the config flag set globally, beside another function's dynamic=False: the flag's line is named
+    (tmp_path / "flagged.py").write_text(open(tmp_path / "fixed.py").read().replace(
+        "import torch\n", "import torch\ntorch._dynamo.config.automatic_dynamic_shapes = False\n"
+        "head = torch.compile(lambda t: t * 2, dynamic=False)\n", 1))
+    g, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "g", "--", "python3", tmp_path / "flagged.py",
+                    timeout=600)
+    assert "automatic_dynamic_shapes = False at flagged.py:" in g["next_steps"][0]["why"], g["next_steps"]
 
 
 @pytest.mark.slow
@@ -695,6 +702,39 @@ def test_a_dict_with_other_keys_is_named_as_such_not_as_a_string(tmp_path):
     (tmp_path / "fixed.py").write_text(src)
     cmp_, _ = run_json("compare", tmp_path / "t", "--", "python3", tmp_path / "fixed.py", check=0, timeout=600)
     assert cmp_["after"]["recompiles"] == 0, cmp_["after"]
+
+
+def test_unused_compile_findings_only_where_the_source_makes_them_certain(tmp_path):
+    """The source check behind "this part runs uncompiled" (review of this change): a model-running method
+    called through the wrapper is named even when its name starts with get_; the wrapper's own .forward is
+    compiled (not named); a call before the compile line or in another function's `model` is not the
+    wrapper's; a setup method is skipped and does not hide a later real call; a thrown-away compile of a
+    bound method is told to rebind, not to call .compile() (which a method does not have)."""
+    from cdlib.read.never_ran import findings
+    src = tmp_path / "prog.py"
+    src.write_text("""import torch
+import torch.nn.functional as F
+model = build()
+baseline = model.predict(x)
+model = torch.compile(model)
+model.forward(x)
+model.reset_parameters()
+model.get_image_features(x)
+model.predict(x)
+torch.compile(model.forward)
+torch.compile(F.gelu)
+
+
+def evaluate(path):
+    model = torch.load(path)
+    return model.predict(x)
+""")
+    whys = [w for _, _, w in findings([str(src)], compiled_ran=True)]
+    assert len(whys) == 3, whys
+    assert whys[0].startswith("`torch.compile(model.forward)` at prog.py:10") and "rebind it" in whys[0] \
+        and "model.forward.compile()" not in whys[0], whys[0]
+    assert whys[1].startswith("`torch.compile(F.gelu)` at prog.py:11"), whys[1]
+    assert whys[2].startswith("`model.get_image_features(...)` at prog.py:8"), whys[2]
 
 
 def test_torch_warning_in_a_clean_run_is_shown_with_its_row(tmp_path):

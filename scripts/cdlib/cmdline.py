@@ -81,3 +81,8 @@ def clip(text, n=300):
         return ""
     text = str(text).strip()
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
+
+
+def script_of(command):
+    """The .py file a command runs, or None."""
+    return next((a for a in (command or []) if a.endswith(".py") and os.path.isfile(a)), None)

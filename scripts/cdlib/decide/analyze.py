@@ -14,7 +14,7 @@ from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_
 from .analyze_dynamo import next_steps as _dynamo_next_steps
 from ..read.frames import (EXC_RE, FRAME_RE, innermost_user, is_user_file, loc as _loc, parse_exception,  # noqa: F401
                            parse_py_frames, src_line as _src_line)
-from ..cmdline import clip, cli_command, command_line, template_command
+from ..cmdline import clip, cli_command, command_line, script_of as _script_of, template_command
 from ..report import ErrorInfo, GraphInfo, Report
 
 # ---- errors -------------------------------------------------------------------------------
@@ -619,11 +619,6 @@ def _stats(tr, graphs, breaks, recompiles, res):
 
 _FLAG_RE = re.compile(r"""add_argument\(\s*(?:["']-\w["']\s*,\s*)?["'](--[\w-]*compil[\w-]*)["']""")
 _ENV_RE = re.compile(r"""(?:environ(?:\.get)?[\[(]|getenv\()\s*["'](\w*COMPIL\w*)["']""")
-
-
-def _script_of(command):
-    """The .py file a command runs, or None."""
-    return next((a for a in (command or []) if a.endswith(".py") and os.path.isfile(a)), None)
 
 
 def compile_flags(command):

@@ -605,12 +605,9 @@ def next_steps(rep):
                                 if c.get("kind") == "size_arithmetic" and getattr(c.get("location"), "line", None) else "")
                   for f in bad for c in f.causes if not c["expected"]]
         what = f" ({', '.join(dict.fromkeys(causes))[:200]})" if causes else ""
-        if any(c.get("static_option") for f in bad for c in f.causes):
-            from ..read import never_ran
-            script = next((a for a in rep.command if a.endswith(".py") and os.path.isfile(a)), None)
-            at = never_ran.static_compiles([script] if script else [])
-            what += (": the function is compiled with dynamic=False" + (f" at {os.path.basename(at[0][0])}:{at[0][1]}"
-                                                                        if at else "") + ", so each size is a graph")
+        static = [f for f in bad if any(c.get("static_option") for c in f.causes)]
+        if static:
+            what += ": " + _static_where(rep, static[0].function.split(" ")[0]) + ", so each size is a graph"
         if any(c["fix"].startswith("A library setting avoids it:") for f in bad for c in f.causes if not c["expected"]):
             what += "; a library setting avoids it"
         # sizes the program itself made static: no config switch keeps them dynamic, the fix is an edit
@@ -620,6 +617,27 @@ def next_steps(rep):
         steps.append({"why": f"stop the recompiles{what} (fix per cause above)", "skill": "trace-dynamo",
                       "command": None, "fixable": not edit_only, "edit_only": edit_only})
     return steps
+
+
+def _static_where(rep, function):
+    """What in the program's source turned automatic dynamic shapes off for `function`: its own
+    dynamic=False compile, else a config assignment, else the only dynamic=False compile; no line when the
+    source does not say which."""
+    from ..cmdline import script_of
+    from ..read import never_ran
+    script = script_of(rep.command)
+    found = never_ran.static_compiles([script] if script else [])
+    own = [x for x in found if x[2] == function]
+    glob = [x for x in found if x[2] is None]
+    calls = [x for x in found if x[2] is not None]
+    if len(own) == 1:
+        return f"the function is compiled with dynamic=False at {os.path.basename(own[0][0])}:{own[0][1]}"
+    if glob:
+        return (f"automatic dynamic shapes are off (torch._dynamo.config.automatic_dynamic_shapes = False at "
+                f"{os.path.basename(glob[0][0])}:{glob[0][1]})")
+    if len(calls) == 1:
+        return f"the function is compiled with dynamic=False at {os.path.basename(calls[0][0])}:{calls[0][1]}"
+    return "automatic dynamic shapes are off for this function (dynamic=False, or the config)"
 
 
 def wrapper_break_sites(tr):

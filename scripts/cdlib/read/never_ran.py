@@ -34,25 +34,49 @@ def _trees(files):
             continue
 
 
-# method-name prefixes that do not run the model (config, I/O, setup): never "run uncompiled"
-_SETUP = ("get_", "set_", "save", "load", "push_", "resize_", "tie_", "num_", "print", "gradient_checkpointing",
-          "enable_", "disable_", "register_", "from_", "init_", "post_init", "prepare_", "add_", "named_")
+# methods that do not run the model (config, I/O, setup): calling them on the wrapper bypasses nothing.
+# Prefixes, and exact names for prefixes that also name model-running methods (get_image_features runs it)
+_SETUP = ("set_", "save", "load", "push_", "resize_", "tie_", "num_", "print", "gradient_checkpointing",
+          "enable_", "disable_", "register_", "from_", "init_", "post_init", "prepare_", "add_", "named_", "fuse_",
+          "unfuse_")
+_SETUP_NAMES = {"get_input_embeddings", "get_output_embeddings", "get_encoder", "get_decoder", "get_extended_attention_mask",
+                "get_head_mask", "get_position_embeddings", "get_memory_footprint", "get_parameter", "get_buffer",
+                "get_submodule", "get_extra_state", "reset_parameters", "setup_caches", "merge_and_unload",
+                "to_bettertransformer", "reverse_bettertransformer", "config", "generation_config"}
+
+
+def _scopes(tree):
+    """{id(node): the FunctionDef/Lambda/Module enclosing it}."""
+    out = {}
+
+    def visit(node, scope):
+        for child in ast.iter_child_nodes(node):
+            out[id(child)] = scope
+            visit(child, child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else scope)
+    visit(tree, tree)
+    return out
 
 
 def findings(files, compiled_ran=False):
     """[(path, line, what and fix)] for each way a file's torch.compile result goes unused. compiled_ran:
     other compiled frames did run, so only what is certain from the source counts (a direct `.forward` call
-    only on a name the file compiles)."""
+    only on a name the file compiles in place: the wrapper's own .forward is compiled)."""
     out = []
     for path, tree in _trees(files):
         short = os.path.basename(path)
-        wrappers = {}
+        scope = _scopes(tree)
+        wrappers = {}   # (scope, name) -> [Assign nodes binding name to torch.compile(...)]
         functions = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for node in ast.walk(tree):
             if isinstance(node, ast.Expr) and _is_compile(node.value):
-                arg = ast.unparse(node.value.args[0]) if node.value.args else "the model"
-                fix = (f"decorate `def {arg}` with `@torch.compile` or rebind `{arg} = torch.compile({arg})`"
-                       if arg in functions else f"use `{arg}.compile()` (in place) or `{arg} = torch.compile({arg})`")
+                a0 = node.value.args[0] if node.value.args else None
+                arg = ast.unparse(a0) if a0 is not None else "the model"
+                if arg in functions:
+                    fix = f"decorate `def {arg}` with `@torch.compile` or rebind `{arg} = torch.compile({arg})`"
+                elif isinstance(a0, ast.Name):
+                    fix = f"use `{arg}.compile()` (in place, for a module) or `{arg} = torch.compile({arg})`"
+                else:   # a bound method or a library function has no .compile()
+                    fix = f"rebind it: `{arg} = torch.compile({arg})`"
                 out.append((path, node.lineno, f"`{ast.unparse(node.value)}` at {short}:{node.lineno} throws away the "
                             f"compiled wrapper it returns ({arg} itself is not changed): {fix}"))
             elif isinstance(node, ast.Assign) and _is_compile(node.value) and len(node.targets) == 1:
@@ -62,30 +86,38 @@ def findings(files, compiled_ran=False):
                                 "the method's local name `self`: the caller's module stays uncompiled; use "
                                 "`self.compile()` (compiles the module in place)"))
                 elif isinstance(tgt, (ast.Name, ast.Attribute)):
-                    wrappers[ast.unparse(tgt)] = node
-        for node in ast.walk(tree):
-            f = node.func if isinstance(node, ast.Call) else None
-            if isinstance(f, ast.Attribute) and not f.attr.startswith(("_",) + _SETUP) and f.attr not in _MODULE_ONLY \
-                    and ast.unparse(f.value) in wrappers:
-                w = ast.unparse(f.value)
-                src = wrappers.pop(w)
-                model = ast.unparse(src.value.args[0]) if src.value.args else "model"
-                out.append((path, node.lineno, f"`{w}.{f.attr}(...)` at {short}:{node.lineno} calls the original "
-                            f"module's `{f.attr}` through the wrapper `{w}` = torch.compile(...) "
-                            f"({short}:{src.lineno}): only calling the wrapper itself is compiled, so `{f.attr}`'s "
-                            f"own calls run uncompiled; compile in place with `{model}.compile(...)` (or "
-                            f"`{model}.forward = torch.compile({model}.forward)`) and call `{model}.{f.attr}`"))
+                    wrappers.setdefault((id(scope.get(id(node))), ast.unparse(tgt)), []).append(node)
+        calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)),
+                       key=lambda n: (n.lineno, n.col_offset))
+        reported = set()
+        for node in calls:   # in line order: a call through the wrapper after it was bound, in the same function
+            f = node.func
+            key = (id(scope.get(id(node))), ast.unparse(f.value))
+            if key in reported or key not in wrappers or f.attr.startswith(("_",) + _SETUP) or f.attr in _MODULE_ONLY \
+                    or f.attr in _SETUP_NAMES:
+                continue
+            src = max((a for a in wrappers[key] if a.lineno < node.lineno), key=lambda a: a.lineno, default=None)
+            if src is None:
+                continue
+            reported.add(key)
+            w = key[1]
+            model = ast.unparse(src.value.args[0]) if src.value.args else "model"
+            out.append((path, node.lineno, f"`{w}.{f.attr}(...)` at {short}:{node.lineno} calls the original "
+                        f"module's `{f.attr}` through the wrapper `{w}` = torch.compile(...) "
+                        f"({short}:{src.lineno}): only calling the wrapper itself is compiled, so `{f.attr}`'s "
+                        f"own calls run uncompiled; compile in place with `{model}.compile(...)` (or "
+                        f"`{model}.forward = torch.compile({model}.forward)`) and call `{model}.{f.attr}`"))
         # Module.compile() / torch.compile(m) compile the module's call; a direct .forward(...) skips it
         compiles = any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "compile"
                        and not (isinstance(n.func.value, ast.Name) and n.func.value.id in ("torch", "re"))
                        for n in ast.walk(tree)) or any(_is_compile(n) for n in ast.walk(tree))
-        compiled_names = set(wrappers) | {ast.unparse(n.func.value) for n in ast.walk(tree) if isinstance(n, ast.Call)
-                                          and isinstance(n.func, ast.Attribute) and n.func.attr == "compile"
-                                          and not _is_compile(n)}
+        in_place = {ast.unparse(n.func.value) for n in ast.walk(tree) if isinstance(n, ast.Call)
+                    and isinstance(n.func, ast.Attribute) and n.func.attr == "compile" and not _is_compile(n)}
         direct = [n for n in ast.walk(tree) if compiles and isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
                   and n.func.attr == "forward" and not (isinstance(n.func.value, ast.Call)
                                                         and ast.unparse(n.func.value.func) == "super")
-                  and (not compiled_ran or ast.unparse(n.func.value) in compiled_names)]
+                  and ast.unparse(n.func.value) not in {k[1] for k in wrappers}   # the wrapper's .forward is compiled
+                  and (not compiled_ran or ast.unparse(n.func.value) in in_place)]
         if direct:
             n = min(direct, key=lambda c: c.lineno)
             obj = ast.unparse(n.func.value)
@@ -111,14 +143,30 @@ def exports(files):
 
 
 def static_compiles(files):
-    """[(path, line)] of the compile calls with dynamic=False (torch.compile(..., dynamic=False),
-    model.compile(dynamic=False)): where a function that recompiles per size was made static."""
+    """[(path, line, what)] of what turns automatic dynamic shapes off in the source: a compile call with
+    dynamic=False (what: the decorated function's name, or the last name of the compiled argument:
+    `torch.compile(model.forward, dynamic=False)` -> "forward"), or an assignment
+    `torch._dynamo.config.automatic_dynamic_shapes = False` (what: None)."""
     out = []
     for path, tree in _trees(files):
         for n in ast.walk(tree):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "compile" and any(
-                    k.arg == "dynamic" and isinstance(k.value, ast.Constant) and k.value.value is False
-                    for k in n.keywords):
-                out.append((path, n.lineno))
-    return sorted(out)
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for d in n.decorator_list:
+                    if isinstance(d, ast.Call) and _static_kw(d):
+                        out.append((path, d.lineno, n.name))
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "compile" \
+                    and _static_kw(n) and n.args:
+                out.append((path, n.lineno, ast.unparse(n.args[0]).split(".")[-1]))
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "compile" \
+                    and _static_kw(n):   # model.compile(dynamic=False): the module's forward
+                out.append((path, n.lineno, "forward"))
+            elif isinstance(n, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "automatic_dynamic_shapes"
+                                                   for t in n.targets) \
+                    and isinstance(n.value, ast.Constant) and n.value.value is False:
+                out.append((path, n.lineno, None))
+    return sorted(set(out), key=lambda x: (x[0], x[1]))
 
+
+def _static_kw(call):
+    return any(k.arg == "dynamic" and isinstance(k.value, ast.Constant) and k.value.value is False
+               for k in call.keywords)
