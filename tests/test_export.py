@@ -90,13 +90,18 @@ def test_divisibility_fix_is_checked_against_the_model_not_applied_blindly(tmp_p
     prog = program("export_divisible.py")
     d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
     why = d["next_steps"][0]["why"]
-    assert why.startswith("PyTorch's suggested fix makes height and width a multiple of 2 (height = 2*_height"), why
+    assert why.startswith("PyTorch's suggested fix makes height a multiple of 2 and width a multiple of 2 "
+                          "(height = 2*_height; width = 2*_width)"), why
     assert "negative F.pad" in why and "apply PyTorch's suggested fix" not in why, why
     r = export("divisible", tmp_path=tmp_path / "e")
     sf = problem(r, "constraint_violation")["suggested_fix"]
     assert sf["verified"] is True and "height = 2*_height" in sf["code"], sf
     md = open(tmp_path / "e" / "report.md").read()
-    assert "accepts only multiples of 2" in md, md[-1500:]
+    assert "Fix: PyTorch's suggested fix makes height a multiple of 2" in md and "(-height) % 2" in md \
+        and "# after applying the fix" not in md, md[-1500:]
+    from cdlib.decide.export import divisible_advice   # each dim with its own factor (a (4, 2) pooling)
+    assert "height a multiple of 4 and width a multiple of 2" in divisible_advice(
+        ["_height = Dim('_height', min=2, max=64)", "height = 4*_height", "width = 2*_width"])
 
     def run(fix):
         return subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIX=fix),

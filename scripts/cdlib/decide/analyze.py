@@ -7,6 +7,7 @@ import os
 import re
 
 from . import accuracy_check, knowledge, semantics, verdict
+from .export import divisible_advice
 from ..run import proc
 from ..read import trace as tracemod
 from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_info as _function_info,  # noqa: F401
@@ -263,11 +264,9 @@ def _error_steps(rep, target_str, cli):
         if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
             steps.append({"why": e.advice, "skill": e.skill, "command": None})
             continue
-        derived = [m for m in (re.match(r"(\w+) = (\d+)\*_\1$", f.strip()) for f in e.suggested_fixes) if m]
-        if derived and all(int(m.group(2)) > 1 for m in derived):   # a divisibility the model may itself need
-            steps.append({"why": knowledge.advice("export_divisible_dim", dims=" and ".join(m.group(1) for m in derived),
-                                                  k=derived[0].group(2), fixes="; ".join(m.group(0) for m in derived)),
-                          "skill": e.skill, "command": None})
+        divisible = divisible_advice(e.suggested_fixes)   # a divisibility the model may itself need
+        if divisible:
+            steps.append({"why": divisible, "skill": e.skill, "command": None})
             continue
         if e.suggested_fixes:
             steps.append({"why": "apply PyTorch's suggested fix: " + "; ".join(e.suggested_fixes[:3]),

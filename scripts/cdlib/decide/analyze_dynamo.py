@@ -423,7 +423,7 @@ def _expected(kind, guard, primary, limit_hit, static=False):
     if kind == "shape":
         return ("dynamic=False: a graph per size, and two sizes so far" if static else
                 "automatic dynamic: after a dim's first new size torch recompiles it as dynamic (once)")
-    if kind == "container_length" and re.search(r"\blen\((?:L\[')?kwargs", guard or ""):
+    if kind == "container_length" and re.search(r"\blen\((?:L\[')?kwargs(?:'\])?\)", guard or ""):
         return ("one change in the number of keyword arguments (e.g. generate's prefill call, then its decode "
                 "calls): one graph each")
     if kind in ("python_int", "python_float") or (kind == "module_attribute" and _FLOAT_RE.search(guard)):

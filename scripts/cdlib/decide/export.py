@@ -169,4 +169,20 @@ def next_command(args, status, problems, result):
         return cmdline.cli_command("aoti", args.model)
     if status in ("timeout", "crashed"):
         return cmdline.cli_command("export", args.model, "--no-draft", "--timeout", int(args.timeout * 2))
-    return cmdline.cli_command("export", args.model) + ("  # after applying the fix" if problems else "")
+    divisible = any(divisible_advice((p.get("suggested_fix") or {}).get("code")) for p in problems or [])
+    return cmdline.cli_command("export", args.model) + (
+        "  # after the check and the edit in Fix" if divisible else "  # after applying the fix" if problems else "")
+
+
+def divisible_advice(fixes):
+    """PyTorch's suggested fix, when it makes dims multiples (`height = 8*_height`): what that costs and
+    the check and edits that decide (knowledge/advice.yaml export_divisible_dim), else None. Each dim with
+    its own factor."""
+    derived = [m for m in (re.match(r"(\w+) = (\d+)\*_\1$", f.strip()) for f in fixes or []) if m]
+    if not derived or any(int(m.group(2)) < 2 for m in derived):
+        return None
+    from . import knowledge
+    return knowledge.advice("export_divisible_dim",
+                            dims=" and ".join(f"{m.group(1)} a multiple of {m.group(2)}" for m in derived),
+                            fixes="; ".join(m.group(0) for m in derived),
+                            pads=", ".join(f"(-{m.group(1)}) % {m.group(2)}" for m in derived))

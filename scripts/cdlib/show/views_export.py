@@ -1,10 +1,8 @@
 """Markdown of an `export` result (commands/export.py builds it): the attempts table, each problem
 with its fix, the dynamic_shapes proposal, artifacts and the next command."""
-import re
-
 from . import output
 from .. import cmdline
-from ..decide.export import short
+from ..decide.export import divisible_advice, short
 
 
 def render(r):
@@ -60,12 +58,8 @@ def render(r):
                 out.append(f"  dynamic_shapes = {sf['new_dynamic_shapes']}")
             if sf.get("error"):
                 out.append(f"  {cmdline.clip(sf['error'], 200)}")
-            derived = [m for m in (re.match(r"(\w+) = (\d+)\*_\1$", f.strip()) for f in sf["code"]) if m]
-            if derived and all(int(m.group(2)) > 1 for m in derived):   # same caveat as triage's Next
-                from ..decide import knowledge
-                out.append("  " + knowledge.advice("export_divisible_dim", dims=" and ".join(m.group(1) for m in derived),
-                                                   k=derived[0].group(2), fixes="; ".join(m.group(0) for m in derived)))
-        out.append(f"Fix: {p['fix']}")
+        divisible = divisible_advice(sf.get("code")) if sf else None   # same text as triage's Next
+        out.append(f"Fix: {divisible or p['fix']}")
         out.append("")
     if st == "exported" and r["problems"]:
         if all(p["found_by"] == ["strict"] for p in r["problems"]):
