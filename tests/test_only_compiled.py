@@ -276,7 +276,7 @@ def test_integer_sites_are_int_tensors_made_from_float_tensors():
     """Which lines the integer-output step names (review of batch 12): only where the traced graph makes an
     integer or bool tensor from a float tensor, read from the graph's dtypes. Size arithmetic in a view
     (`c // heads` makes SymInts), integer division of an integer tensor (exact) and a float round that stays
-    float are not named."""
+    float are not named; a tuple op's indices (topk, max(dim)) are; returned tensors' lines come first."""
     from cdlib.decide.accuracy_check import _int_from_float_lines
     g = ('''class GraphModule(torch.nn.Module):
     def forward(self, L_x_: "f32[8, 64][64, 1]cpu", L_n_: "i64[8][1]cpu"):
@@ -296,10 +296,16 @@ def test_integer_sites_are_int_tensors_made_from_float_tensors():
         ids: "i64[8, 64][64, 1]cpu" = floordiv.long()
         # File: /u/m.py:15 in forward, code: keep = x > 0.5
         keep: "b8[8, 64][64, 1]cpu" = l_x_ > 0.5
-        return (idx, half, s, ids, keep)
+        # File: /u/m.py:16 in forward, code: top = torch.topk(h, 2).indices
+        topk = torch.topk(h, 2)
+        top: "i64[8, 8, 2][16, 2, 1]cpu" = topk[1];  topk = None
+        return (idx, half, s, top)
 ''')
-    assert _int_from_float_lines(g) == {("/u/m.py", 12): "idx = h.argmax(-1)", ("/u/m.py", 14): "ids = (x // w).long()",
-                                      ("/u/m.py", 15): "keep = x > 0.5"}
+    sites = _int_from_float_lines(g)
+    assert sites == {("/u/m.py", 12): "idx = h.argmax(-1)", ("/u/m.py", 14): "ids = (x // w).long()",
+                     ("/u/m.py", 15): "keep = x > 0.5", ("/u/m.py", 16): "top = torch.topk(h, 2).indices"}, sites
+    # the lines whose tensors the graph returns come first (a mask used inside the graph comes after)
+    assert list(sites)[:2] == [("/u/m.py", 12), ("/u/m.py", 16)], list(sites)
 
 
 @pytest.mark.slow

@@ -449,7 +449,7 @@ def gate(measured):
 # graph's "# File: f.py:40 in forward, code: ..." comment; int_sites keeps it only where the graph shows it
 _INT_FROM_FLOAT = re.compile(r"//|floor_divide|\.(?:long|int|bool)\(\)|\.to\(torch\.(?:int|long|bool|uint)|argmax|argmin|"
                              r"argsort|\bround\(|\.round\(|floor\(|ceil\(|trunc\(|bucketize|searchsorted|topk|"
-                             r"\.sort\(|\bmode\(|[<>]=?|[=!]=|\.(?:gt|lt|ge|le|eq|ne)\(")
+                             r"\.sort\(|\bmode\(|\b(?:max|min)\(|\.indices|[<>]=?|[=!]=|\.(?:gt|lt|ge|le|eq|ne)\(")
 _TYPED = re.compile(r'^\s*(\w+)\s*:\s*"(b8|[iu]\d+|f\d+|bf16|f8\w*)\[')   # name: "i64[64, 3]..." (not Sym(...))
 _ARG = re.compile(r'(\w+)\s*:\s*"(b8|[iu]\d+|f\d+|bf16|f8\w*)\[')
 
@@ -460,11 +460,11 @@ def _kind(dtype):
 
 def _int_from_float_lines(graph):
     """{(file, line): code} of the source lines under which the printed graph computes an integer or bool
-    tensor directly from a float tensor (`ids: "i64[..]" = floordiv.long()` with floordiv f32). Size
-    arithmetic (`c // heads` in a view) makes SymInts, not int tensors, and an int-from-int op is exact:
-    neither counts."""
+    tensor directly from a float tensor (`ids: "i64[..]" = floordiv.long()` with floordiv f32; `topk[1]` of
+    an untyped topk of floats), lines whose tensor the graph returns first. Size arithmetic (`c // heads` in
+    a view) makes SymInts, not int tensors, and an int-from-int op is exact: neither counts."""
     from ..read.inductor_info import FILE_COMMENT_RE
-    kinds, loc, out = {}, None, {}
+    kinds, loc, found, returned = {}, None, {}, set()
     for ln in graph.splitlines():
         if "def forward(" in ln:
             kinds.update((n, _kind(t)) for n, t in _ARG.findall(ln))
@@ -472,19 +472,29 @@ def _int_from_float_lines(graph):
         if m:
             loc = (m.group(1), int(m.group(2)), m.group(4).strip())
             continue
-        m = _TYPED.match(ln)
-        if m:
-            name, kind = m.group(1), _kind(m.group(2))
-            rhs = ln.split("=", 1)[1].split(";  ")[0] if "=" in ln else ""
-            if kind == "i" and loc and _INT_FROM_FLOAT.search(loc[2]) and \
-                    any(kinds.get(a) == "f" for a in re.findall(r"\b([A-Za-z_]\w*)\b", rhs)):
-                out.setdefault(loc[:2], loc[2])
-            kinds[name] = kind
+        if ln.strip().startswith("return"):
+            returned.update(re.findall(r"\b([A-Za-z_]\w*)\b", ln))
             continue
-        m = re.match(r"^\s*(l_\w+)\s*=\s*(L_\w+)\s*$", ln)    # l_x_ = L_x_
-        if m and m.group(2) in kinds:
-            kinds[m.group(1)] = kinds[m.group(2)]
-    return out
+        a = re.match(r"^\s*(l_\w+)\s*=\s*(L_\w+)\s*$", ln)    # l_x_ = L_x_
+        if a:
+            if a.group(2) in kinds:
+                kinds[a.group(1)] = kinds[a.group(2)]
+            continue
+        m = _TYPED.match(ln) or re.match(r"^\s*(\w+)\s*=", ln)   # a typed node, or an untyped (tuple) one
+        if not m:
+            continue
+        name = m.group(1)
+        rhs = ln.split("=", 1)[1].split(";  ")[0] if "=" in ln else ""
+        floats = any(kinds.get(a) == "f" for a in re.findall(r"\b([A-Za-z_]\w*)\b", rhs))
+        if m.re is _TYPED:
+            kind = _kind(m.group(2))
+            if kind == "i" and loc and floats and _INT_FROM_FLOAT.search(loc[2]):
+                found.setdefault(loc[:2], [loc[2], set()])[1].add(name)
+            kinds[name] = kind
+        elif floats:
+            kinds[name] = "f"   # topk / max(dim) / sort: a tuple holding a float tensor
+    order = sorted(found, key=lambda k: not (found[k][1] & returned))
+    return {k: found[k][0] for k in order}
 
 
 def int_sites(trace_dir, limit=3):
