@@ -735,6 +735,13 @@ def evaluate(path):
         and "model.forward.compile()" not in whys[0], whys[0]
     assert whys[1].startswith("`torch.compile(F.gelu)` at prog.py:11"), whys[1]
     assert whys[2].startswith("`model.get_image_features(...)` at prog.py:8"), whys[2]
+    # an attribute bound in __init__ is the wrapper in every method of the class
+    attr = tmp_path / "runner.py"
+    attr.write_text("import torch\n\n\nclass Runner:\n    def __init__(self, model):\n"
+                    "        self.model = torch.compile(model)\n\n    def run(self, x):\n"
+                    "        return self.model.generate(x)\n")
+    (w,) = [w for _, _, w in findings([str(attr)], compiled_ran=True)]
+    assert w.startswith("`self.model.generate(...)` at runner.py:9"), w
 
 
 def test_torch_warning_in_a_clean_run_is_shown_with_its_row(tmp_path):

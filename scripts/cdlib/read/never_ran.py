@@ -65,7 +65,7 @@ def findings(files, compiled_ran=False):
     for path, tree in _trees(files):
         short = os.path.basename(path)
         scope = _scopes(tree)
-        wrappers = {}   # (scope, name) -> [Assign nodes binding name to torch.compile(...)]
+        wrappers = {}   # (scope, name) -> [Assign nodes binding name to torch.compile(...)]; scope None: an attribute
         functions = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
         for node in ast.walk(tree):
             if isinstance(node, ast.Expr) and _is_compile(node.value):
@@ -85,18 +85,23 @@ def findings(files, compiled_ran=False):
                     out.append((path, node.lineno, f"`self = torch.compile(...)` at {short}:{node.lineno} only rebinds "
                                 "the method's local name `self`: the caller's module stays uncompiled; use "
                                 "`self.compile()` (compiles the module in place)"))
-                elif isinstance(tgt, (ast.Name, ast.Attribute)):
+                elif isinstance(tgt, ast.Name):
                     wrappers.setdefault((id(scope.get(id(node))), ast.unparse(tgt)), []).append(node)
+                elif isinstance(tgt, ast.Attribute):   # self.model = torch.compile(...): any method may call it
+                    wrappers.setdefault((None, ast.unparse(tgt)), []).append(node)
         calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)),
                        key=lambda n: (n.lineno, n.col_offset))
         reported = set()
         for node in calls:   # in line order: a call through the wrapper after it was bound, in the same function
             f = node.func
             key = (id(scope.get(id(node))), ast.unparse(f.value))
+            if key not in wrappers:
+                key = (None, key[1])
             if key in reported or key not in wrappers or f.attr.startswith(("_",) + _SETUP) or f.attr in _MODULE_ONLY \
                     or f.attr in _SETUP_NAMES:
                 continue
-            src = max((a for a in wrappers[key] if a.lineno < node.lineno), key=lambda a: a.lineno, default=None)
+            src = max((a for a in wrappers[key] if key[0] is None or a.lineno < node.lineno), key=lambda a: a.lineno,
+                      default=None)
             if src is None:
                 continue
             reported.add(key)
