@@ -97,6 +97,9 @@ def test_divisibility_fix_is_checked_against_the_model_not_applied_blindly(tmp_p
     sf = problem(r, "constraint_violation")["suggested_fix"]
     assert sf["verified"] is True and "height = 2*_height" in sf["code"], sf
     md = open(tmp_path / "e" / "report.md").read()
+    eg = sf["eager_off_multiple"]   # measured by the export command: the model itself needs the multiple
+    assert eg["sizes"] == {"height": 17, "width": 21} and not eg["ok"] and "Sizes of tensors must match" in eg["error"], eg
+    assert "Measured: the model run eagerly at height 17, width 21 (not a multiple): fails" in md, md[-1500:]
     assert "Fix: PyTorch's suggested fix makes height a multiple of 2" in md and "(-height) % 2" in md \
         and "# after applying the fix" not in md, md[-1500:]
     from cdlib.decide.export import divisible_advice   # each dim with its own factor (a (4, 2) pooling)

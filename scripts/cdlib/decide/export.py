@@ -156,6 +156,7 @@ def problems_of(res):
     for p in out:
         if p["cls"] in ("constraint_violation", "specialized_dim") and fx:
             p["suggested_fix"] = {"code": fx.get("fixes"), "verified": fx.get("verified"),
+                                  "eager_off_multiple": fx.get("eager_off_multiple"),
                                   "new_dynamic_shapes": fx.get("new_dynamic_shapes"),
                                   "error": fx.get("error") or (fx.get("failure") or {}).get("message")}
     return out

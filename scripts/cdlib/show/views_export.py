@@ -59,6 +59,14 @@ def render(r):
             if sf.get("error"):
                 out.append(f"  {cmdline.clip(sf['error'], 200)}")
         divisible = divisible_advice(sf.get("code")) if sf else None   # same text as triage's Next
+        eg = (sf or {}).get("eager_off_multiple")
+        if divisible and eg:   # measured: the check the advice asks for
+            at = ", ".join(f"{k} {v}" for k, v in eg["sizes"].items())
+            out.append(f"Measured: the model run eagerly at {at} (not a multiple): " + (
+                f"fails ({cmdline.clip(eg.get('error') or '', 160)}): the model itself needs the multiple; "
+                "edit it (below) to serve any size" if not eg["ok"] else
+                "runs: only the export needs the multiple; apply the suggested fix only if those sizes are all "
+                "you serve"))
         out.append(f"Fix: {divisible or p['fix']}")
         out.append("")
     if st == "exported" and r["problems"]:

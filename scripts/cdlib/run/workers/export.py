@@ -69,6 +69,41 @@ def _export(torch, tgt, strict, dynamic_shapes):
                                strict=strict)
 
 
+def _eager_off_multiple(torch, tgt, ds, fixes):
+    """When PyTorch's suggested fix makes dims multiples (`height = 8*_height`): run the model eagerly once
+    with each such dim one larger than the example's (not a multiple) and say whether it runs. Decides
+    whether the model itself needs the multiple, or only the export does. None when no such fix or the
+    dims cannot be found in the dynamic_shapes given."""
+    want = {m.group(1): int(m.group(2)) for m in (re.match(r"(\w+) = (\d+)\*_\1$", x.strip()) for x in fixes) if m}
+    if not want or not isinstance(ds, dict):
+        return None
+    names = _param_names(tgt["model"], tgt["args"], tgt["kwargs"]) or []
+    args, kwargs, sizes = list(tgt["args"]), dict(tgt["kwargs"] or {}), {}
+    for key, spec in ds.items():
+        if not isinstance(spec, dict):
+            continue
+        for dim, d in spec.items():
+            dname = getattr(d, "__name__", None)
+            if dname not in want:
+                continue
+            holder, idx = (args, names.index(key)) if key in names else (kwargs, key) if key in kwargs else (None, None)
+            if holder is None or not isinstance(holder[idx], torch.Tensor):
+                continue
+            t = holder[idx]
+            shape = list(t.shape)
+            shape[dim] += 1
+            holder[idx] = torch.randn(shape, dtype=t.dtype) if t.is_floating_point() else torch.zeros(shape, dtype=t.dtype)
+            sizes[dname] = shape[dim]
+    if not sizes:
+        return None
+    try:
+        with torch.no_grad():
+            tgt["model"](*args, **kwargs)
+        return {"sizes": sizes, "ok": True}
+    except Exception as e:  # noqa: BLE001
+        return {"sizes": sizes, "ok": False, "error": f"{type(e).__name__}: {ec.first_line(e)}"[:300]}
+
+
 # ---------------------------------------------------------------------- --dynamic: propose a spec
 
 def _param_names(model, args, kwargs):
@@ -336,7 +371,9 @@ def main():
             _, att2, exc2 = _attempt(lambda: _export(torch, tgt, name == "strict", new_ds))
             res["suggested_fix_check"] = {"applied": True, "mode": name, "fixes": f["details"]["suggested_fixes"],
                                           "new_dynamic_shapes": repr(new_ds), "verified": exc2 is None,
-                                          "seconds": att2["seconds"]}
+                                          "seconds": att2["seconds"],
+                                          "eager_off_multiple": _eager_off_multiple(torch, tgt, ds,
+                                                                                    f["details"]["suggested_fixes"])}
             if exc2 is not None:
                 res["suggested_fix_check"]["failure"] = _fail_info(exc2, name == "strict")
             break
