@@ -92,7 +92,8 @@ def _eager_off_multiple(torch, tgt, ds, fixes):
             t = holder[idx]
             shape = list(t.shape)
             shape[dim] += 1
-            holder[idx] = torch.randn(shape, dtype=t.dtype) if t.is_floating_point() else torch.zeros(shape, dtype=t.dtype)
+            make = torch.randn if t.is_floating_point() else torch.zeros
+            holder[idx] = make(shape, dtype=t.dtype, device=t.device)
             sizes[dname] = shape[dim]
     if not sizes:
         return None
