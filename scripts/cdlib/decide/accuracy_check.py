@@ -450,12 +450,13 @@ def gate(measured):
 _INT_FROM_FLOAT = re.compile(r"//|floor_divide|\.(?:long|int|bool)\(\)|\.to\(torch\.(?:int|long|bool|uint)|argmax|argmin|"
                              r"argsort|\bround\(|\.round\(|floor\(|ceil\(|trunc\(|bucketize|searchsorted|topk|"
                              r"\.sort\(|\bmode\(|\b(?:max|min)\(|\.indices|[<>]=?|[=!]=|\.(?:gt|lt|ge|le|eq|ne)\(")
-_TYPED = re.compile(r'^\s*(\w+)\s*:\s*"(b8|[iu]\d+|f\d+|bf16|f8\w*)\[')   # name: "i64[64, 3]..." (not Sym(...))
-_ARG = re.compile(r'(\w+)\s*:\s*"(b8|[iu]\d+|f\d+|bf16|f8\w*)\[')
+_DTYPE = re.compile(r"(b8|[iu]\d+|f\d+|bf16|f8\w*)\[")   # a tensor's annotation ("i64[64, 3]..."), not Sym(...)
 
 
-def _kind(dtype):
-    return "i" if dtype == "b8" or dtype[0] in "iu" else "f"
+def _kind(annotation):
+    """'i' (integer or bool tensor), 'f' (floating tensor) or None (a SymInt, no annotation)."""
+    m = _DTYPE.match(annotation or "")
+    return None if not m else "i" if m.group(1) == "b8" or m.group(1)[0] in "iu" else "f"
 
 
 def _int_from_float_lines(graph):
@@ -463,11 +464,9 @@ def _int_from_float_lines(graph):
     tensor directly from a float tensor (`ids: "i64[..]" = floordiv.long()` with floordiv f32; `topk[1]` of
     an untyped topk of floats), lines whose tensor the graph returns first. Size arithmetic (`c // heads` in
     a view) makes SymInts, not int tensors, and an int-from-int op is exact: neither counts."""
-    from ..read.inductor_info import FILE_COMMENT_RE
+    from ..read.inductor_info import FILE_COMMENT_RE, NODE_RE, PARAM_RE
     kinds, loc, found, returned = {}, None, {}, set()
     for ln in graph.splitlines():
-        if "def forward(" in ln:
-            kinds.update((n, _kind(t)) for n, t in _ARG.findall(ln))
         m = FILE_COMMENT_RE.search(ln)
         if m:
             loc = (m.group(1), int(m.group(2)), m.group(4).strip())
@@ -475,24 +474,19 @@ def _int_from_float_lines(graph):
         if ln.strip().startswith("return"):
             returned.update(re.findall(r"\b([A-Za-z_]\w*)\b", ln))
             continue
-        a = re.match(r"^\s*(l_\w+)\s*=\s*(L_\w+)\s*$", ln)    # l_x_ = L_x_
-        if a:
-            if a.group(2) in kinds:
-                kinds[a.group(1)] = kinds[a.group(2)]
+        m = NODE_RE.match(ln)
+        if not m:   # the signature's typed inputs (one line or several)
+            kinds.update((n, _kind(t)) for n, t in PARAM_RE.findall(ln))
             continue
-        m = _TYPED.match(ln) or re.match(r"^\s*(\w+)\s*=", ln)   # a typed node, or an untyped (tuple) one
-        if not m:
+        name, typ, rhs = m.group(1), m.group(2), m.group(3).split(";  ")[0]
+        args = re.findall(r"\b([A-Za-z_]\w*)\b", rhs)
+        floats = any(kinds.get(a) == "f" for a in args)
+        if typ is None:   # l_x_ = L_x_ (an input's alias), or a tuple node (topk, max(dim), sort)
+            kinds[name] = kinds.get(rhs.strip()) if re.fullmatch(r"L_\w+", rhs.strip()) else "f" if floats else None
             continue
-        name = m.group(1)
-        rhs = ln.split("=", 1)[1].split(";  ")[0] if "=" in ln else ""
-        floats = any(kinds.get(a) == "f" for a in re.findall(r"\b([A-Za-z_]\w*)\b", rhs))
-        if m.re is _TYPED:
-            kind = _kind(m.group(2))
-            if kind == "i" and loc and floats and _INT_FROM_FLOAT.search(loc[2]):
-                found.setdefault(loc[:2], [loc[2], set()])[1].add(name)
-            kinds[name] = kind
-        elif floats:
-            kinds[name] = "f"   # topk / max(dim) / sort: a tuple holding a float tensor
+        kinds[name] = _kind(typ)
+        if kinds[name] == "i" and loc and floats and _INT_FROM_FLOAT.search(loc[2]):
+            found.setdefault(loc[:2], [loc[2], set()])[1].add(name)
     order = sorted(found, key=lambda k: not (found[k][1] & returned))
     return {k: found[k][0] for k in order}
 
