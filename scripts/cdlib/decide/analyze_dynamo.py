@@ -537,8 +537,8 @@ def _recompiles(tr, stderr):
         fr.causes = _causes(recs, fr.limit_hit, static=key in static)
         lib = "transformers" if "transformers" in (fr.wrapper or "") else None
         for c in fr.causes:
-            for setting in knowledge.recompile_settings(c.get("library") or lib, c["kind"], c["guard"]):
-                c["fix"] = "A library setting avoids it: " + " ".join(setting.split()) + " " + c["fix"]
+            for x in knowledge.library_settings(c.get("library") or lib, c["guard"], "recompiles", c["kind"]):
+                c["fix"] = "A library setting avoids it: " + " ".join(x["setting"].split()) + " " + c["fix"]
         for c in fr.causes:   # a shape the program itself made static: where, and the fix for that
             m = re.match(r"shape of `(.+)` dim (\d+)$", c["cause"])
             sp = specialized.get((fid, rank, m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" else None

@@ -155,10 +155,12 @@ def construct_recipe(gb_id, statement, gb_type=""):
     return None
 
 
-def library_settings(library, text):
-    """Library settings that avoid a graph-breaking library path (graph_breaks.yaml library_settings)."""
-    return [s for s in load("graph_breaks").get("library_settings") or []
-            if s["library"] == library and re.search(s["pattern"], text or "")]
+def library_settings(library, text, source="graph_breaks", kind=None):
+    """Library settings whose pattern matches `text`: ones that avoid a graph-breaking library path
+    (graph_breaks.yaml), or (source="recompiles", kind=the guard's kind) that keep a library's recompiling
+    inputs stable (recompiles.yaml)."""
+    return [s for s in load(source).get("library_settings") or []
+            if s["library"] == library and s.get("kind") == kind and re.search(s["pattern"], text or "")]
 
 
 @functools.lru_cache(maxsize=None)
@@ -217,12 +219,6 @@ def guard_kind_by_id(kind):
         if k["kind"] == kind:
             return k
     return load("recompiles")["kinds"][-1]
-
-
-def recompile_settings(library, kind, guard):
-    """Library settings that keep a library's recompiling inputs stable (recompiles.yaml library_settings)."""
-    return [s["setting"] for s in load("recompiles").get("library_settings") or []
-            if s["library"] == library and s["kind"] == kind and re.search(s["pattern"], guard or "")]
 
 
 def recompile_limit_fix():
