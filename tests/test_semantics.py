@@ -185,3 +185,31 @@ def test_the_fixes_named_for_double_backward_and_late_hooks_hold():
     import subprocess
     p = subprocess.run([sys.executable, "-c", _FACTS], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0 and "facts ok" in p.stdout, p.stdout[-2000:] + p.stderr[-3000:]
+
+
+@pytest.mark.slow
+def test_padded_positions_of_a_transformer_encoder_gate_get_the_class_and_its_fix_holds(tmp_path):
+    """A parity gate over a TransformerEncoder whose sequences end in padding, no row fully padded (a
+    fresh program): compiled differs only at padded positions, which eager's fast path zeroes. Triage
+    names the class, not a compiler bug; the fix the class names (masked_fill after the encoder) passes
+    the gate compiled on 2.14+ (on 2.9 the gate passes as it is)."""
+    import torch
+    c = next(c for c in CPU if c["id"] == "transformer_fastpath_padding")
+    rep, md = _triage("sem_transformer_fastpath_gate.py", tmp_path)
+    if rep["exit_code"] == 0:      # torch 2.9: compiled takes the fast path too
+        assert tuple(map(int, torch.__version__.split(".")[:2])) < (2, 14), md
+        return
+    assert rep["verdict"]["kind"] == "compile_only", rep["verdict"]
+    found = {f["id"]: f for f in rep["semantics"]}
+    assert c["id"] in found and found[c["id"]]["explains_error"], rep["semantics"]
+    nxt = md.split("\n## Next", 1)[1]
+    assert nxt.lstrip().startswith(f"1. [{c['id']}] {_one(c['fix'])}"), nxt
+    assert not re.search(r"\b(bisect|minify|accuracy) ", nxt), nxt
+    src = open(program("sem_transformer_fastpath_gate.py"), encoding="utf-8").read()
+    line = "h = self.enc(self.emb(ids), src_key_padding_mask=pad)"
+    assert "h = h.masked_fill(pad.unsqueeze(-1), 0)" in c["fix"]
+    fixed = tmp_path / "gate_fixed.py"
+    fixed.write_text(src.replace(line, line + "\n        h = h.masked_fill(pad.unsqueeze(-1), 0)"))
+    import subprocess
+    p = subprocess.run([sys.executable, str(fixed)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and "parity gate passed" in p.stdout, p.stdout[-1500:] + p.stderr[-2000:]
