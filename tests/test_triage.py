@@ -803,3 +803,25 @@ def test_printed_tail_shows_results_before_logging_and_no_error_text():
     assert verdict.tail("", chained, "outer msg")[0] == ["[stderr] step 3"]
     logged = "Traceback (most recent call last):\n  File \"a.py\"\nKeyError: k\nFAIL: checksum mismatch\n"
     assert verdict.tail("", logged, "FAIL: checksum mismatch")[0] == ["[stderr] FAIL: checksum mismatch"]
+
+
+def test_a_float_carried_across_a_graph_break_sends_to_that_break(tmp_path):
+    """A running total `+= t.item()` in a compiled training step (a fresh program): the .item() breaks the
+    graph and the float carried into the resumed function (`___stack2`) recompiles every step under
+    inductor. The cause reads "value carried across the graph break", the Next's first step is that
+    break (not the backward break ranked above it) and says the recompiles go with it; keeping the total
+    a tensor leaves no recompile."""
+    prog = program("rc_item_across_break.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
+    line = next(i for i, s in enumerate(open(prog), 1) if ".item()" in s and "stats" in s)
+    causes = [c for f in d["recompiles"] for c in f["causes"] if not c["expected"]]
+    assert causes and all(c["kind"] == "graph_break_value" for c in causes), causes
+    assert causes[0]["cause"].startswith("value carried across the graph break"), causes
+    first = d["next_steps"][0]["why"]
+    assert first.startswith(f"fix graph break at rc_item_across_break.py:{line} "), d["next_steps"]
+    assert any(f"graph break at line {line}: fixing that break stops them" in s["why"] for s in d["next_steps"])
+    src = open(prog).read().replace(".mean().item()", ".mean().detach()").replace(
+        'stats = {"acc": 0.0}', 'stats = {"acc": torch.zeros(())}')
+    (tmp_path / "fixed.py").write_text(src)
+    cmp_, _ = run_json("compare", tmp_path / "t", "--", "python3", tmp_path / "fixed.py", check=0, timeout=600)
+    assert cmp_["after"]["recompiles"] == 0, cmp_["after"]

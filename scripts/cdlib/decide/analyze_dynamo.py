@@ -319,6 +319,8 @@ def guard_cause(guard, kind):
     m = re.match(r"___check_(obj_id|type_id)\(([^,]+),", g)
     if m:
         return f"{'identity' if m.group(1) == 'obj_id' else 'type'} of `{_name(m.group(2))}`"
+    if kind == "graph_break_value":
+        return f"value carried across the graph break (`{g.split()[0]}`)"
     m = re.match(r"(?:not )?([\w.\[\]'\"]+) (?:==|!=|is not|is|<=|>=|<|>) ", g)
     if m and not re.match(r"^\d", m.group(1)):
         return f"value of `{_name(m.group(1))}`"
@@ -426,7 +428,7 @@ def _expected(kind, guard, primary, limit_hit, static=False):
     if kind == "container_length" and re.search(r"\blen\((?:L\[')?kwargs(?:'\])?\)", guard or ""):
         return ("one change in the number of keyword arguments (e.g. generate's prefill call, then its decode "
                 "calls): one graph each")
-    if kind in ("python_int", "python_float") or (kind == "module_attribute" and _FLOAT_RE.search(guard)):
+    if kind in ("python_int", "python_float", "graph_break_value") or (kind == "module_attribute" and _FLOAT_RE.search(guard)):
         return "automatic dynamic: after its first change torch recompiles the number as a dynamic input (once)"
     if kind == "module_attribute" and re.search(r"\bis None\s*$", guard or ""):
         return ("set during the first call: the attribute was None when first compiled and got its value in that "
@@ -583,8 +585,13 @@ def next_steps(rep):
     """The graph-break / recompile lines of the report's "Next" list."""
     steps = []
     own = [b for b in rep.graph_breaks if not b.fix.get("wrapper")]   # DDP/FSDP internals: not the user's
+    bad = [f for f in rep.recompiles if f.limit_hit or (f.recompiles and not f.expected_only)]
+    # recompiles on a value carried across a graph break go with that break: it is the one to fix first
+    carried = {(f.location.file, int(m.group(1))) for f in bad
+               for m in [re.search(r"resumed after the graph break at line (\d+)\)", f.function)]
+               if m and any(c["kind"] == "graph_break_value" and not c["expected"] for c in f.causes)}
     if own:
-        b = own[0]
+        b = next((b for b in own if (b.location.file, b.location.line) in carried), own[0])
         where = f"{os.path.basename(b.location.file)}:{b.location.line}"
         if b.in_library and b.stack:
             where += f" (inside {b.library}: {b.stack[-1].display}:{b.stack[-1].line})"
@@ -597,13 +604,15 @@ def next_steps(rep):
             steps.append({"why": f"nothing of yours to fix in the graph breaks: they are {' and '.join(names)}'s own, "
                                  "expected with torch.compile (a setup without them is above)",
                           "skill": "trace-dynamo", "command": None})
-    bad = [f for f in rep.recompiles if f.limit_hit or (f.recompiles and not f.expected_only)]
     if bad:
         causes = [c["cause"] + (f" made static at {os.path.basename(c['specialized_at'].file)}:"
                                 f"{c['specialized_at'].line}" if c.get("specialized_at") else
                                 f" pinned by float math at {os.path.basename(c['location'].file)}:{c['location'].line}"
                                 if c.get("kind") == "size_arithmetic" and getattr(c.get("location"), "line", None) else "")
-                  for f in bad for c in f.causes if not c["expected"]]
+                  for f in bad for c in f.causes if not c["expected"] and not (carried and c["kind"] == "graph_break_value")]
+        if carried:
+            causes.append(f"values carried across the graph break at line {', '.join(str(x[1]) for x in sorted(carried))}"
+                          ": fixing that break stops them")
         what = f" ({', '.join(dict.fromkeys(causes))[:200]})" if causes else ""
         static = [f for f in bad if any(c.get("static_option") for c in f.causes)]
         if static:
