@@ -159,7 +159,7 @@ def test_recompile_facts_hold_on_installed_torch():
     # int attributes of nn.Modules stay static; the limit counts cached graphs: 1 compile + 7 recompiles
     assert got["allow_unspec_int_on_nn_module"] is False
     assert got["recompile_limit"] == 8 and got["graphs_at_limit"] == got["recompile_limit"]
-    assert "default 8 cached graphs: the first compile plus 7 recompiles" in limit_fix
+    assert "default 8 graphs: the first compile plus 7 recompiles" in limit_fix
     gb39 = " ".join(knowledge.load("graph_breaks")["recipes"]["GB0039"]["fix"].split())
     assert "the first compile plus 7 recompiles" in gb39
     # GB0105: trace_numpy is on by default, so the break means someone turned it off

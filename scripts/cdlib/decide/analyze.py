@@ -92,6 +92,10 @@ def _first_lines(text, n, limit):
     return s if len(s) <= limit else s[:limit - 1] + "…"
 
 
+# a line where the program printed an exception it caught: "ERROR FailOnRecompileLimitHit: Hard failure ..."
+_CAUGHT_RE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Hit|Unsupported)\b: ")
+
+
 def _errors(tr, res, stdout, stderr, target_str, cli):
     errors = []
     out_all = (stdout or "") + "\n" + (stderr or "")
@@ -115,9 +119,16 @@ def _errors(tr, res, stdout, stderr, target_str, cli):
         else:
             from ..run.workers.bisect_step import last_words   # the program's own last line, not a torch warning
             tail = [last_words(stdout or "", stderr or "") or ""]
+            # no traceback: exceptions the program caught and printed itself (a gate logging
+            # "ERROR FailOnRecompileLimitHit: ..." per config; blind A/B batch 14) classify the failure
+            caught = [ln.strip() for ln in out_all.splitlines() if _CAUGHT_RE.search(ln)][-20:]
             err = make_error({"full_type": f"exit {res.returncode}", "type": f"exit {res.returncode}",
-                              "message": "\n".join(tail), "frames": [], "block": "\n".join(tail)},
+                              "message": "\n".join(tail), "frames": [], "block": "\n".join(tail + caught)},
                              output=out_all, target_str=target_str, cli=cli)
+            hit = next((ln for ln in caught if knowledge.classify_error(ln)["id"] == err.category), None) \
+                if err.category != "user_error" else None
+            if hit:
+                err.message = f"{err.message}\n(the program caught and printed: {clip(hit, 200)})"
             errors.append(err)
     # compile failures the program caught (or suppress_errors hid) still show in the trace
     for e in tr.of("compilation_metrics"):
@@ -642,6 +653,28 @@ def empty_frames(rep):
     return ", ".join(rep.stats["empty_frames"][:3])
 
 
+def _expected_recompile_step(rep):
+    """The one step for a run whose only finding is an expected recompile: it is still a compile, paid by
+    the call that first meets the new value (blind A/B batch 14: a latency benchmark warmed up at one
+    length, its first timed request recompiled and took seconds; "nothing to fix" sent the agent on)."""
+    exp = [f for f in rep.recompiles if f.expected_only and f.recompiles]
+    if not exp:
+        return None
+    f = exp[0]
+    ids = {cid for c in f.causes for cid in c["compile_ids"]}
+    secs = sum(g.compile_time_s or 0 for g in rep.graphs if g.compile_id in ids)
+    c = f.causes[0]
+    m = re.match(r"shape of `(\w+)` dim (\d+)$", c["cause"])
+    how = (f"call it at a second size during the warm-up, or mark the dim dynamic on the warm-up input "
+           f"(torch._dynamo.mark_dynamic(t, {m.group(2)}) on the tensor t passed as `{m.group(1)}`, before the first "
+           f"call) so that the first "
+           f"graph already serves every size" if m and c["kind"] == "shape" else
+           "make the warm-up calls look like what you time or serve (the same modes, sizes and arguments)")
+    return {"why": f"the recompile is expected ({c['cause']}), but it is a compile ({secs:.1f} s here) paid by the "
+                   f"call that first meets the new value, not by the warm-up: if that call is timed or served (a "
+                   f"slow first request or step), {how}", "skill": "trace-dynamo", "command": None}
+
+
 def _next_steps(rep, target_str, cli):
     steps = semantics.steps(rep) + _error_steps(rep, target_str, cli)
     steps += _dynamo_next_steps(rep)
@@ -657,6 +690,9 @@ def _next_steps(rep, target_str, cli):
     elif rep.used_compile and not steps and empty_frames(rep):
         steps.append({"why": knowledge.advice("no_graph", frames=empty_frames(rep)), "skill": "overview", "command": None})
     elif rep.used_compile and not steps:
+        late = _expected_recompile_step(rep)
+        if late:
+            steps.append(late)
         if rep.vs_eager is None:   # a clean run says nothing about its results: wrong numbers are not slowness
             steps.append({"why": "compiles cleanly; if its results look wrong, compare what it prints compiled "
                                  "and eager", "skill": "overview",

@@ -541,6 +541,7 @@ def _recompiles(tr, stderr):
         for c in fr.causes:
             for x in knowledge.library_settings(c.get("library") or lib, c["guard"], "recompiles", c["kind"]):
                 c["fix"] = "A library setting avoids it: " + " ".join(x["setting"].split()) + " " + c["fix"]
+                c["setting"] = x.get("short")
         for c in fr.causes:   # a shape the program itself made static: where, and the fix for that
             m = re.match(r"shape of `(.+)` dim (\d+)$", c["cause"])
             sp = specialized.get((fid, rank, m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" else None
@@ -613,12 +614,23 @@ def next_steps(rep):
         if carried:
             causes.append(f"values carried across the graph break at line {', '.join(str(x[1]) for x in sorted(carried))}"
                           ": fixing that break stops them")
+        fams = {}
+        for x in causes:      # one per layer (`layers[0]`…`layers[7]`): once, with a count
+            k = re.sub(r"\[\d+\]", "[i]", x)
+            fams[k] = fams.get(k, 0) + 1
+        causes = [k if n > 1 else next(x for x in causes if re.sub(r"\[\d+\]", "[i]", x) == k) for k, n in fams.items()]
+        causes = [k + (f" ×{fams[k]}" if fams.get(k, 1) > 1 else "") for k in causes]
         what = f" ({', '.join(dict.fromkeys(causes))[:200]})" if causes else ""
         static = [f for f in bad if any(c.get("static_option") for c in f.causes)]
         if static:
             what += ": " + _static_where(rep, static[0].function.split(" ")[0]) + ", so each size is a graph"
+        if any(f.limit_hit and any(c["kind"] == "parameter_shape" for c in f.causes) for f in bad):
+            # parameters of other shapes: other models of one class, whose graphs share the function's cache
+            what += ("; models of one class with other parameter shapes share one cache: in a test or sweep over "
+                     "configs, torch._dynamo.reset() before each model")
         if any(c["fix"].startswith("A library setting avoids it:") for f in bad for c in f.causes if not c["expected"]):
-            what += "; a library setting avoids it"
+            short = [c.get("setting") for f in bad for c in f.causes if not c["expected"] and c.get("setting")]
+            what += "; a library setting avoids it" + (f": {short[0]}" if short else "")
         # sizes the program itself made static: no config switch keeps them dynamic, the fix is an edit
         edit_only = all(c.get("specialized_at") or c.get("kind") == "size_arithmetic"
                         for f in bad for c in f.causes if not c["expected"]) \

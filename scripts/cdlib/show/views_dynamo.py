@@ -1,6 +1,7 @@
 """Markdown sections of a triage Report for graph breaks and recompilations: the chain from the
 user's line through library code, torch's own hints first, and recompile causes grouped."""
 import os
+import re
 
 from .output import clip
 
@@ -109,12 +110,17 @@ def recompiles_md(rep, base):
         lim = f"; **recompile limit ({f.limit or '?'}) HIT → runs eagerly**" if f.limit_hit else ""
         # expected, but still a compile where it happens: inside a timed loop it is the whole slowdown (blind
         # A/B batch 10: a benchmark warmed up under no_grad and timed with grad on)
-        ok = (" — expected, nothing to fix (but each is a compile where it happens: warm up the way you time or "
-              "serve)") if f.expected_only else ""
+        ok = (" — expected by torch, no code bug (but each is a compile, paid by the call where it happens: warm "
+              "up the way you time or serve)") if f.expected_only else ""
         out.append(f"- **{f.function}** ({where(f.location, base)}): {f.compiles} compiles{lim}{ok}")
         if f.wrapper:
             out.append(f"  - compiled through {f.wrapper}")
+        # causes that differ only in an index (one per layer: `layers[0]`…`layers[7]`) show once, with a count
+        fam = {}
         for c in f.causes:
+            fam.setdefault((c["kind"], re.sub(r"\[\d+\]", "[i]", c["cause"]), c["fix"], c["expected"]), []).append(c)
+        for group in fam.values():
+            c = group[0]
             ids = c["compile_ids"]
             rng = ids[0] if len(ids) == 1 else f"{ids[0]}…{ids[-1]}"
             at = f" at {where(c['location'], base)}" if c.get("location") else ""
@@ -129,6 +135,11 @@ def recompiles_md(rep, base):
                            + (f" (Dynamo: {c['specialized_reason']})" if c.get("specialized_reason") else ""))
             if c.get("hint"):
                 out.append(f"    PyTorch's hint: {clip(c['hint'], 300)}")
+            if len(group) > 1:
+                out.append(f"  - and {len(group) - 1} more like it, the same but for an index "
+                           f"(×{sum(x['primary'] for x in group[1:])}): "
+                           + ", ".join(f"`{x['cause'].split('`')[1] if '`' in x['cause'] else x['cause']}`"
+                                       for x in group[1:4]) + (" …" if len(group) > 4 else ""))
             if not c["expected"]:
                 out.append(f"    Fix: {clip(c['fix'], 420)}")
         if f.limit_hit:
