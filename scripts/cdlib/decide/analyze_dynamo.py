@@ -428,7 +428,7 @@ def _expected(kind, guard, primary, limit_hit, static=False):
     if kind == "container_length" and re.search(r"\blen\((?:L\[')?kwargs(?:'\])?\)", guard or ""):
         return ("one change in the number of keyword arguments (e.g. generate's prefill call, then its decode "
                 "calls): one graph each")
-    if kind in ("python_int", "python_float", "graph_break_value") or (kind == "module_attribute" and _FLOAT_RE.search(guard)):
+    if kind in ("python_int", "python_float") or (kind == "module_attribute" and _FLOAT_RE.search(guard)):
         return "automatic dynamic: after its first change torch recompiles the number as a dynamic input (once)"
     if kind == "module_attribute" and re.search(r"\bis None\s*$", guard or ""):
         return ("set during the first call: the attribute was None when first compiled and got its value in that "
@@ -615,11 +615,9 @@ def next_steps(rep):
             causes.append(f"values carried across the graph break at line {', '.join(str(x[1]) for x in sorted(carried))}"
                           ": fixing that break stops them")
         fams = {}
-        for x in causes:      # one per layer (`layers[0]`…`layers[7]`): once, with a count
-            k = re.sub(r"\[\d+\]", "[i]", x)
-            fams[k] = fams.get(k, 0) + 1
-        causes = [k if n > 1 else next(x for x in causes if re.sub(r"\[\d+\]", "[i]", x) == k) for k, n in fams.items()]
-        causes = [k + (f" ×{fams[k]}" if fams.get(k, 1) > 1 else "") for k in causes]
+        for x in dict.fromkeys(causes):      # one per layer (`layers[0]`…`layers[7]`): once, with a count
+            fams.setdefault(re.sub(r"\[\d+\]", "[i]", x), []).append(x)
+        causes = [f"{k} ×{len(v)}" if len(v) > 1 else v[0] for k, v in fams.items()]
         what = f" ({', '.join(dict.fromkeys(causes))[:200]})" if causes else ""
         static = [f for f in bad if any(c.get("static_option") for c in f.causes)]
         if static:
