@@ -134,10 +134,13 @@ def test_graph_break_on_one_rank(tmp_path):
 
 
 def test_recompile_on_one_rank(tmp_path):
+    """Launched as the user's own torchrun command (blind A/B batch 14: the agent read --help to find
+    --nproc): triage runs it as --nproc 2."""
     out = tmp_path / "run"
-    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", out, "--",
-                      program("mr_recompile.py"), timeout=300)
+    res, p = run_json("triage", "--no-tlparse", "--timeout", "240", "--out", out, "--",
+                      "torchrun", "--nproc_per_node", "2", program("mr_recompile.py"), timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
+    assert "running it as triage --nproc 2" in p.stderr and len(res["ranks"]) == 2
     assert res["status"] == "divergent"
     [rc] = res["divergence"]["recompiles"]
     assert rc["function"] == "step" and rc["recompiles_per_rank"] == {"0": 0, "1": 1}
@@ -444,6 +447,9 @@ def test_torchrun_fails_before_ranks(tmp_path):
     (["--nproc", "2", "--trace", "/no/such/dir"], "no such file or directory"),
     (["--nproc", "2", "--from-text", "-", "--", "PROG"], "does not combine"),
     (["--nproc", "two", "--", "PROG"], "invalid int value"),
+    (["--", "torchrun", "--nproc_per_node", "auto", "PROG"], "give the number of ranks"),
+    (["--", "torchrun", "--nproc_per_node", "2"], "no script to run"),
+    (["--", "torchrun", "--no-python", "PROG"], "run triage --nproc N"),
 ])
 def test_bad_input(args, msg, tmp_path):
     args = [program("mr_same.py") if a == "PROG" else a for a in args]
@@ -469,6 +475,16 @@ def test_launcher_argv_and_python_forms(tmp_path):
     assert argv[1:5] == ["-m", "torch.distributed.run", "--nproc-per-node", "2"] and "--standalone" in argv
     argv = multirank_launch.launcher_argv(2, ["--master-port", "29555"], "/r/rank_shim.py", "/r", [prog])
     assert "--standalone" not in argv and argv[-2:] == ["/r", prog]
+
+
+def test_a_torchrun_target_is_read_as_nproc():
+    t = multirank_launch.torchrun_target
+    assert t(["torchrun", "--nproc_per_node", "2", "train.py", "--compile"]) == (2, [], ["train.py", "--compile"])
+    assert t(["torchrun", "--standalone", "--nproc-per-node=4", "--master_port", "29501", "--tee", "3", "-m",
+              "pkg.train", "--x"]) == (4, ["--standalone", "--master_port=29501"], ["-m", "pkg.train", "--x"])
+    assert t(["python3", "-m", "torch.distributed.run", "--nproc_per_node=2", "a.py"]) == (2, [], ["a.py"])
+    assert t(["/venv/bin/torchrun", "a.py"]) == (1, [], ["a.py"])
+    assert t(["python", "train.py"]) is None and t(["python", "-m", "pkg.train"]) is None
 
 
 def test_strip_prefix_and_exit_codes():

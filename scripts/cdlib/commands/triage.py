@@ -1,6 +1,7 @@
 """triage: run the program once under TORCH_TRACE and report every graph break, recompile and
 error, located in the user's code, classified, with the next step."""
 import os
+import shlex
 import sys
 
 from .. import EXAMPLES_DIR
@@ -55,6 +56,16 @@ def add_arguments(p):
 def run(args):
     if not args.timeout > 0 or args.timeout == float("inf"):
         raise CliError(f"--timeout must be positive and finite (seconds), not {args.timeout:g}")
+    if args.target and args.nproc is None and not args.trace and not args.from_text:
+        from ..run.multirank_launch import torchrun_target
+        launch = torchrun_target(args.target)
+        if launch:   # the user's own torchrun command: run the same job as --nproc N (every rank watched)
+            args.nproc, extra, args.target = launch
+            if extra:
+                args.torchrun_args = " ".join(filter(None, [args.torchrun_args, shlex.join(extra)]))
+            proc.progress(f"a torchrun command: running it as triage --nproc {args.nproc}"
+                          + (f' --torchrun-args "{args.torchrun_args}"' if args.torchrun_args else "")
+                          + f" -- {shlex.join(args.target)}")
     proc.KEEP_OUTPUT = args.keep_output
     if args.vs_eager and (args.nproc is not None or args.from_text or args.trace or args.no_eager_check):
         raise CliError("--vs-eager runs the program once more without torch.compile; it does not combine with "

@@ -45,16 +45,47 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
     if exc and row.get("side") == "user" and _read_empty_stdin(exc, loc):
         row = knowledge.triage_row("stdin_eof")
     inner = verdict.inner_error(etype, message)
+    if "CppCompileError" in f"{etype} {message}":   # the C++ compiler's own errors, with the generated lines
+        diags = cpp_diagnostics(output)
+        if diags:
+            inner = dict(inner or {}, compiler_errors=diags)
     if exc and etype in ("SyntaxError", "IndentationError", "TabError") and loc is not None:
         message = f"{message} ({os.path.basename(loc.file)}:{loc.line})"
     nxt = knowledge.render_command(row, cli, target_str)
     if target_str and row.get("command") == SAME_TRIAGE:   # the report being built is that triage
         nxt = None
+    advice = knowledge.advice("cpp_compile_error") if (inner or {}).get("compiler_errors") else row.get("advice")
     return ErrorInfo(type=etype, message=_first_lines(message, 6, 600), category=row["id"], title=row["title"],
                      skill=row.get("skill"), next_command=nxt,
-                     advice=" ".join((row.get("advice") or "").split()), location=loc, source=source,
+                     advice=" ".join((advice or "").split()), location=loc, source=source,
                      gb_id=gb_ids[0] if gb_ids else None, inner=inner, side=row.get("side", "compiler"),
                      suggested_fixes=suggested_fixes(message))
+
+
+_CPP_DIAG_RE = re.compile(r"^(\S+\.(?:cpp|cxx|cc|h)):(\d+):(?:\d+:)? (error|note): (.+)$", re.M)
+
+
+def cpp_diagnostics(output, limit=2):
+    """The C++ compiler's first errors in a CppCompileError (g++/clang lines "<kernel>.cpp:189:26: error: ..."),
+    each with its line of the generated kernel and the note after it: [{file, line, message, code, note,
+    note_code}]. Blind A/B batch 14: the report said only "C++ compile error"; both arms grepped the output
+    and read the generated file to see the duplicate declaration."""
+    out, seen = [], set()
+    diags = list(_CPP_DIAG_RE.finditer(output or ""))
+    for i, m in enumerate(diags):
+        if m.group(3) != "error" or m.group(4) in seen:
+            continue
+        seen.add(m.group(4))
+        d = {"file": m.group(1), "line": int(m.group(2)), "message": m.group(4).strip(),
+             "code": _src_line(m.group(1), int(m.group(2)))}
+        nxt = diags[i + 1] if i + 1 < len(diags) else None
+        if nxt and nxt.group(3) == "note" and nxt.group(1) == m.group(1):
+            d.update(note=nxt.group(4).strip(), note_line=int(nxt.group(2)),
+                     note_code=_src_line(nxt.group(1), int(nxt.group(2))))
+        out.append(d)
+        if len(out) >= limit:
+            break
+    return out
 
 
 _STDIN_READ_RE = re.compile(r"\bsys\.stdin\b|(?<![\w.])input\s*\(|\bfileinput\.")

@@ -144,14 +144,14 @@ def scalar_use(statement):
 def construct_recipe(gb_id, statement, gb_type=""):
     """The recipe for how the break line uses the value (knowledge/graph_breaks.yaml `constructs`),
     when it applies to this break; None otherwise."""
-    use = scalar_use(statement)
-    if not use:
-        return None
+    first = ((statement or "").splitlines() or [""])[0]
+    # a random op given generator=: the Generator is what Dynamo cannot trace (GB0055)
+    uses = [u for u in ("generator" if re.search(r"\bgenerator\s*=", first) else None, scalar_use(statement)) if u]
     for c in load("graph_breaks").get("constructs") or []:
-        if c["use"] != use:
+        if c["use"] not in uses:
             continue
         if any(a == gb_id or (not a.startswith("GB") and re.search(a, gb_type or "", re.I)) for a in c["applies_to"]):
-            return {k: v for k, v in c.items() if k not in ("applies_to",)} | {"recipe_id": f"construct:{use}"}
+            return {k: v for k, v in c.items() if k not in ("applies_to",)} | {"recipe_id": f"construct:{c['use']}"}
     return None
 
 

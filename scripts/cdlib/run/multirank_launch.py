@@ -77,6 +77,51 @@ def parse_torchrun_args(text):
     return extra
 
 
+# torchrun options that only say where its logs go: triage keeps each rank's output itself
+_LOG_OPTS = {"--log-dir", "--log_dir", "-r", "--redirects", "-t", "--tee"}
+
+
+def torchrun_target(target):
+    """A target that is itself a torchrun launch (`torchrun --nproc_per_node 2 train.py --compile`, or
+    `python -m torch.distributed.run ...`) -> (nproc, [its other torchrun options], [script.py, args...]),
+    so that triage runs it as `--nproc N`; None for any other target."""
+    t = list(target or [])
+    if t and os.path.basename(t[0]) == "torchrun":
+        t = t[1:]
+    elif len(t) >= 3 and os.path.basename(t[0]).startswith("python") and t[1] == "-m" \
+            and t[2] in ("torch.distributed.run", "torch.distributed.launch"):
+        t = t[3:]
+    else:
+        return None
+    nproc, extra, i = 1, [], 0          # torchrun's default: one process per node
+    while i < len(t) and t[i].startswith("-"):
+        name, eq, val = t[i].partition("=")
+        if name in ("-m", "--module"):
+            t = t[:i] + ["-m"] + t[i + 1:]
+            break
+        if name in ("--no-python", "--no_python", "--run-path", "--run_path"):
+            raise CliError(f"a torchrun command with {name}: run triage --nproc N -- <script.py args> instead")
+        if name == "--standalone":
+            extra.append(name)
+            i += 1
+            continue
+        if not eq:
+            if i + 1 >= len(t):
+                raise CliError(f"torchrun option {name} needs a value")
+            val, i = t[i + 1], i + 2
+        else:
+            i += 1
+        if name in ("--nproc-per-node", "--nproc_per_node"):
+            if not val.isdigit() or int(val) < 1:
+                raise CliError(f"torchrun {name} {val}: give the number of ranks (triage runs them on this machine)")
+            nproc = int(val)
+        elif name not in _LOG_OPTS:
+            extra.append(f"{name}={val}")
+    if i >= len(t):
+        raise CliError("a torchrun command with no script to run")
+    return nproc, extra, t[i:]
+
+
 def script_args(target):
     """The user's target -> args for the shim: [script.py, ...] or ["-m", module, ...]."""
     if not target:

@@ -193,6 +193,15 @@ def triage_markdown(rep, target_str=None, cwd=None):
                            + (f" (inside backend '{inner['backend']}')" if inner.get("backend") else ""))
             elif e.message:
                 out.append("   > " + clip(e.message.splitlines()[0], 240))
+            for d in inner.get("compiler_errors") or []:
+                out.append(f"   C++ compiler: {os.path.basename(d['file'])}:{d['line']}: error: {clip(d['message'], 200)}")
+                if d.get("code"):
+                    out.append(f"     `{clip(d['code'].strip(), 200)}`")
+                if d.get("note"):
+                    out.append(f"     note at :{d['note_line']}: {clip(d['note'], 160)}"
+                               + (f" `{clip(d['note_code'].strip(), 160)}`" if d.get("note_code") else ""))
+            if inner.get("compiler_errors"):
+                out.append(f"   Generated kernel: {inner['compiler_errors'][0]['file']}")
             if e.suggested_fixes:
                 out.append("   PyTorch's suggested fixes:")
                 out += [f"   - `{clip(f, 200)}`" for f in e.suggested_fixes[:6]]
