@@ -197,6 +197,26 @@ def test_compare_output_of_a_fixed_crash_is_not_called_changed():
     assert res["output"] == "now complete (the before run failed)" and res["verdict"] == "better"
 
 
+def test_a_break_first_reached_after_a_crash_fix_is_not_new():
+    """Blind A/B batch 14: a bf16 crash fixed, the after run reaches the optimizer step and breaks there.
+    The before run stopped at its error, so that break is "first seen", not NEW, and the verdict stays
+    better; a break in a before run that ran to the end is still new."""
+    from cdlib.decide import compare as cmp
+    from cdlib.show import views_compare
+    brk = {"gb_id": "GB0008", "gb_type": "Attempted to inline function marked as skipped",
+           "location": {"file": "/p/train.py", "line": 97, "code": "opt.step()", "function": "train_step"}}
+    base = {"exit_code": 1, "timed_out": False, "signal": None, "graph_breaks": [], "recompiles": [], "stats": {},
+            "command": ["python", "train.py"], "run_dir": "/r1", "_stdout": ""}
+    after = dict(base, exit_code=0, run_dir="/r2", graph_breaks=[brk], _stdout="step 1\n")
+    res = cmp.compare(base, after)
+    assert res["graph_breaks"]["new"] == [] and len(res["graph_breaks"]["reached"]) == 1, res["graph_breaks"]
+    assert res["verdict"].startswith("better"), res["verdict"]
+    md = views_compare.markdown(res)
+    assert "First seen in the after run (1)" in md and "- NEW:" not in md
+    res = cmp.compare(dict(base, exit_code=0), after)
+    assert len(res["graph_breaks"]["new"]) == 1 and res["verdict"].startswith("worse"), res
+
+
 def test_compare_output_change_in_the_shared_part_is_still_changed():
     from cdlib.decide import compare as cmp
     base = {"exit_code": 1, "timed_out": False, "signal": None, "graph_breaks": [], "recompiles": [], "stats": {},

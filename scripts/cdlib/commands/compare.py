@@ -68,7 +68,7 @@ def run(args):
     res = compare.compare(before, after)
     result = {"command": "compare", "run_dir": run_dir, "status": res["verdict"].split(":")[0], **res}
     left = compare.unexpected_recompiles(after)
-    nxt = cli_command("fix", "--from", after["run_dir"]) if (res["graph_breaks"]["still"] or res["graph_breaks"]["new"]
+    nxt = cli_command("fix", "--from", after["run_dir"]) if (res["graph_breaks"]["still"] or res["graph_breaks"]["new"] or res["graph_breaks"]["reached"]
                                                              or (left if left is not None
                                                                  else res["after"]["recompiles"])) \
         and not compare.done(res) else None

@@ -204,6 +204,11 @@ def compare(before, after):
                     break
     fixed = [break_label(b) for b in bb]
     new = [break_label(a) for a in remaining]
+    # the before run stopped at its error: a break first seen after it is one that run may never have
+    # reached, not one the change made (blind A/B batch 14: an optimizer-step break listed as NEW after a
+    # crash fix looked like a regression)
+    reached = new if not run_ok(fb) and run_ok(fa) else []
+    new = [] if reached else new
     out_b, out_a = (normalize_output(r.get("_printed", r.get("_stdout"))) for r in (before, after))
     if out_b is None or out_a is None:
         output = "unknown (no captured output)"
@@ -231,7 +236,7 @@ def compare(before, after):
                 f"cache (FX graph / AOTAutograd cache hits): {knowledge.advice('stale_compile_cache')}")
     return {"before": {k: v for k, v in fb.items() if k != "recompiling_functions"},
             "after": {k: v for k, v in fa.items() if k != "recompiling_functions"},
-            "graph_breaks": {"fixed": fixed, "still": still, "new": new},
+            "graph_breaks": {"fixed": fixed, "still": still, "new": new, "reached": reached},
             "recompiles": rec, "output": output, "output_diff": diff,
             "verdict": verdict(fb, fa, fixed, new, output), "note": note,
             # what the after run printed last: the fix's own run, so that no second run is needed to see it
@@ -311,7 +316,7 @@ def done(res):
     """A compare that needs no further step: the output now matches eager, still compiled, with no graph
     break left or new and no limit hit."""
     g = res["graph_breaks"]
-    return res["output"] == EAGER_NOW and res["verdict"].startswith("better") and not g["still"] and not g["new"]
+    return res["output"] == EAGER_NOW and res["verdict"].startswith("better") and not g["still"] and not g["new"] and not g.get("reached")
 
 
 def _exit(f):

@@ -54,6 +54,10 @@ def markdown(res, next_cmd=None):
     out += [f"- fixed: {x}" for x in g["fixed"][:10]]
     out += [f"- still: {x['after']}" for x in g["still"][:10]]
     out += [f"- NEW: {x}" for x in g["new"][:10]]
+    if g.get("reached"):
+        out.append(f"First seen in the after run ({len(g['reached'])}): the before run stopped at its error, so it may "
+                   "never have reached these lines; not counted as new")
+        out += [f"- reached: {x}" for x in g["reached"][:10]]
     if res["recompiles"]:
         out.append("\n## Recompiles")
         for r in res["recompiles"][:8]:
