@@ -396,6 +396,26 @@ def test_wrapper_facts_hold_for_installed_torch():
         assert all(os.path.exists(os.path.join(os.path.dirname(root), p)) for p in w["paths"]), w["paths"]
 
 
+@pytest.mark.slow
+def test_ddp_eval_through_the_inner_module_has_no_broadcast_break(tmp_path):
+    """What the DDP wrapper's setup says about evaluation (blind A/B batch 14), run under torchrun with
+    TORCH_LOGS=graph_breaks: eval of torch.compile(DDP(model)) under no_grad breaks at DDP's buffer
+    broadcast; the compiled inner module after one broadcast of the buffers does not."""
+    import subprocess
+    from cdlib.decide import knowledge
+    ddp = next(w for w in knowledge.load("graph_breaks")["wrappers"] if w["id"] == "ddp")
+    assert "model.module" in ddp["setup"] and "_broadcast_coalesced" in ddp["setup"]
+    counts = {}
+    for inner in ("0", "1"):
+        env = dict(os.environ, EVAL_INNER=inner, TORCH_LOGS="graph_breaks", OMP_NUM_THREADS="1")
+        p = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                            program("mr_ddp_eval.py")], capture_output=True, text=True, timeout=400, env=env,
+                           cwd=tmp_path)
+        assert p.returncode == 0, p.stderr[-2000:]
+        counts[inner] = (p.stdout + p.stderr).count("_broadcast_coalesced")
+    assert counts["0"] > 0 and counts["1"] == 0, counts
+
+
 def test_ctrl_c_kills_every_rank(tmp_path):
     """Ctrl-C while both ranks run: the tool and every rank end within seconds, whatever the load.
     Readiness is a marker (both ranks' status files and rank 1 inside torch.compile: its trace file
