@@ -930,3 +930,14 @@ def test_a_random_op_given_a_generator_gets_the_draw_outside_recipe(tmp_path):
     (tmp_path / "fixed.py").write_text(src)
     cmp_, _ = run_json("compare", tmp_path / "fg", "--", "python3", tmp_path / "fixed.py", "--fullgraph", check=0, timeout=600)
     assert cmp_["after"]["exit_code"] == 0 and cmp_["after"]["graph_break_sites"] == 0, cmp_["after"]
+
+
+def test_a_carried_float_guard_is_read_in_both_forms():
+    """torch 2.11 prints the guard on a float carried across a break as `___as_tensor(___stack2).item() ==
+    0.09375` (seen on the GPU machine), 2.14+ as `___stack2 == 0.09375`: both are the graph_break_value kind."""
+    from cdlib.decide import knowledge
+    from cdlib.decide.analyze_dynamo import guard_cause
+    for g in ("___stack2 == 0.0", "___as_tensor(___stack2).item() == 0.09375"):
+        k = knowledge.guard_kind(g)["kind"]
+        assert k == "graph_break_value" and guard_cause(g, k) == "value carried across the graph break (`___stack2`)"
+    assert knowledge.guard_kind("L['lr'] == 0.5")["kind"] == "python_float"

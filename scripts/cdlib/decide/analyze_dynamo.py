@@ -320,7 +320,8 @@ def guard_cause(guard, kind):
     if m:
         return f"{'identity' if m.group(1) == 'obj_id' else 'type'} of `{_name(m.group(2))}`"
     if kind == "graph_break_value":
-        return f"value carried across the graph break (`{g.split()[0]}`)"
+        m = re.search(r"___stack\d+", g)      # `___stack2 == 0.5`, or (2.11) `___as_tensor(___stack2).item() == 0.5`
+        return f"value carried across the graph break (`{m.group(0) if m else g.split()[0]}`)"
     m = re.match(r"(?:not )?([\w.\[\]'\"]+) (?:==|!=|is not|is|<=|>=|<|>) ", g)
     if m and not re.match(r"^\d", m.group(1)):
         return f"value of `{_name(m.group(1))}`"
