@@ -203,16 +203,23 @@ def test_a_break_first_reached_after_a_crash_fix_is_not_new():
     better; a break in a before run that ran to the end is still new."""
     from cdlib.decide import compare as cmp
     from cdlib.show import views_compare
-    brk = {"gb_id": "GB0008", "gb_type": "Attempted to inline function marked as skipped",
+    brk = {"gb_id": "GB0008", "gb_type": "Attempted to inline function marked as skipped", "frames": ["2/0"],
            "location": {"file": "/p/train.py", "line": 97, "code": "opt.step()", "function": "train_step"}}
     base = {"exit_code": 1, "timed_out": False, "signal": None, "graph_breaks": [], "recompiles": [], "stats": {},
-            "command": ["python", "train.py"], "run_dir": "/r1", "_stdout": ""}
-    after = dict(base, exit_code=0, run_dir="/r2", graph_breaks=[brk], _stdout="step 1\n")
+            "command": ["python", "train.py"], "run_dir": "/r1", "_stdout": "",
+            "graphs": [{"compile_id": "0/0", "function": "train_step"}]}
+    after = dict(base, exit_code=0, run_dir="/r2", graph_breaks=[brk], _stdout="step 1\n",
+                 graphs=[{"compile_id": "0/0", "function": "train_step"},
+                         {"compile_id": "2/0", "function": "train_step (resumed after the graph break at line 96)"}])
     res = cmp.compare(base, after)
     assert res["graph_breaks"]["new"] == [] and len(res["graph_breaks"]["reached"]) == 1, res["graph_breaks"]
     assert res["verdict"].startswith("better"), res["verdict"]
     md = views_compare.markdown(res)
-    assert "First seen in the after run (1)" in md and "- NEW:" not in md
+    assert "First seen in the after run (1)" in md and "- NEW:" not in md and "1 first reached" in md
+    # the review's case: the break is in a function the failed before run did compile: new
+    res = cmp.compare(dict(base, graphs=after["graphs"]), after)
+    assert len(res["graph_breaks"]["new"]) == 1 and not res["graph_breaks"]["reached"], res["graph_breaks"]
+    # a before run that ran to the end: new
     res = cmp.compare(dict(base, exit_code=0), after)
     assert len(res["graph_breaks"]["new"]) == 1 and res["verdict"].startswith("worse"), res
 

@@ -404,7 +404,7 @@ def test_ddp_eval_through_the_inner_module_has_no_broadcast_break(tmp_path):
     import subprocess
     from cdlib.decide import knowledge
     ddp = next(w for w in knowledge.load("graph_breaks")["wrappers"] if w["id"] == "ddp")
-    assert "model.module" in ddp["setup"] and "_broadcast_coalesced" in ddp["setup"]
+    assert "torch.compile(ddp.module)" in ddp["setup"] and "_broadcast_coalesced" in ddp["setup"]
     counts = {}
     for inner in ("0", "1"):
         env = dict(os.environ, EVAL_INNER=inner, TORCH_LOGS="graph_breaks", OMP_NUM_THREADS="1")
@@ -505,6 +505,11 @@ def test_a_torchrun_target_is_read_as_nproc():
     assert t(["python3", "-m", "torch.distributed.run", "--nproc_per_node=2", "a.py"]) == (2, [], ["a.py"])
     assert t(["/venv/bin/torchrun", "a.py"]) == (1, [], ["a.py"])
     assert t(["python", "train.py"]) is None and t(["python", "-m", "pkg.train"]) is None
+    # flags without a value (review): --use_env does not swallow the next option
+    assert t(["python", "-m", "torch.distributed.launch", "--use_env", "--nproc_per_node", "2", "a.py"]) == (2, [], ["a.py"])
+    assert t(["torchrun", "--virtual-local-rank", "--nproc-per-node", "2", "a.py"])[:2] == (2, ["--virtual-local-rank"])
+    with pytest.raises(Exception, match="--local_rank"):
+        t(["python", "-m", "torch.distributed.launch", "--nproc_per_node", "2", "a.py"])
 
 
 def test_strip_prefix_and_exit_codes():

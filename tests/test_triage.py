@@ -941,3 +941,10 @@ def test_a_carried_float_guard_is_read_in_both_forms():
         k = knowledge.guard_kind(g)["kind"]
         assert k == "graph_break_value" and guard_cause(g, k) == "value carried across the graph break (`___stack2`)"
     assert knowledge.guard_kind("L['lr'] == 0.5")["kind"] == "python_float"
+    # an int or a bool carried across a break is not this kind (review: one recompile, then dynamic)
+    assert knowledge.guard_kind("___stack2 == 0")["kind"] == "python_int"
+    assert knowledge.guard_kind("___stack1 == True")["kind"] == "python_bool"
+    # the generator recipe reads a call formatted over several lines
+    rec = knowledge.construct_recipe("GB0055", "noise = torch.randn(\n    x0.shape,\n    generator=gen,\n)\nreturn noise",
+                                     "Failed to convert args/kwargs to proxy")
+    assert rec and rec["recipe_id"] == "construct:generator", rec

@@ -96,6 +96,10 @@ def run_multirank(args, runs, target):
     launched again the same way (same --nproc and --torchrun-args) first."""
     from ._triage_nproc import run_triage
     (bd, branks) = _ranks_of(runs[0])
+    if target:   # the user's own torchrun command: its script and arguments (relaunched like the before run)
+        from ..run.multirank_launch import torchrun_target
+        launch = torchrun_target(target)
+        target = launch[2] if launch else target
     if target and len(runs) == 1:
         run_dir = rundir.make(args.out, "compare")
         after_dir = os.path.join(run_dir, "after")

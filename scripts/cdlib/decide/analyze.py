@@ -123,8 +123,12 @@ def _first_lines(text, n, limit):
     return s if len(s) <= limit else s[:limit - 1] + "…"
 
 
-# a line where the program printed an exception it caught: "ERROR FailOnRecompileLimitHit: Hard failure ..."
-_CAUGHT_RE = re.compile(r"\b[A-Z]\w*(?:Error|Exception|Hit|Unsupported)\b: ")
+# a line where the program printed a torch.compile exception it caught: "ERROR FailOnRecompileLimitHit: ..."
+# (torch.compile's own exceptions only: a caught IndexError of a skipped sample says nothing about compile)
+_CAUGHT_RE = re.compile(r"\b(?:torch\._dynamo\.exc\.\w+|torch\._inductor\.exc\.\w+|FailOnRecompileLimitHit|"
+                        r"RecompileLimitExceeded|RecompileError|Unsupported|BackendCompilerFailed|InductorError|"
+                        r"CppCompileError|TorchRuntimeError|InternalTorchDynamoError|UserError|"
+                        r"ConstraintViolationError)\b: ")
 
 
 def _errors(tr, res, stdout, stderr, target_str, cli):
@@ -152,14 +156,15 @@ def _errors(tr, res, stdout, stderr, target_str, cli):
             tail = [last_words(stdout or "", stderr or "") or ""]
             # no traceback: exceptions the program caught and printed itself (a gate logging
             # "ERROR FailOnRecompileLimitHit: ..." per config; blind A/B batch 14) classify the failure
+            exc_of = lambda block: {"full_type": f"exit {res.returncode}", "type": f"exit {res.returncode}",  # noqa: E731
+                                    "message": "\n".join(tail), "frames": [], "block": block}
+            err = make_error(exc_of("\n".join(tail)), output=out_all, target_str=target_str, cli=cli)
             caught = [ln.strip() for ln in out_all.splitlines() if _CAUGHT_RE.search(ln)][-20:]
-            err = make_error({"full_type": f"exit {res.returncode}", "type": f"exit {res.returncode}",
-                              "message": "\n".join(tail), "frames": [], "block": "\n".join(tail + caught)},
-                             output=out_all, target_str=target_str, cli=cli)
-            hit = next((ln for ln in caught if knowledge.classify_error(ln)["id"] == err.category), None) \
-                if err.category != "user_error" else None
-            if hit:
-                err.message = f"{err.message}\n(the program caught and printed: {clip(hit, 200)})"
+            if err.category == "user_error" and caught:   # the last line says nothing: what it caught may
+                hit = next((ln for ln in caught if knowledge.classify_error(ln)["id"] != "user_error"), None)
+                if hit:
+                    err = make_error(exc_of(hit), output=out_all, target_str=target_str, cli=cli)
+                    err.message = f"{err.message}\n(the program caught and printed: {clip(hit, 200)})"
             errors.append(err)
     # compile failures the program caught (or suppress_errors hid) still show in the trace
     for e in tr.of("compilation_metrics"):
@@ -684,23 +689,41 @@ def empty_frames(rep):
     return ", ".join(rep.stats["empty_frames"][:3])
 
 
+_TIMING_RE = re.compile(r"\bperf_counter\b|\btime\.time\(|\btimeit\b|\bmonotonic\(|\blatency\b|"
+                        r"\bthroughput\b|\bbenchmark|Timer\(|cuda\.Event\(", re.I)
+
+
+def _times_itself(command):
+    """The program's own source measures time (a benchmark, a latency or throughput check, a server)."""
+    script = _script_of(command)
+    try:
+        with open(script, encoding="utf-8", errors="replace") as fh:
+            return bool(_TIMING_RE.search(fh.read(500_000)))
+    except (OSError, TypeError):
+        return False
+
+
 def _expected_recompile_step(rep):
     """The one step for a run whose only finding is an expected recompile: it is still a compile, paid by
     the call that first meets the new value (blind A/B batch 14: a latency benchmark warmed up at one
     length, its first timed request recompiled and took seconds; "nothing to fix" sent the agent on)."""
     exp = [f for f in rep.recompiles if f.expected_only and f.recompiles]
-    if not exp:
+    if not exp or not _times_itself(rep.command):   # a program that times nothing: the section's note is enough
         return None
     f = exp[0]
     ids = {cid for c in f.causes for cid in c["compile_ids"]}
     secs = sum(g.compile_time_s or 0 for g in rep.graphs if g.compile_id in ids)
     c = f.causes[0]
     m = re.match(r"shape of `(\w+)` dim (\d+)$", c["cause"])
-    how = (f"call it at a second size during the warm-up, or mark the dim dynamic on the warm-up input "
-           f"(torch._dynamo.mark_dynamic(t, {m.group(2)}) on the tensor t passed as `{m.group(1)}`, before the first "
-           f"call) so that the first "
-           f"graph already serves every size" if m and c["kind"] == "shape" else
-           "make the warm-up calls look like what you time or serve (the same modes, sizes and arguments)")
+    mark = (f"mark the dim dynamic on the warm-up input (torch._dynamo.mark_dynamic(t, {m.group(2)}) on the tensor t "
+            f"passed as `{m.group(1)}`, before the first call) so that the first graph already serves every size"
+            if m and c["kind"] == "shape" else None)
+    if mark and (c.get("why") or "").startswith("dynamic=False"):   # a graph per size: a second size is no help
+        how = f"{mark}, or drop dynamic=False (with it, each size is a graph of its own)"
+    elif mark:
+        how = f"call it at a second size during the warm-up, or {mark}"
+    else:
+        how = "make the warm-up calls look like what you time or serve (the same modes, sizes and arguments)"
     return {"why": f"the recompile is expected ({c['cause']}), but it is a compile ({secs:.1f} s here) paid by the "
                    f"call that first meets the new value, not by the warm-up: if that call is timed or served (a "
                    f"slow first request or step), {how}", "skill": "trace-dynamo", "command": None}

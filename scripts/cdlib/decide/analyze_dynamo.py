@@ -429,7 +429,7 @@ def _expected(kind, guard, primary, limit_hit, static=False):
     if kind == "container_length" and re.search(r"\blen\((?:L\[')?kwargs(?:'\])?\)", guard or ""):
         return ("one change in the number of keyword arguments (e.g. generate's prefill call, then its decode "
                 "calls): one graph each")
-    if kind in ("python_int", "python_float") or (kind == "module_attribute" and _FLOAT_RE.search(guard)):
+    if kind in ("python_int", "python_float", "graph_break_value") or (kind == "module_attribute" and _FLOAT_RE.search(guard)):
         return "automatic dynamic: after its first change torch recompiles the number as a dynamic input (once)"
     if kind == "module_attribute" and re.search(r"\bis None\s*$", guard or ""):
         return ("set during the first call: the attribute was None when first compiled and got its value in that "
@@ -625,8 +625,9 @@ def next_steps(rep):
             what += ": " + _static_where(rep, static[0].function.split(" ")[0]) + ", so each size is a graph"
         if any(f.limit_hit and any(c["kind"] == "parameter_shape" for c in f.causes) for f in bad):
             # parameters of other shapes: other models of one class, whose graphs share the function's cache
-            what += ("; models of one class with other parameter shapes share one cache: in a test or sweep over "
-                     "configs, torch._dynamo.reset() before each model")
+            what += ("; models of one class with other parameter shapes share one cache (graphs are kept per code "
+                     "object, not per model or torch.compile call): in a test or sweep over configs, "
+                     "torch._dynamo.reset() before each model")
         if any(c["fix"].startswith("A library setting avoids it:") for f in bad for c in f.causes if not c["expected"]):
             short = [c.get("setting") for f in bad for c in f.causes if not c["expected"] and c.get("setting")]
             what += "; a library setting avoids it" + (f": {short[0]}" if short else "")

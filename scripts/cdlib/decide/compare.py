@@ -88,6 +88,11 @@ def break_key(b):
     return (b.get("gb_id") or _ws(b.get("gb_type")), _ws(loc.get("code")), loc.get("function") or "")
 
 
+def _fn_key(name):
+    """A compiled function's name without line numbers (a resume function's break line shifts with edits)."""
+    return re.sub(r"\d+", "#", name or "") or None
+
+
 def break_label(b):
     loc = b.get("location") or {}
     where = f"{os.path.basename(loc.get('file') or '?')}:{loc.get('line') or '?'}"
@@ -207,8 +212,15 @@ def compare(before, after):
     # the before run stopped at its error: a break first seen after it is one that run may never have
     # reached, not one the change made (blind A/B batch 14: an optimizer-step break listed as NEW after a
     # crash fix looked like a regression)
-    reached = new if not run_ok(fb) and run_ok(fa) else []
-    new = [] if reached else new
+    reached = []
+    if not run_ok(fb) and run_ok(fa):
+        compiled_before = {_fn_key(g.get("function")) for g in before.get("graphs") or []}
+        by_id = {g.get("compile_id"): _fn_key(g.get("function")) for g in after.get("graphs") or []}
+        for a in remaining:
+            fns = {by_id.get(cid) for cid in a.get("frames") or []} - {None}
+            if fns and not fns & compiled_before:    # its function never compiled before: never reached there
+                reached.append(break_label(a))
+        new = [x for x in new if x not in reached]
     out_b, out_a = (normalize_output(r.get("_printed", r.get("_stdout"))) for r in (before, after))
     if out_b is None or out_a is None:
         output = "unknown (no captured output)"

@@ -144,9 +144,15 @@ def scalar_use(statement):
 def construct_recipe(gb_id, statement, gb_type=""):
     """The recipe for how the break line uses the value (knowledge/graph_breaks.yaml `constructs`),
     when it applies to this break; None otherwise."""
-    first = ((statement or "").splitlines() or [""])[0]
-    # a random op given generator=: the Generator is what Dynamo cannot trace (GB0055)
-    uses = [u for u in ("generator" if re.search(r"\bgenerator\s*=", first) else None, scalar_use(statement)) if u]
+    # a random op given generator=: the Generator is what Dynamo cannot trace (GB0055); the call may span lines
+    whole, depth = [], 0
+    for ln in (statement or "").splitlines()[:12]:
+        whole.append(ln)
+        depth += ln.count("(") + ln.count("[") - ln.count(")") - ln.count("]")
+        if depth <= 0:
+            break
+    uses = [u for u in ("generator" if re.search(r"\bgenerator\s*=", "\n".join(whole)) else None,
+                        scalar_use(statement)) if u]
     for c in load("graph_breaks").get("constructs") or []:
         if c["use"] not in uses:
             continue

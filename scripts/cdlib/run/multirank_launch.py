@@ -90,6 +90,9 @@ def torchrun_target(target):
         t = t[1:]
     elif len(t) >= 3 and os.path.basename(t[0]).startswith("python") and t[1] == "-m" \
             and t[2] in ("torch.distributed.run", "torch.distributed.launch"):
+        if t[2] == "torch.distributed.launch" and not {"--use_env", "--use-env"} & set(t[3:]):
+            raise CliError("torch.distributed.launch passes --local_rank to the script; triage runs it under torchrun, "
+                           "which sets LOCAL_RANK in the environment: run `triage -- torchrun ...` if the script reads it")
         t = t[3:]
     else:
         return None
@@ -101,8 +104,9 @@ def torchrun_target(target):
             break
         if name in ("--no-python", "--no_python", "--run-path", "--run_path"):
             raise CliError(f"a torchrun command with {name}: run triage --nproc N -- <script.py args> instead")
-        if name == "--standalone":
-            extra.append(name)
+        if name in ("--standalone", "--use_env", "--use-env", "--virtual-local-rank", "--virtual_local_rank"):
+            if name not in ("--use_env", "--use-env"):       # (torchrun always passes the rank in the env)
+                extra.append(name)
             i += 1
             continue
         if not eq:

@@ -193,6 +193,7 @@ def triage_markdown(rep, target_str=None, cwd=None):
                            + (f" (inside backend '{inner['backend']}')" if inner.get("backend") else ""))
             elif e.message:
                 out.append("   > " + clip(e.message.splitlines()[0], 240))
+                out += ["   " + ln for ln in e.message.splitlines()[1:] if ln.startswith("(the program caught and printed")]
             for d in inner.get("compiler_errors") or []:
                 out.append(f"   C++ compiler: {os.path.basename(d['file'])}:{d['line']}: error: {clip(d['message'], 200)}")
                 if d.get("code"):

@@ -50,13 +50,14 @@ def markdown(res, next_cmd=None):
                    "them match)")
     ap = res.get("after_printed") or {}
     out += printed_md(ap.get("tail"), ap.get("lines", 0), "The after run printed")
-    out.append(f"\n## Graph breaks: {len(g['fixed'])} fixed, {len(g['still'])} still there, {len(g['new'])} new")
+    out.append(f"\n## Graph breaks: {len(g['fixed'])} fixed, {len(g['still'])} still there, {len(g['new'])} new"
+               + (f", {len(g['reached'])} first reached" if g.get("reached") else ""))
     out += [f"- fixed: {x}" for x in g["fixed"][:10]]
     out += [f"- still: {x['after']}" for x in g["still"][:10]]
     out += [f"- NEW: {x}" for x in g["new"][:10]]
     if g.get("reached"):
-        out.append(f"First seen in the after run ({len(g['reached'])}): the before run stopped at its error, so it may "
-                   "never have reached these lines; not counted as new")
+        out.append(f"First seen in the after run ({len(g['reached'])}): in functions the before run never compiled (it "
+                   "stopped at its error first); not counted as new")
         out += [f"- reached: {x}" for x in g["reached"][:10]]
     if res["recompiles"]:
         out.append("\n## Recompiles")

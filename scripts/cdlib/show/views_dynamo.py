@@ -136,8 +136,9 @@ def recompiles_md(rep, base):
             if c.get("hint"):
                 out.append(f"    PyTorch's hint: {clip(c['hint'], 300)}")
             if len(group) > 1:
-                out.append(f"  - and {len(group) - 1} more like it, the same but for an index "
-                           f"(×{sum(x['primary'] for x in group[1:])}): "
+                n = sum(x["primary"] for x in group[1:])
+                out.append(f"  - and {len(group) - 1} more like it, the same but for an index"
+                           + (f" (×{n})" if n else "") + ": "
                            + ", ".join(f"`{x['cause'].split('`')[1] if '`' in x['cause'] else x['cause']}`"
                                        for x in group[1:4]) + (" …" if len(group) > 4 else ""))
             if not c["expected"]:
