@@ -168,6 +168,20 @@ def test_cache_bypass_reason_fix_and_saving(tmp_path):
     _check_bypass_saving(g, cold)
 
 
+def test_a_program_that_makes_its_own_cache_dir_is_told_so(tmp_path):
+    """Blind A/B batch 15: a worker points TORCHINDUCTOR_CACHE_DIR at a new mkdtemp() on every start (and
+    deletes it at exit). The warm run reuses nothing; compile-time names the line instead of offering
+    "keep the cache" with a saving that is noise."""
+    prog = program("ct_own_cache_dir.py")
+    p = run_cli("compile-time", "--cold-warm", "--json", "--no-tlparse", "--out", tmp_path / "r", "--",
+                "python", prog, check=0, timeout=900)
+    res = json.loads(p.stdout)
+    ids = [g["id"] for g in res["suggestions"]]
+    assert ids and ids[0] == "cache_not_reused" and "warm_cache" not in ids, res["suggestions"]
+    line = next(i for i, s in enumerate(open(prog), 1) if 'os.environ["TORCHINDUCTOR_CACHE_DIR"]' in s)
+    assert f"ct_own_cache_dir.py:{line}" in res["suggestions"][0]["fix"], res["suggestions"][0]
+
+
 def test_bad_input_one_line_errors(tmp_path):
     p = run_cli("compile-time", "--trace", tmp_path, "--", "python", "x.py", check=2)
     assert "do not also give a target" in p.stderr and "Traceback" not in p.stderr

@@ -948,3 +948,21 @@ def test_a_carried_float_guard_is_read_in_both_forms():
     rec = knowledge.construct_recipe("GB0055", "noise = torch.randn(\n    x0.shape,\n    generator=gen,\n)\nreturn noise",
                                      "Failed to convert args/kwargs to proxy")
     assert rec and rec["recipe_id"] == "construct:generator", rec
+
+
+def test_mark_dynamic_made_static_under_torch_compile_is_not_an_export_error(tmp_path):
+    """Blind A/B batch 15: a BERT trainer marked the batch dim of input_ids dynamic but not of labels; the
+    loss tied them and torch.compile raised ConstraintViolationError, which triage filed as "torch.export
+    failed" and sent to the export command. It is its own row now: torch's sentence, the line where the
+    sizes met, and the fix (mark the other input too), which the test applies."""
+    prog = program("mark_dynamic_labels.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, check=0, timeout=600)
+    e = d["errors"][0]
+    assert e["category"] == "mark_dynamic_specialized", e
+    assert e["message"].startswith("You marked L['x'].size()[0] as dynamic but your code specialized it"), e["message"]
+    line = next(i for i, s in enumerate(open(prog), 1) if "F.cross_entropy" in s)
+    assert e["location"]["line"] == line, e["location"]
+    nxt = " ".join(s["why"] + " " + (s["command"] or "") for s in d["next_steps"])
+    assert "mark that input's dim too" in nxt and not re.search(r"\bexport\b|\baccuracy ", nxt), nxt
+    cmp_, _ = run_json("compare", tmp_path / "t", "--", "python3", prog, "--mark-labels", check=0, timeout=600)
+    assert cmp_["after"]["exit_code"] == 0, cmp_["after"]

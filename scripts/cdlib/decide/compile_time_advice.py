@@ -2,6 +2,7 @@
 status, notes on portable caches and on artifacts that saved nothing, and the suggestions ranked (what cuts
 the compile itself before what reuses one). No torch import."""
 import os
+import re
 
 from . import knowledge
 from .compile_time import CACHE_NAMES, PHASE_LABEL
@@ -132,12 +133,57 @@ def _bypass_suggestions(summary, warm):
     return res
 
 
+_SET_CACHE_RE = re.compile(r"""(?:environ\s*\[\s*|environ\.setdefault\(\s*|putenv\(\s*)["']TORCHINDUCTOR_CACHE_DIR["']""")
+_TMP_DIR_RE = re.compile(r"\bmkdtemp\(|\bTemporaryDirectory\(")
+
+
+def _own_cache_dir(argv):
+    """Where the program's source sets its own Inductor cache dir or makes a throwaway one: (file, line, code)."""
+    from ..cmdline import script_of
+    script = script_of(argv)
+    try:
+        with open(script, encoding="utf-8", errors="replace") as f:
+            lines = f.read(500_000).splitlines()
+    except (OSError, TypeError):
+        return None
+    code = [(i, ln.strip()) for i, ln in enumerate(lines, 1) if not ln.strip().startswith("#")]
+    h = next((x for x in code if _SET_CACHE_RE.search(x[1])), None) or next((x for x in code if _TMP_DIR_RE.search(x[1])
+                                                                              and "=" in x[1]), None)
+    return (os.path.basename(script), h[0], h[1]) if h else None
+
+
+def _not_reused(summaries, argv):
+    """The warm run (same cache dir, second process) hit nothing and no bypass says why (blind A/B batch 15:
+    a worker pointed TORCHINDUCTOR_CACHE_DIR at a new mkdtemp() on each start; the report still offered
+    "keep the cache" with a saving that was noise)."""
+    w = summaries.get("warm")
+    if not w:
+        return None
+    hit = sum((w["caches"].get(c) or {}).get("hit", 0) for c in CACHE_NAMES)
+    miss = sum((w["caches"].get(c) or {}).get("miss", 0) for c in CACHE_NAMES)
+    bypass = sum((w["caches"].get(c) or {}).get("bypass", 0) for c in CACHE_NAMES)
+    if hit or not miss or bypass:
+        return None
+    own = _own_cache_dir(argv)
+    where = (f"the program sets its own cache dir at {own[0]}:{own[1]} (`{own[2][:100]}`), so each start gets a "
+             "new, empty one: point it at a directory that outlives the process (and do not delete it at exit)"
+             if own else "nothing in the program's source sets the cache dir: check that it is not deleted between "
+             "starts and that the inputs, torch version and config are the same")
+    return {"id": "cache_not_reused", "title": "the second start reused nothing from the cache dir",
+            "fix": f"The warm run (a second process, the same TORCHINDUCTOR_CACHE_DIR) had 0 cache hits and {miss} "
+                   f"misses, with no bypass: {where}.", "saving_kind": "expected", "saving_s": None,
+            "saving": "the warm and cold runs compiled the same; a kept cache helps only once it is reused"}
+
+
 def suggestions(summary, summaries, runs, argv):
     """What would help, each with its measured or expected saving (and which)."""
     k = knowledge.load("compile_time")["suggestions"]
     out = _bypass_suggestions(summary, summaries.get("warm"))
     runs = runs or {}
-    if "warm" in runs:
+    stale = _not_reused(summaries, argv) if "warm" in runs else None
+    if stale:
+        out.append(stale)
+    if "warm" in runs and not stale:   # a warm run that reused nothing measures no cache saving
         out.append({"id": "warm_cache", "title": k["warm_cache"]["title"], "fix": " ".join(k["warm_cache"]["fix"].split()),
                     "saving": _saving(runs["cold"]["compile_s"], runs["warm"]["compile_s"], "compile"),
                     "saving_kind": "measured", "saving_s": round(runs["cold"]["compile_s"] - runs["warm"]["compile_s"], 3)})
