@@ -966,3 +966,38 @@ def test_mark_dynamic_made_static_under_torch_compile_is_not_an_export_error(tmp
     assert "mark that input's dim too" in nxt and not re.search(r"\bexport\b|\baccuracy ", nxt), nxt
     cmp_, _ = run_json("compare", tmp_path / "t", "--", "python3", prog, "--mark-labels", check=0, timeout=600)
     assert cmp_["after"]["exit_code"] == 0, cmp_["after"]
+
+
+def test_a_custom_ops_fake_kernel_that_raises_is_the_users_not_torchs(tmp_path):
+    """Blind A/B batch 15: a fake kernel without the op's default for eps raises TypeError when Dynamo calls
+    it; the break (GB0112, empty explanation) was labelled "in library code (torch)" with a workaround that
+    disables CustomOpDef.__call__. Now the fake's TypeError is the Why, the break is the user's, and the
+    recipe says to match the op's signature; the fixed fake gives no break. Also checked here: a default
+    left out of the call or passed explicitly never reaches the fake (the recipe's claim)."""
+    prog = program("custom_op_fake_default.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
+    [b] = [b for b in d["graph_breaks"] if b["gb_id"] == "GB0112"]
+    assert not b["in_library"] and "missing 1 required positional argument: 'eps'" in b["explanation"], b
+    assert b["fix"]["recipe_id"] == "GB0112" and "defaults included" in b["fix"]["fix"]
+    assert not any("CustomOpDef" in (w.get("text") or "") + (w.get("code") or "") for w in b["workarounds"]), b["workarounds"]
+    cmp_, _ = run_json("compare", tmp_path / "t", "--", "python3", prog, env={"FIX": "1"}, check=0, timeout=600)
+    assert cmp_["after"]["exit_code"] == 0 and cmp_["after"]["graph_break_sites"] == 0, cmp_["after"]
+    probe = """
+import torch
+seen = []
+@torch.library.custom_op("cdprobe::f", mutates_args=())
+def f(x: torch.Tensor, eps: float = 1e-5) -> torch.Tensor:
+    return x + eps
+@f.register_fake
+def _(*args, **kwargs):
+    seen.append((len(args), sorted(kwargs)))
+    return torch.empty_like(args[0])
+from torch._subclasses.fake_tensor import FakeTensorMode
+with FakeTensorMode():
+    x = torch.empty(2)
+    f(x); f(x, 1e-5); f(x, eps=1e-5); f(x, 1e-6)
+print(seen)
+"""
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip().splitlines()[-1] == "[(1, []), (1, []), (1, []), (2, [])]", r.stdout

@@ -12,7 +12,7 @@ from ..run import proc
 from ..read import trace as tracemod
 from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_info as _function_info,  # noqa: F401
                              parse_graph_break, _graph_breaks, _recompiles, split_reasons as _split_reasons)
-from .analyze_dynamo import next_steps as _dynamo_next_steps
+from .analyze_dynamo import fake_kernel_errors, next_steps as _dynamo_next_steps
 from ..read.frames import (EXC_RE, FRAME_RE, innermost_user, is_user_file, loc as _loc, parse_exception,  # noqa: F401
                            parse_py_frames, src_line as _src_line)
 from ..cmdline import clip, cli_command, command_line, script_of as _script_of, template_command
@@ -810,6 +810,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
     rep.graphs = _graphs(tr)
     rep.errors = _errors(tr, res, stdout, stderr, target_str, cli)
     breaks_from_errors(rep, stderr)
+    fake_kernel_errors(rep, stderr)
     semantics.apply(rep, tr, stdout, stderr)   # by-design compiled-vs-eager differences (knowledge/semantics.yaml)
     rep.stats = _stats(tr, rep.graphs, rep.graph_breaks, rep.recompiles, res)
     rep.next_steps = _next_steps(rep, target_str, cli)

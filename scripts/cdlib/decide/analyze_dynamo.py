@@ -215,6 +215,10 @@ def make_break(gb, gb_id, location=None, entries=()):
     if gb["frame_skipped"]:
         fix["frame_skipped"] = True
     in_lib = site is not None and not site.user
+    if in_lib and "/torch/_library/" in (site.file or "").replace("\\", "/") and gb_id == "GB0112":
+        # a custom op's fake kernel raised: the fake is the user's code, torch's custom-op call is not at fault
+        # (blind A/B batch 15: "in library code (torch)" and a workaround disabling CustomOpDef.__call__)
+        in_lib = False
     wr = wrapper_of(stack) if in_lib else None
     if wr:  # DDP's / FSDP's own code breaks by design: its facts replace the break id's recipe and workarounds
         label = wrapper_label(*wr)
@@ -222,6 +226,8 @@ def make_break(gb, gb_id, location=None, entries=()):
         fix.update(category=wr[0]["category"], fix="", recipe_id=f"wrapper:{wr[0]['id']}", wrapper=label)
         ways = [{"source": "knowledge", "text": label["expected"]},
                 {"source": "knowledge", "text": label["setup"]}] + [{"source": "pytorch", "text": h} for h in gb["hints"]]
+    elif not in_lib and site is not None and not site.user:
+        ways = [{"source": "pytorch", "text": h} for h in gb["hints"]]
     else:
         ways = _workarounds(gb, recipe, stack, site, entries) if site else [{"source": "pytorch", "text": h} for h in gb["hints"]]
     return GraphBreak(
@@ -231,6 +237,21 @@ def make_break(gb, gb_id, location=None, entries=()):
         hints=gb["hints"], count=0, frames=[], fix=fix, user_stack=user_frames[-4:], stack=stack,
         in_library=in_lib, library=library_of((wr[1] if wr else owner_frame(stack, site)).file) if in_lib else None,
         workarounds=ways)
+
+
+_FAKE_RAISED_RE = re.compile(r"fake tensor raised (\w+)[\s\S]*?^(?:\S+\s+\S+\s+\d+\s+\S+\]\s+(?:\[[^\]]*\]\s+)?)?"
+                             r"(\1: .+)$", re.M)
+
+
+def fake_kernel_errors(rep, stderr):
+    """Put the exception a fake kernel raised (torch logs it, the break's explanation is empty) on the
+    GB0112 breaks it caused."""
+    m = _FAKE_RAISED_RE.search(stderr or "")
+    if not m:
+        return
+    for b in rep.graph_breaks:
+        if b.gb_id == "GB0112" and not b.explanation:
+            b.explanation = f"the fake kernel raised {m.group(2).strip()[:300]}"
 
 
 def breaks_from_errors(rep, stderr=""):
