@@ -369,7 +369,14 @@ def test_compiled_inf_that_matches_fp64_is_not_a_miscompile(tmp_path):
     if tri["exit_code"] == 0:
         pytest.skip("this torch's compiled arctan rounds like eager's (pytorch#150114 fixed)")
     acc = tri["verdict"]["accuracy"]
-    assert acc["verdict"] == "not_measured" and acc["next"] == "fix_gate", acc
-    assert acc["summary"].startswith("not a miscompile: compiled matches the fp64 reference where it is inf/nan"), acc
+    assert acc["verdict"] != "miscompile", acc
     nxt = " ".join(s["why"] + " " + (s["command"] or "") for s in tri["next_steps"])
-    assert "bisect --" not in nxt and "no bisect" in nxt, nxt
+    assert "bisect --" not in nxt, nxt
+    # where the compiled graph holds the non-finite output (2.15: cond is in the graph; on torch 2.11 it was
+    # not, and the arctan graph alone passed torch's check), the check says compiled matches fp64
+    graphs = json.loads((tmp_path / "t" / "accuracy_check" / "graphs.jsonl").read_text().splitlines()[0]) \
+        if (tmp_path / "t" / "accuracy_check" / "graphs.jsonl").exists() else {}
+    if any(o.get("nonfinite_fp64") for o in graphs.get("outputs", [])):
+        assert acc["verdict"] == "not_measured" and acc["next"] == "fix_gate", acc
+        assert acc["summary"].startswith("not a miscompile: compiled matches the fp64 reference where it is inf/nan")
+        assert "no bisect" in nxt, nxt
