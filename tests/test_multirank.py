@@ -401,7 +401,6 @@ def test_ddp_eval_through_the_inner_module_has_no_broadcast_break(tmp_path):
     """What the DDP wrapper's setup says about evaluation (blind A/B batch 14), run under torchrun with
     TORCH_LOGS=graph_breaks: eval of torch.compile(DDP(model)) under no_grad breaks at DDP's buffer
     broadcast; the compiled inner module after one broadcast of the buffers does not."""
-    import subprocess
     from cdlib.decide import knowledge
     ddp = next(w for w in knowledge.load("graph_breaks")["wrappers"] if w["id"] == "ddp")
     assert "torch.compile(ddp.module)" in ddp["setup"] and "_broadcast_coalesced" in ddp["setup"]
