@@ -149,7 +149,7 @@ def test_agent_cases_are_complete_and_prompts_render(tmp_path, kind):
     for c in cases:
         d = yaml.safe_load(open(c))
         assert {"user_message", "category", "root_cause", "good_fix", "misleading_if"} <= set(d), c
-        assert glob.glob(os.path.join(os.path.dirname(c), "*.py")), c
+        assert glob.glob(os.path.join(os.path.dirname(c), "**", "*.py"), recursive=True), c   # (a ci/ subfolder too)
     p = subprocess.run([sys.executable, os.path.join(ROOT, "evals", "ab_prompts.py")]
                        + (["--blind"] if kind == "blind_cases" else []) + [str(tmp_path)],
                        capture_output=True, text=True, timeout=60)
