@@ -37,11 +37,11 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
         loc, etype, message = None, signal or "error", ""
     if row["id"] == "mark_dynamic_specialized" and message:   # torch's sentence and the line where the sizes met
         m = re.search(r"You marked \S+ as dynamic but your code specialized it to be a constant \(\d+\)", message)
-        f = re.search(r'File "([^"]+)", line (\d+), in (\S+)\n\s*(\S.*)', message[m.end():]) if m else None
+        frames = parse_py_frames(message[m.end():]) if m else []
         if m:
             message = m.group(0) + ("\n" + message if message else "")
-        if f:
-            loc = _loc(f.group(1), int(f.group(2)), f.group(3), f.group(4).strip())
+        if frames:   # the first frame torch names after its sentence (a library's loss line, say)
+            loc = frames[0]
     elif message and "from user code:" in message:  # Dynamo names the user line it was tracing
         loc = innermost_user(parse_py_frames(message.split("from user code:", 1)[1])) or loc
     elif loc is None and message:
