@@ -86,3 +86,13 @@ def clip(text, n=300):
 def script_of(command):
     """The .py file a command runs, or None."""
     return next((a for a in (command or []) if a.endswith(".py") and os.path.isfile(a)), None)
+
+
+def script_source(command, limit=500_000):
+    """The source text of the .py file a command runs ("" when there is none or it can't be read)."""
+    script = script_of(command)
+    try:
+        with open(script, encoding="utf-8", errors="replace") as f:
+            return f.read(limit)
+    except (OSError, TypeError):
+        return ""

@@ -15,7 +15,7 @@ from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_
 from .analyze_dynamo import fake_kernel_errors, next_steps as _dynamo_next_steps
 from ..read.frames import (EXC_RE, FRAME_RE, innermost_user, is_user_file, loc as _loc, parse_exception,  # noqa: F401
                            parse_py_frames, src_line as _src_line)
-from ..cmdline import clip, cli_command, command_line, script_of as _script_of, template_command
+from ..cmdline import clip, cli_command, command_line, script_of as _script_of, script_source, template_command
 from ..report import ErrorInfo, GraphInfo, Report
 
 # ---- errors -------------------------------------------------------------------------------
@@ -40,8 +40,8 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
         frames = parse_py_frames(message[m.end():]) if m else []
         if m:
             message = m.group(0) + ("\n" + message if message else "")
-        if frames:   # the first frame torch names after its sentence (a library's loss line, say)
-            loc = frames[0]
+        if frames:   # torch's "User stack" after its sentence, outermost first: its last frame is where the sizes
+            loc = frames[-1]    # met (transformers' loss line in a BERT model, not its generic.py wrapper)
     elif message and "from user code:" in message:  # Dynamo names the user line it was tracing
         loc = innermost_user(parse_py_frames(message.split("from user code:", 1)[1])) or loc
     elif loc is None and message:
@@ -677,11 +677,8 @@ _ENV_RE = re.compile(r"""(?:environ(?:\.get)?[\[(]|getenv\()\s*["'](\w*COMPIL\w*
 def compile_flags(command):
     """Command-line flags (argparse) and environment variables the program's own source offers to turn
     torch.compile on: ['--compile', 'USE_COMPILE'] (for a run that never reached torch.compile)."""
-    script = _script_of(command)
-    try:
-        with open(script, encoding="utf-8", errors="replace") as f:
-            src = f.read(500_000)
-    except (OSError, TypeError):
+    src = script_source(command)
+    if not src:
         return []
     given = set(command or [])
     flags = [f for f in dict.fromkeys(_FLAG_RE.findall(src)) if f not in given]
@@ -702,12 +699,7 @@ _TIMING_RE = re.compile(r"\bperf_counter\b|\btime\.time\(|\btimeit\b|\bmonotonic
 
 def _times_itself(command):
     """The program's own source measures time (a benchmark, a latency or throughput check, a server)."""
-    script = _script_of(command)
-    try:
-        with open(script, encoding="utf-8", errors="replace") as fh:
-            return bool(_TIMING_RE.search(fh.read(500_000)))
-    except (OSError, TypeError):
-        return False
+    return bool(_TIMING_RE.search(script_source(command)))
 
 
 def _expected_recompile_step(rep):

@@ -139,17 +139,12 @@ _TMP_DIR_RE = re.compile(r"\bmkdtemp\(|\bTemporaryDirectory\(")
 
 def _own_cache_dir(argv):
     """Where the program's source sets its own Inductor cache dir or makes a throwaway one: (file, line, code)."""
-    from ..cmdline import script_of
-    script = script_of(argv)
-    try:
-        with open(script, encoding="utf-8", errors="replace") as f:
-            lines = f.read(500_000).splitlines()
-    except (OSError, TypeError):
-        return None
+    from ..cmdline import script_of, script_source
+    lines = script_source(argv).splitlines()
     code = [(i, ln.strip()) for i, ln in enumerate(lines, 1) if not ln.strip().startswith("#")]
     h = next((x for x in code if _SET_CACHE_RE.search(x[1])), None) or next((x for x in code if _TMP_DIR_RE.search(x[1])
                                                                               and "=" in x[1]), None)
-    return (os.path.basename(script), h[0], h[1]) if h else None
+    return (os.path.basename(script_of(argv)), h[0], h[1]) if h else None
 
 
 def _not_reused(summaries, argv):
