@@ -856,7 +856,7 @@ def test_regional_compile_of_hf_layers_recompiling_on_the_kv_cache_gets_use_cach
     d, p = run_json("triage", "--out", tmp_path / "t", "--", "python3", prog, timeout=900)
     assert any(f["limit_hit"] for f in d["recompiles"]), d["recompiles"]
     nxt = d["next_steps"][0]["why"]
-    assert "layers[i].is_initialized` ×" in nxt and "use_cache=False" in nxt, d["next_steps"]
+    assert "layers[i].is_initialized` (one per index, " in nxt and "use_cache=False" in nxt, d["next_steps"]
     md = open(tmp_path / "t" / "report.md").read()
     assert "more like it, the same but for an index" in md and md.count("is_initialized == False") == 1, md
     src = open(prog).read().replace("attention_mask=torch.ones_like(ids))",
@@ -1001,3 +1001,21 @@ print(seen)
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert r.stdout.strip().splitlines()[-1] == "[(1, []), (1, []), (1, []), (2, [])]", r.stdout
+
+
+def test_causes_grouped_by_index_keep_every_line_that_made_them_static():
+    """Review of batch 14's grouping: causes that differ only by an index show once, and when the program
+    made them static at different lines, each line is named (the first cause's line alone hid the others)."""
+    from types import SimpleNamespace
+    from cdlib.report import FunctionRecompiles, Location
+    from cdlib.show.views_dynamo import recompiles_md
+
+    def cause(i, line):
+        return {"cause": f"shape of `xs[{i}]` dim 0", "kind": "shape", "count": 1, "primary": 1, "expected": False,
+                "why": "", "fix": "edit the line", "guard": f"len(xs[{i}]) == 3", "compile_ids": [f"0/{i + 1}"],
+                "location": None, "specialized_at": Location("/p/train.py", line)}
+    f = FunctionRecompiles("step", Location("/p/train.py", 3), 0, 4, recompiles=[object()] * 3,
+                           causes=[cause(0, 10), cause(1, 12), cause(2, 10)])
+    md = "\n".join(recompiles_md(SimpleNamespace(recompiles=[f]), "/p"))
+    assert md.count("shape of `xs[") == 1 and "and 2 more like it, the same but for an index (2 recompiles)" in md, md
+    assert "Made static by your code at train.py:10, train.py:12" in md, md

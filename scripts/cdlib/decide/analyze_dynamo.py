@@ -639,7 +639,7 @@ def next_steps(rep):
         fams = {}
         for x in dict.fromkeys(causes):      # one per layer (`layers[0]`…`layers[7]`): once, with a count
             fams.setdefault(re.sub(r"\[\d+\]", "[i]", x), []).append(x)
-        causes = [f"{k} ×{len(v)}" if len(v) > 1 else v[0] for k, v in fams.items()]
+        causes = [f"{k} (one per index, {len(v)} in all)" if len(v) > 1 else v[0] for k, v in fams.items()]
         what = f" ({', '.join(dict.fromkeys(causes))[:200]})" if causes else ""
         static = [f for f in bad if any(c.get("static_option") for c in f.causes)]
         if static:

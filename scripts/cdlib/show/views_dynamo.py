@@ -131,14 +131,17 @@ def recompiles_md(rep, base):
             if c.get("library") and c.get("stack"):
                 out += chain_lines(c["stack"], indent="   ")
             if c.get("specialized_at"):
-                out.append(f"    Made static by your code at {where(c['specialized_at'], base)}"
+                # a group's causes may be made static at other lines too: each line once
+                more = [w for w in dict.fromkeys(where(x["specialized_at"], base) for x in group[1:]
+                                                 if x.get("specialized_at")) if w != where(c["specialized_at"], base)]
+                out.append(f"    Made static by your code at {', '.join([where(c['specialized_at'], base)] + more)}"
                            + (f" (Dynamo: {c['specialized_reason']})" if c.get("specialized_reason") else ""))
             if c.get("hint"):
                 out.append(f"    PyTorch's hint: {clip(c['hint'], 300)}")
             if len(group) > 1:
                 n = sum(x["primary"] for x in group[1:])
                 out.append(f"  - and {len(group) - 1} more like it, the same but for an index"
-                           + (f" (×{n})" if n else "") + ": "
+                           + (f" ({n} recompile{'s' * (n != 1)})" if n else "") + ": "
                            + ", ".join(f"`{x['cause'].split('`')[1] if '`' in x['cause'] else x['cause']}`"
                                        for x in group[1:4]) + (" …" if len(group) > 4 else ""))
             if not c["expected"]:
