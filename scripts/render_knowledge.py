@@ -31,11 +31,14 @@ def triage_table():
         if r.get("signals"):
             pats += (", " if pats else "") + "signal " + "/".join(r["signals"])
         cmd = (r.get("command") or "").replace("{cli}", "compile_debug.py").replace("{target}", "<cmd>")
-        cmd = f"`{cmd}`" if cmd else "none: fix the program at the line shown"
+        cmd = f"`{cmd}`" if cmd else ("none: fix the program at the line shown" if r.get("side", "compiler") != "compiler"
+                                      else "none: what to do is below")
         out.append(f"| `{r['id']}` | {r['title']} | {pats} | {r.get('skill')} | {cmd} |")
     out.append("\n## What to do, per row\n")
     for r in rows:
         out.append(f"- **{r['id']}**: {_one(r.get('advice'))}")
+        for k in r.get("known") or []:
+            out.append(f"  - torch's message `{k['pattern']}`: {_one(k['fix'])}")
     return "\n".join(out) + "\n"
 
 

@@ -15,6 +15,7 @@ import pytest
 from conftest import CLI, program, run_cli, run_json
 
 from cdlib.decide import analyze_multirank
+from cdlib.read import frames
 from cdlib.run import multirank_launch
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="torchrun + /proc bookkeeping: Linux only")
@@ -512,7 +513,7 @@ def test_a_torchrun_target_is_read_as_nproc():
 
 
 def test_strip_prefix_and_exit_codes():
-    assert analyze_multirank.strip_rank_prefix("[rank1]: Traceback\n[rank1]:   File \"x\"") == 'Traceback\n  File "x"'
+    assert frames.strip_rank_prefix("[rank1]: Traceback\n[rank1]:   File \"x\"") == 'Traceback\n  File "x"'
     text = """Root Cause (first observed failure):
 [0]:
   time      : 2026-11-23_01:22:10
@@ -647,3 +648,30 @@ def test_gpu_nccl_ddp_bad_shard(tmp_path):
     for r in res["ranks"]:
         assert all(b["fix"].get("wrapper") for b in r["report"]["graph_breaks"]), r["report"]["graph_breaks"]
     assert _fix_steps(res) == []
+
+
+def test_ddp_small_buckets_torch_raises_not_your_check(tmp_path):
+    """A fresh DDP program (1-rank gloo group, one process): bucket_cap_mb below 1 MiB. Compiled, DDP's graph
+    splitting raises torch's own AssertionError; the report said "Your check failed only when compiled" and
+    offered an accuracy check, and, as one process prints "[rank0]:" before every line, it first read no
+    traceback at all and blamed a module-level os.environ read. Now: raised inside torch.compile (the torch
+    line), the known cause and its fix, no accuracy run, no by-design class; the fix runs (compare)."""
+    prog = program("ddp_small_bucket.py")
+    d, _ = run_json("triage", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
+    assert d["verdict"]["kind"] == "compile_only", d["verdict"]
+    (e,) = d["errors"]
+    assert e["type"] == "AssertionError" and e["category"] == "torch_internal_error" and e["side"] == "compiler", e
+    assert "torch/_dynamo/backends/distributed.py" in e["inner"]["raised_at"] and "bucket_cap_mb" in e["title"], e
+    assert not d["verdict"].get("accuracy") and not d.get("semantics"), (d["verdict"], d.get("semantics"))
+    assert "bucket_cap_mb >= 1" in d["next_steps"][0]["why"], d["next_steps"]
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(open(prog).read().replace('"BUCKET_MB", "0.25"', '"BUCKET_MB", "1"'))
+    cmp_, _ = run_json("compare", tmp_path / "t", "--", sys.executable, fixed, check=0, timeout=600)
+    assert cmp_["after"]["exit_code"] == 0, cmp_["after"]
+
+
+def test_one_process_with_a_process_group_prints_rank_prefixed_tracebacks():
+    text = ('[rank0]: Traceback (most recent call last):\n[rank0]:   File "/p/train.py", line 3, in <module>\n'
+            '[rank0]:     step()\n[rank0]: ValueError: bad value\n')
+    exc = frames.parse_exception(text)
+    assert exc["type"] == "ValueError" and exc["message"] == "bad value" and exc["frames"][0].line == 3, exc

@@ -13,8 +13,8 @@ from ..read import trace as tracemod
 from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_info as _function_info,  # noqa: F401
                              parse_graph_break, _graph_breaks, _recompiles, split_reasons as _split_reasons)
 from .analyze_dynamo import fake_kernel_errors, next_steps as _dynamo_next_steps
-from ..read.frames import (EXC_RE, FRAME_RE, innermost_user, is_user_file, loc as _loc, parse_exception,  # noqa: F401
-                           parse_py_frames, src_line as _src_line)
+from ..read.frames import (EXC_RE, FRAME_RE, display_path, innermost_user, is_user_file, loc as _loc, parse_exception,  # noqa: F401
+                           parse_py_frames, src_line as _src_line, strip_rank_prefix)
 from ..cmdline import clip, cli_command, command_line, script_of as _script_of, script_source, template_command
 from ..report import ErrorInfo, GraphInfo, Report
 
@@ -315,6 +315,12 @@ def _error_steps(rep, target_str, cli):
                                  else knowledge.advice("data_dependent_under_compile"), "skill": "trace-dynamo",
                           "command": None})
             continue
+        if e.category == "torch_internal_error":   # torch's own code raised: a known cause's fix, else its line
+            steps.append({"why": f"{e.title}: " + (e.advice if inner.get("known") else "read torch's message and "
+                                 "that line (a setting of yours it checks?); work around it, try a newer torch, "
+                                 "report it with a minimal repro"),
+                          "skill": None if inner.get("known") else e.skill, "command": None})
+            continue
         if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
             steps.append({"why": e.advice, "skill": e.skill, "command": None})
             continue
@@ -553,7 +559,19 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
             err.next_command = None
             err.inner = {"type": err.type, "message": err.message.splitlines()[0] if err.message else "",
                          "op": hit[0]}
-    if rep.verdict["kind"] == "compile_only" and err.category == "user_error":
+    raised = _torch_compile_frame(exc) if rep.verdict["kind"] == "compile_only" and err.category == "user_error" else None
+    if raised is not None:
+        # raised by torch's compiler code, not by a check of the program's (a fresh DDP program: DDPOptimizer's
+        # AssertionError on a small bucket_cap_mb read "Your check failed only when compiled")
+        row = knowledge.triage_row("torch_internal_error")
+        err.category, err.skill, err.side = row["id"], row.get("skill"), row.get("side", "compiler")
+        known = next((k for k in row.get("known") or [] if re.search(k["pattern"], err.message or "")), None)
+        at = f"{display_path(raised.file)}:{raised.line}" + (f" in {raised.function}" if raised.function else "")
+        err.title = f"{known['title']} (torch raised it at {at})" if known else f"{row['title']}: raised at {at}"
+        err.advice = " ".join((known["fix"] if known else row["advice"]).split())
+        err.next_command = None
+        err.inner = dict(err.inner or {}, raised_at=at, known=bool(known))
+    elif rep.verdict["kind"] == "compile_only" and err.category == "user_error":
         # raised by the program's own code (or a bare non-zero exit), but only when compiled: rounding that a
         # tight check catches, or a compiled graph that computes differently? run_and_analyze measures it
         # (accuracy_check); until then it is not measured. Never "not from torch.compile".
@@ -583,6 +601,18 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
             err.next_command = None
     rep.next_steps = _next_steps(rep, target_str, cli_command())
     return rep
+
+
+# torch's compiler packages: an exception raised in their own frames is torch.compile's, not the program's
+_COMPILER_RE = re.compile(r"^torch/(?:_dynamo|_inductor|_functorch|_subclasses|fx|_export|export|_higher_order_ops|"
+                          r"_prims|_prims_common|_decomp|_refs|utils/_sympy)/|^torch/_guards\.py$")
+
+
+def _torch_compile_frame(exc):
+    """The innermost traceback frame when it is in torch's compiler packages, else None."""
+    frames = (exc or {}).get("frames") or []
+    last = frames[-1] if frames else None
+    return last if last is not None and _COMPILER_RE.search(display_path(last.file) or "") else None
 
 
 def _break_at(rep, loc):
@@ -791,6 +821,7 @@ def _next_steps(rep, target_str, cli):
 def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stderr="", target_str=None):
     tr = tracemod.parse(trace_dir) if trace_dir else tracemod.Trace([], {}, [])
     cli = cli_command()
+    stdout, stderr = strip_rank_prefix(stdout), strip_rank_prefix(stderr)   # one process with a process group
     rep = Report(command=list(command or []), run_dir=run_dir or "")
     if res is not None:
         rep.exit_code, rep.signal, rep.timed_out, rep.duration_s = res.returncode, res.signal, res.timed_out, res.duration_s
@@ -832,7 +863,8 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
     env.update(env_add or {})
     res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, f"{tag}.stdout"),
                    stderr_path=os.path.join(run_dir, f"{tag}.stderr"), keep_on_interrupt=keep_on_interrupt)
-    stdout, stderr = res.read_stdout(limit=2_000_000), res.read_stderr(limit=2_000_000)
+    stdout, stderr = (strip_rank_prefix(res.read_stdout(limit=2_000_000)),
+                      strip_rank_prefix(res.read_stderr(limit=2_000_000)))
     rep = analyze(trace_dir, command=argv, run_dir=run_dir, res=res, stdout=stdout, stderr=stderr,
                   target_str=target_string(argv))
     rep.artifacts.update({"stdout": res.stdout_path, "stderr": res.stderr_path, "trace_dir": trace_dir})

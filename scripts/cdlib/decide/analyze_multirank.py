@@ -77,14 +77,6 @@ def _no_exception(e):
     return (e.type or "").startswith("exit ")
 
 
-RANK_PREFIX = re.compile(r"^\[(?:rank|default)\d+\]:\s?", re.M)
-
-
-def strip_rank_prefix(text):
-    """torch prefixes a rank's exception lines with "[rankN]:"; the error parser wants them bare."""
-    return RANK_PREFIX.sub("", text or "")
-
-
 FAILURE_RE = re.compile(r"rank\s*:\s*(\d+)\s*\(local_rank:\s*\d+\)\s*\n\s*exitcode\s*:\s*(-?\d+)")
 
 

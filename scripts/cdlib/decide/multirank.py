@@ -11,9 +11,10 @@ import time
 from . import analyze
 from ..run import proc
 from ..read import trace as tracemod
+from ..read.frames import strip_rank_prefix
 from ..run.multirank_launch import _read, rank_trace_dir, read_status, restarts_seen
 from .analyze_multirank import (_drop_shim_frames, _ranks, _signame, classify_stack, collective_timeout,
-                                divergence, parse_stack_dump, root_cause, strip_rank_prefix,
+                                divergence, parse_stack_dump, root_cause,
                                 torchrun_root_rank, trace_facts)
 from ..cmdline import command_line
 

@@ -108,7 +108,9 @@ def _search_source(run, rx, traced, after=None):
     when there is no trace, e.g. a recorded run) that matches rx, as evidence. after: {path: line}, only
     lines below it count (and only in those files). A (?s) pattern is searched over each traced function
     body (the whole file without a trace) instead of line by line."""
-    spans = _traced_spans(run) if traced and run.traced_lines else None
+    # a trace whose compiled frames are all library code (DDP's own forward) traced nothing of the program's:
+    # no line of it counts (a module-level `os.environ` read was taken for one inside a compiled function)
+    spans = _traced_spans(run) if traced and (run.traced_lines or list(run.tr.of("compilation_metrics"))) else None
     for path in (spans if spans is not None else run.files):
         if after is not None and path not in after:
             continue

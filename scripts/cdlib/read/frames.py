@@ -177,10 +177,20 @@ def chain(frames, base=None):
 EXC_RE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failed|Unsupported|Exceeded|Hit|Violation\w*)|[A-Za-z_][\w.]*\.[A-Z]\w+|AssertionError|KeyboardInterrupt)(?::\s?(.*))?$")
 
 
+RANK_PREFIX = re.compile(r"^\[(?:rank|default)\d+\]:\s?", re.M)
+
+
+def strip_rank_prefix(text):
+    """torch prefixes a rank's exception lines with "[rankN]:" (a process group is up: under torchrun, or one
+    process that made a 1-rank group itself); the parsers want them bare."""
+    return RANK_PREFIX.sub("", text or "")
+
+
 def parse_exception(text):
     """The last Python exception in text -> dict(full_type, type, message, frames, block) or None."""
     if not text:
         return None
+    text = strip_rank_prefix(text)
     lines = text.splitlines()
     starts = [i for i, ln in enumerate(lines) if ln.strip().startswith("Traceback (most recent call last)")]
     if starts:

@@ -196,7 +196,7 @@ def multirank_markdown(result, reps, cwd=None):
     out.append("\n## Next")
     for i, s in enumerate(result["next_steps"], 1):
         cmd = f": `{s['command']}`" if s.get("command") else ""
-        out.append(f"{i}. {s['why']} → {s['skill']} skill{cmd}")
+        out.append(f"{i}. {s['why']}" + (f" → {s['skill']} skill" if s.get("skill") else "") + cmd)
     for n in result["notes"] + [n for rep in reps for n in rep.notes if "SIGKILL" in n]:
         out.append(f"Note: {n}")
     arts = result["artifacts"]
