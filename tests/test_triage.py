@@ -1019,3 +1019,25 @@ def test_causes_grouped_by_index_keep_every_line_that_made_them_static():
     md = "\n".join(recompiles_md(SimpleNamespace(recompiles=[f]), "/p"))
     assert md.count("shape of `xs[") == 1 and "and 2 more like it, the same but for an index (2 recompiles)" in md, md
     assert "Made static by your code at train.py:10, train.py:12" in md, md
+
+
+def test_compiled_optimizer_step_with_an_lr_scheduler_breaks_by_design(tmp_path):
+    """A fresh program on PyTorch's compiled-optimizer recipe: both breaks are torch's own (optimizer.py's
+    deliberate graph_break around the step; the LR scheduler's wrapper of step is on Dynamo's skip list, a
+    GB0007 at the user's `opt.step()` line). The Next sent the user to fix the GB0007 at their line; now
+    both are labelled torch.optim's, nothing to fix, and the setup text (lr as a tensor) removes the one
+    lr recompile (compare)."""
+    prog = program("opt_step_lr_scheduler.py")
+    d, _ = run_json("triage", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    cats = {b["gb_id"]: b["category"] for b in d["graph_breaks"]}
+    assert cats.get("GB0007") == "optimizer internals (expected)" and cats.get("GB0025") == cats["GB0007"], cats
+    assert all(b["in_library"] for b in d["graph_breaks"]), d["graph_breaks"]
+    (step,) = [s for s in d["next_steps"] if "graph break" in s["why"]]
+    assert step["why"].startswith("nothing of yours to fix in the graph breaks: they are torch.optim"), step
+    md = open(tmp_path / "t" / "report.md").read()
+    assert "lr=torch.tensor(1e-3)" in md and ":None" not in md, md
+    assert sum(len(f["recompiles"]) for f in d["recompiles"]) == 1, d["recompiles"]
+    fixed = tmp_path / "fixed.py"
+    fixed.write_text(open(prog).read().replace('os.environ.get("LR_TENSOR") == "1"', "True"))
+    cmp_, _ = run_json("compare", tmp_path / "t", "--", sys.executable, fixed, check=0, timeout=600)
+    assert cmp_["after"]["exit_code"] == 0 and cmp_["after"]["recompiles"] == 0, cmp_["after"]

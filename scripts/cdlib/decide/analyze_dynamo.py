@@ -220,6 +220,12 @@ def make_break(gb, gb_id, location=None, entries=()):
         # (blind A/B batch 15: "in library code (torch)" and a workaround disabling CustomOpDef.__call__)
         in_lib = False
     wr = wrapper_of(stack) if in_lib else None
+    skipped = _SKIPPED_FILE_RE.search(gb["explanation"] or "") if gb_id == "GB0007" and not in_lib else None
+    if skipped:   # the user's line calls a function Dynamo skips on purpose: a wrapper's own (an LR scheduler's
+        fr = chain([Location(file=skipped.group(1))])   # wrapper of optimizer.step, torch/optim/lr_scheduler.py)
+        wr = wrapper_of(fr)
+        if wr:
+            stack, in_lib, site = stack + fr, True, fr[0]
     if wr:  # DDP's / FSDP's own code breaks by design: its facts replace the break id's recipe and workarounds
         label = wrapper_label(*wr)
         fix = {k: v for k, v in fix.items() if k in ("frame_skipped", "also", "url")}
@@ -237,6 +243,10 @@ def make_break(gb, gb_id, location=None, entries=()):
         hints=gb["hints"], count=0, frames=[], fix=fix, user_stack=user_frames[-4:], stack=stack,
         in_library=in_lib, library=library_of((wr[1] if wr else owner_frame(stack, site)).file) if in_lib else None,
         workarounds=ways)
+
+
+# GB0007's explanation: "... marked that the function `Adam.step` in file `/.../torch/optim/lr_scheduler.py` ..."
+_SKIPPED_FILE_RE = re.compile(r"the function `[^`]*` in file `([^`]+)`")
 
 
 _FAKE_RAISED_RE = re.compile(r"fake tensor raised (\w+)[\s\S]*?^(?:\S+\s+\S+\s+\d+\s+\S+\]\s+(?:\[[^\]]*\]\s+)?)?"
@@ -625,7 +635,7 @@ def next_steps(rep):
         names = list(dict.fromkeys(b.fix["wrapper"]["name"] for b in rep.graph_breaks if b.fix.get("wrapper")))
         if names:
             steps.append({"why": f"nothing of yours to fix in the graph breaks: they are {' and '.join(names)}'s own, "
-                                 "expected with torch.compile (a setup without them is above)",
+                                 "expected with torch.compile (what you can change is above)",
                           "skill": "trace-dynamo", "command": None})
     if bad:
         causes = [c["cause"] + (f" made static at {os.path.basename(c['specialized_at'].file)}:"

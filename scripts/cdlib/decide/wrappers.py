@@ -1,4 +1,4 @@
-"""Distributed wrappers (DDP, FSDP2) whose own code breaks the graph or installs guards under
+"""torch wrappers (DDP, FSDP2, torch.optim) whose own code breaks the graph or installs guards under
 torch.compile by design: which break / guard / compiled function is theirs, by the frames it passes
 through (knowledge/graph_breaks.yaml `wrappers`). No torch import."""
 import os
@@ -7,7 +7,7 @@ from . import knowledge
 
 
 def wrapper_of(stack):
-    """(knowledge entry, frame) of the distributed wrapper (DDP, FSDP2: graph_breaks.yaml `wrappers`)
+    """(knowledge entry, frame) of the torch wrapper (DDP, FSDP2, torch.optim: graph_breaks.yaml `wrappers`)
     whose code the chain passes through, innermost frame first; None when the chain has none."""
     for f in reversed(stack or []):
         path = (f.file or "").replace("\\", "/")

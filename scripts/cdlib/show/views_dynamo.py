@@ -34,7 +34,8 @@ def chain_lines(stack, indent="   "):
             out.append(f"{indent}  … {len(stack) - MAX_CHAIN + 1} more frames (report.json)")
             continue
         mark = "you" if f.user else "lib"
-        out.append(f"{indent}  {mark} {f.display or f.file}:{f.line} in {f.function or '?'}"
+        out.append(f"{indent}  {mark} {f.display or f.file}" + (f":{f.line}" if f.line else "")
+                   + (f" in {f.function}" if f.function else "")
                    + (f" `{clip(f.code, 80)}`" if f.code else ""))
     return out
 
