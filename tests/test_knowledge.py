@@ -62,6 +62,23 @@ def test_guard_kinds():
         assert knowledge.guard_kind(guard)["kind"] == kind, guard
 
 
+def test_a_value_reached_through_a_closure_is_named_as_torch_names_it():
+    """Blind A/B batch 16: a monitor's call counts in a dict a class method closes over. torch's guard reads
+    `dict(type(obj).__dict__)['__call__'].__closure__[0].cell_contents['blocks.0'] == 0`: it was filed as an
+    argument-type change ("type(" inside the path) with "pass arguments of one type". It is an int value,
+    named as torch's hint names it; torch's advice stays the hint."""
+    from cdlib.decide.analyze_dynamo import parse_guard_failure
+    g = parse_guard_failure(
+        "0/0: dict(type(self._modules['blocks']._modules['0'].forward.__kwdefaults__['_tap']).__dict__)['__call__']"
+        ".__closure__[0].cell_contents['blocks.0'] == 0  # return self.head(x)  # vit.py:45 in forward "
+        "(HINT: guard on \"calls\"['blocks.0']) (HINT: torch.compile considers integer attributes of the nn.Module "
+        "to be static. Or convert this integer into a tensor.)")
+    assert g.kind == "python_int" and g.cause == "value of `calls['blocks.0']`", (g.kind, g.cause)
+    assert g.hint.startswith("torch.compile considers integer") and "guard on" not in g.hint, g.hint
+    assert parse_guard_failure("0/0: n == 3  # a.py:3 in f (HINT: guard on \"n\")").hint is None
+    assert knowledge.guard_kind("___check_type_id(L['x'], 94)")["kind"] == "type"
+
+
 def test_torchs_advice_in_a_guard_text_is_its_hint():
     """torch appends advice to a parameter's guard text; the report shows it whole as PyTorch's hint (the
     view clipped it to "Guard failed on a parameter…": blind A/B batch 8's Muon optimizer) and the kind's

@@ -380,3 +380,52 @@ def test_compiled_inf_that_matches_fp64_is_not_a_miscompile(tmp_path):
         assert acc["verdict"] == "not_measured" and acc["next"] == "fix_gate", acc
         assert acc["summary"].startswith("not a miscompile: compiled matches the fp64 reference where it is inf/nan")
         assert "no bisect" in nxt, nxt
+
+
+def test_output_that_differs_in_text_with_graphs_as_close_as_eager_gets_a_next_step(tmp_path):
+    """Blind A/B batch 16: a parity gate failed only compiled with text lines ("feature not captured"); the
+    accuracy-check run found the graphs as close to fp64 as eager and pointed at --vs-eager, and once that had
+    run the report's Next was empty and the error still offered the --vs-eager run just made."""
+    from cdlib.decide import analyze
+    from cdlib.report import ErrorInfo, Report
+    (tmp_path / "eager.out").write_text("feat blocks.0 OK\nPARITY: PASS\n")
+    os.makedirs(tmp_path / "trace")
+    vs = "python3 compile_debug.py triage --vs-eager -- python gate.py"
+    err = ErrorInfo(type="exit 1", message="PARITY: FAIL", category="user_error", title="t", skill="overview",
+                    next_command=vs)
+    rep = Report(command=["python", "gate.py"], run_dir=str(tmp_path), exit_code=1, errors=[err],
+                 artifacts={"eager_check_stdout": str(tmp_path / "eager.out"), "trace_dir": str(tmp_path / "trace")},
+                 verdict={"kind": "compile_only", "eager": {"exit_code": 0}, "accuracy": {"next": "vs_eager"}},
+                 next_steps=[{"why": "compare what the program prints", "skill": "overview", "command": vs}])
+    analyze._compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), "feat blocks.0 FAIL not captured\nPARITY: FAIL\n", 60, {})
+    assert rep.vs_eager["differ"] and err.next_command is None, (rep.vs_eager, err.next_command)
+    (step,) = rep.next_steps
+    assert "not a numeric difference" in step["why"] and "is_compiling()" in step["why"], step
+
+
+def test_same_output_under_torchs_switch_points_at_the_programs_own_switch(tmp_path):
+    """Blind A/B batch 16 (a fresh program of the same kind): the program's --no-compile path prints other
+    numbers than its compiled path, but torch's own switch (force_eager) prints the same: the difference is in
+    what the program does on its compile path (here `model.forward = torch.compile(model.forward)` before
+    AveragedModel deep-copies the model). "The same output" alone read as "nothing to see"."""
+    tri, p = run_json("triage", "--no-tlparse", "--vs-eager", "--out", tmp_path / "t", "--", sys.executable,
+                      program("swa_compiled_forward.py"), timeout=600)
+    assert not tri["vs_eager"]["differ"], tri["vs_eager"]
+    step = tri["next_steps"][0]
+    assert "your own switch (--compile, --no-compile)" in step["why"], step
+    assert "swa_compiled_forward.py:18 `torch.compile(model.forward)`" in step["why"], step
+
+
+def test_a_dropped_side_effect_gets_the_output_comparison_without_another_run(tmp_path):
+    """Blind A/B batch 16 (an open Dynamo bug, pytorch#197896, written fresh): a dict update in a method of a
+    class made inside the compiled forward is dropped; the program's count check fails only compiled. The
+    accuracy run finds the graphs as close to fp64 as eager; the eager check's output is already there, so
+    triage compares it now (the Next used to be "run triage --vs-eager", one call more) and says it is not
+    numbers, with the backend="eager" check for a Dynamo bug."""
+    tri, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable,
+                      program("dynamo_closure_class_counts.py"), check=0, timeout=600)
+    assert tri["verdict"]["kind"] == "compile_only" and tri["verdict"]["accuracy"]["next"] == "vs_eager", tri["verdict"]
+    assert tri["vs_eager"]["differ"] and tri["vs_eager"]["first"][0]["why"] == "0 vs 3", tri["vs_eager"]
+    assert not any("--vs-eager" in (s["command"] or "") for s in tri["next_steps"]), tri["next_steps"]
+    assert tri["errors"][0]["next_command"] is None, tri["errors"][0]
+    assert "not a numeric difference" in tri["next_steps"][0]["why"] and 'backend="eager"' in tri["next_steps"][0]["why"]

@@ -890,7 +890,12 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             rep.artifacts["accuracy_check"] = adir
             _check_precision_casts(rep, argv, run_dir, timeout, env_add)
             rep.next_steps = _next_steps(rep, target_string(argv), cli_command())
-    if vs_eager and not res.timed_out and not res.interrupted:
+    # the accuracy check found no numeric cause and the eager check's output is already here: compare them now
+    # (no run) instead of offering --vs-eager as the next step (blind A/B batch 16: one call each time)
+    eager_out = rep.artifacts.get("eager_check_stdout")
+    compared = ((rep.verdict or {}).get("accuracy") or {}).get("next") == "vs_eager" and eager_out \
+        and os.path.exists(eager_out)
+    if (vs_eager or compared) and not res.timed_out and not res.interrupted:
         _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add)
     _reuse_this_run(rep, run_dir)
     if os.environ.get("TORCH_TRACE"):
@@ -949,6 +954,29 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                            "whatever the program checks fails without torch.compile too")
     rep.vs_eager = cmp
     rep.next_steps = [s for s in rep.next_steps if "triage --vs-eager" not in (s.get("command") or "")]   # just ran
+    if not cmp["differ"] and failed and (rep.verdict or {}).get("kind") == "compile_only" and not rep.next_steps:
+        # nothing measured explains it: the same output, graphs as close to fp64 as eager; bisect is what is left
+        rep.next_steps.append({"why": "compiled and eager print the same and no compiled graph is further from fp64 "
+                                      "than eager, yet only the compiled run fails: bisect finds the first backend "
+                                      "(eager, aot_eager, inductor) and pass where it fails",
+                               "skill": "bisect", "command": f"{cli_command()} bisect -- {target_string(argv)}"})
+    flags = compile_flags(argv) if not cmp["differ"] and cmp["lines"]["compiled"] else []
+    if flags:
+        # the same output with compilation switched off by torch (the program unchanged): a difference the user
+        # sees with the program's own switch is in the code that switch changes besides compiling (blind A/B
+        # batch 16: `model.forward = torch.compile(model.forward)` then deepcopy for an EMA, whose copy kept the
+        # live model's bound forward; "the same output" read as "nothing to see")
+        from ..read import never_ran
+        script = _script_of(argv)
+        calls = never_ran.compile_calls([script] + _local_imports(script)) if script else []
+        where_ = ", ".join(f"{os.path.basename(p)}:{ln} `{clip(code, 70)}`" for p, ln, code in calls[:3])
+        rep.next_steps.insert(1 if rep.errors else 0, {
+            "why": f"torch.compile changes nothing this program prints (the same output with compilation switched off "
+                   f"by torch, every line of the program run as written). If your own switch ({', '.join(flags)}) "
+                   "gives other numbers, the difference is in what your code does differently on that path, not in "
+                   "compiling" + (f": the compile lines, {where_}, and what uses their result (a copy, a wrapper, "
+                                  "an attribute)" if where_ else "") + "; run your two paths and compare",
+            "skill": "overview", "command": None})
     if cmp["differ"]:
         tstr = target_string(argv)
         # wrong output first: "if it is slow, perf" is noise beside it (blind A/B batch 9)
@@ -969,7 +997,15 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             cmp["verdict"] += (f"; both runs fail (compiled exit {rep.exit_code}, eager exit {cmp['eager_exit_code']}): "
                                "fix the program's failure first, then compare again")
             return
-        if (rep.verdict or {}).get("accuracy"):   # this triage already ran the accuracy check: its step stands
+        acc = (rep.verdict or {}).get("accuracy")
+        if acc and acc.get("next") == "vs_eager":   # graphs as close to fp64 as eager: the difference is not numbers
+            for e in rep.errors:
+                if e.next_command and " triage --vs-eager " in e.next_command:   # the run just made
+                    e.next_command = None
+            rep.next_steps.insert(at, {"why": knowledge.advice("differs_not_numbers", verdict=cmp["verdict"]),
+                                       "skill": "trace-dynamo", "command": None})
+            return
+        if acc:   # this triage already ran the accuracy check: its step stands
             return
         rep.next_steps.insert(at, {
             "why": f"compiled and eager print different output ({cmp['verdict']}): measure every compiled graph "

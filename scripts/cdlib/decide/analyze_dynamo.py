@@ -399,8 +399,16 @@ def parse_guard_failure(reason, known_files=()):
             stack = chain([Location(**loc.__dict__)])
     if loc is not None and loc.code is None and loc.line:
         loc.code = src_line(loc.file, loc.line)
+    cause = guard_cause(guard, kind)
+    # torch names a value reached through a long source path the way the code wrote it: `guard on "calls"
+    # ['blocks.0']` for `dict(type(obj).__dict__)['__call__'].__closure__[0].cell_contents['blocks.0'] == 0`
+    named = re.match(r'guard on "(\w+)"(\S*?)(?:\) \(HINT: |\)?$)', hint or "")
+    if named:   # torch's own advice, if any, follows it in a second (HINT: ...)
+        hint = hint[named.end():].rstrip(")") or None
+        if not cause.startswith(("value of", "shape of", "length of", "keys of")):
+            cause = f"value of `{named.group(1)}{named.group(2)}`"
     return GuardFailure(compile_id=cid or "?", guard=guard, kind=kind, location=loc, hint=hint, stack=stack,
-                        cause=guard_cause(guard, kind), library=library_of(stack[-1].file) if stack else None)
+                        cause=cause, library=library_of(stack[-1].file) if stack else None)
 
 
 RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")

@@ -147,6 +147,17 @@ def exports(files):
     return sorted(out, key=lambda x: (x[0], x[1]))
 
 
+def compile_calls(files):
+    """[(path, line, code)] of each torch.compile(...) call and `<module>.compile(...)` call in the files."""
+    out = []
+    for path, tree in _trees(files):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "compile" and (
+                    _is_compile(n) or not (isinstance(n.func.value, ast.Name) and n.func.value.id in ("re", "regex"))):
+                out.append((path, n.lineno, ast.unparse(n)))
+    return sorted(set(out), key=lambda x: (x[0], x[1]))
+
+
 def static_compiles(files):
     """[(path, line, what)] of what turns automatic dynamic shapes off in the source: a compile call with
     dynamic=False (what: the decorated function's name, or the last name of the compiled argument:
