@@ -313,3 +313,24 @@ def test_triage_of_a_batch_of_one_does_not_suggest_a_static_batch(tmp_path):
     first = rep["next_steps"][0]["why"]
     assert "size 2 or more" in first and "static" in first, first
     assert not any("apply PyTorch's suggested fix" in s["why"] for s in rep["next_steps"]), rep["next_steps"]
+
+
+def test_an_exported_programs_input_guard_names_the_export_call(tmp_path):
+    """Blind A/B batch 16: an export step then a serving check (`bash -c "python export.py && python serve.py"`),
+    Dim.AUTO on one input's batch dim with a tied input's left static. The serving check printed each
+    "Guard failed: dense.size()[0] == 64" and exited 1; triage said "a bug in your program". Now the row
+    names the guard and the export call whose dynamic_shapes fix it (a shell command's scripts are read);
+    Dim.DYNAMIC fails at export and names the dim (the advice's "measured"); marking both dims fixes it."""
+    prog = program("export_linked_static_dim.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "bash", "-c",
+                    f"CATCH=1 {sys.executable} {prog}", check=0, timeout=600)
+    (e,) = d["errors"]
+    assert e["category"] == "export_specialized_input" and "Guard failed: items.size()[0] == 4" in e["message"], e
+    why = d["next_steps"][0]["why"]
+    assert "Guard failed: items.size()[0] == 4" in why and "export_linked_static_dim.py:24 `export(...)`" in why, why
+    p = subprocess.run([sys.executable, prog], env=dict(os.environ, DIM="dynamic"), capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode != 0 and "Constraints violated (L['query'].size()[0])" in p.stderr, p.stderr[-1500:]
+    cmp_, _ = run_json("compare", tmp_path / "t", "--", "bash", "-c", f"FIXED=1 CATCH=1 {sys.executable} {prog}",
+                       check=0, timeout=600)
+    assert cmp_["after"]["exit_code"] == 0, cmp_["after"]

@@ -83,9 +83,26 @@ def clip(text, n=300):
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
+def scripts_of(command):
+    """The .py files a command runs: its arguments, and those of a shell string (`bash -c "python a.py && python
+    b.py"`: an export step, then a serving check)."""
+    out = []
+    for i, a in enumerate(command or []):
+        if a.endswith(".py") and os.path.isfile(a):
+            out.append(a)
+        elif i > 0 and command[i - 1] == "-c" and os.path.basename(command[0]) in ("bash", "sh", "zsh", "dash"):
+            import shlex
+            try:
+                words = shlex.split(a)
+            except ValueError:
+                words = a.split()
+            out += [w for w in words if w.endswith(".py") and os.path.isfile(w)]
+    return list(dict.fromkeys(out))
+
+
 def script_of(command):
-    """The .py file a command runs, or None."""
-    return next((a for a in (command or []) if a.endswith(".py") and os.path.isfile(a)), None)
+    """The (first) .py file a command runs, or None."""
+    return next(iter(scripts_of(command)), None)
 
 
 def script_source(command, limit=500_000):

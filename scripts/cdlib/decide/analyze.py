@@ -172,6 +172,13 @@ def _errors(tr, res, stdout, stderr, target_str, cli):
                 if hit:
                     err = make_error(exc_of(hit), output=out_all, target_str=target_str, cli=cli)
                     err.message = f"{err.message}\n(the program caught and printed: {clip(hit, 200)})"
+            row = knowledge.triage_row(err.category)
+            if row.get("scan_output") and not any(re.search(p, err.message or "") for p in row.get("patterns") or []):
+                # the row matched a line the program printed (a serving check that catches each failure and
+                # prints it): show that line, the last one printed
+                said = [ln.strip() for ln in out_all.splitlines() if any(re.search(p, ln) for p in row["patterns"])]
+                if said:
+                    err.message = f"{err.message}\n(the program printed: {clip(said[-1], 200)})"
             errors.append(err)
     # compile failures the program caught (or suppress_errors hid) still show in the trace
     for e in tr.of("compilation_metrics"):
@@ -280,6 +287,16 @@ def _error_steps(rep, target_str, cli):
                 if e.side == "custom_op":
                     why += f"; {e.title.lower()}" + (f" ({op})" if op else "") + \
                         ": register it, then check the op with torch.library.opcheck(op, args)"
+                if e.category == "export_specialized_input":   # the fix is where it was exported, not the call
+                    from ..read import never_ran
+                    from ..cmdline import scripts_of
+                    files = [f for s in scripts_of(rep.command) for f in [s] + _local_imports(s)]
+                    at_export = ", ".join(list(dict.fromkeys(
+                        f"{os.path.basename(p)}:{ln} `{call}(...)`" for p, ln, call in never_ran.exports(
+                            list(dict.fromkeys(files))) if call.split(".")[-1] in ("export", "draft_export")))[:2])
+                    guard = re.search(r"Guard failed: \S+ == \d+", e.message or "")
+                    why = (f"{e.title}: {guard.group(0) if guard else msg}. The fix is the dynamic_shapes of the export"
+                           + (f" ({at_export})" if at_export else "") + f", not the line that called it: {e.advice}")
             steps.append({"why": why, "skill": e.skill if e.side in ("user", "custom_op") else "overview",
                           "command": None})
             continue
