@@ -278,6 +278,10 @@ def test_printed_leaves_out_torchs_multiline_warnings():
            "  return Variable._execution_engine.run_backward(  # Calls into the C++ engine\n"
            "INFO step 1 loss -0.0339\n")
     assert verdict.printed("", err) == "[stderr] INFO step 1 loss -0.0339"
+    # an ordinary warning ends at its source line: the program's indented lines after it are its own (review)
+    err = ("/venv/lib/python3.11/site-packages/torch/_dynamo/utils.py:10: UserWarning: something\n"
+           "  warnings.warn(msg)\n  epoch 1  loss 0.5\n  epoch 2  loss 0.4\nsummary\n")
+    assert verdict.printed("", err) == "[stderr]   epoch 1  loss 0.5\n[stderr]   epoch 2  loss 0.4\n[stderr] summary"
 
 
 @pytest.mark.slow

@@ -1041,3 +1041,46 @@ def test_compiled_optimizer_step_with_an_lr_scheduler_breaks_by_design(tmp_path)
     fixed.write_text(open(prog).read().replace('os.environ.get("LR_TENSOR") == "1"', "True"))
     cmp_, _ = run_json("compare", tmp_path / "t", "--", sys.executable, fixed, check=0, timeout=600)
     assert cmp_["after"]["exit_code"] == 0 and cmp_["after"]["recompiles"] == 0, cmp_["after"]
+
+
+def test_review_of_batch_16_rules_on_small_inputs(tmp_path, monkeypatch):
+    """The independent review of batch 16's changes: each rule on the inputs it misread."""
+    import re as re_
+    from cdlib.cmdline import scripts_of
+    from cdlib.decide import knowledge
+    from cdlib.decide.analyze import compile_switches
+    from cdlib.decide.analyze_dynamo import _OPTIMIZER_STEP_RE, parse_guard_failure
+    from cdlib.read import never_ran
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    for f in ("a.py", "b.py", "sub/c.py"):
+        (tmp_path / f).write_text("")
+    # a shell string's scripts, in order: `;`, `&&` without spaces, -lc, env, cd
+    assert scripts_of(["bash", "-c", "python a.py; python b.py"]) == ["a.py", "b.py"]
+    assert scripts_of(["bash", "-c", "python a.py&&python b.py"]) == ["a.py", "b.py"]
+    assert scripts_of(["/usr/bin/env", "bash", "-lc", "cd sub && python c.py"]) == ["sub/c.py"]
+    assert scripts_of(["env", "A=1", "python", "b.py", "--x"]) == ["b.py"]
+    # the program's own on/off switches only: not --compile-mode, not torch's variables, not an assignment
+    (tmp_path / "a.py").write_text('import argparse, os\np = argparse.ArgumentParser()\np.add_argument("--compile-mode")\n'
+                                   'p.add_argument("--no-compile", action="store_true")\n'
+                                   'os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"\nos.environ["MY_COMPILE"] = "0"\n'
+                                   'use = os.environ.get("USE_COMPILE", "1")\n')
+    assert compile_switches(["python", "a.py"]) == ["--no-compile", "USE_COMPILE"]
+    # is_compiling(): a guarded store or early return counts, a guarded assert or log does not
+    (c,) = [c for c in knowledge.load("semantics")["classes"] if c["id"] == "is_compiling_branch"]
+    rx = re_.compile(c["detect"][0]["source_traced"])
+    assert rx.search("    if not torch.compiler.is_compiling():\n        self.norms.append(h.norm())\n")
+    assert rx.search("        if torch.compiler.is_compiling():\n            return\n")
+    assert not rx.search("    if not torch.compiler.is_compiling():\n        assert torch.isfinite(x).all()\n")
+    assert not rx.search("    if not torch.compiler.is_compiling():\n        logger.info('x')\n")
+    # an optimizer's step wrapped by a scheduler is torch's; a scheduler's own method called there is not
+    assert [bool(_OPTIMIZER_STEP_RE.match(x)) for x in ("Adam.step", "SGD.step", "LambdaLR.step",
+                                                         "ReduceLROnPlateau.step", "LRScheduler.get_last_lr")] == \
+        [True, True, False, False, False]
+    # torch's `guard on "name"` names only a raw source; identity and type keep their cause
+    g = parse_guard_failure("0/0: ___check_obj_id(G['inner'].__closure__[0].cell_contents, 1)  # a.py:3 in f "
+                            "(HINT: guard on \"fn\")")
+    assert g.cause.startswith("identity of") and g.hint is None, (g.cause, g.hint)
+    # compile lines: torch.compile and a module's .compile(), not re.compile(pattern)
+    (tmp_path / "b.py").write_text("import re, torch\nrx = re.compile('a')\nm = torch.compile(f)\nnet.compile()\n")
+    assert [ln for _, ln, _ in never_ran.compile_calls(["b.py"])] == [3, 4]

@@ -83,21 +83,40 @@ def clip(text, n=300):
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 
-def scripts_of(command):
-    """The .py files a command runs: its arguments, and those of a shell string (`bash -c "python a.py && python
-    b.py"`: an export step, then a serving check)."""
+_SHELLS = ("bash", "sh", "zsh", "dash")
+
+
+def _shell_scripts(text, cwd=""):
+    """The .py files a shell string runs, in order: `python a.py && python b.py`, `cd sub; python c.py`."""
+    import shlex
+    lex = shlex.shlex(text, posix=True, punctuation_chars=True)
+    lex.whitespace_split = True
+    try:
+        words = list(lex)
+    except ValueError:
+        words = text.split()
     out = []
-    for i, a in enumerate(command or []):
-        if a.endswith(".py") and os.path.isfile(a):
-            out.append(a)
-        elif i > 0 and command[i - 1] == "-c" and os.path.basename(command[0]) in ("bash", "sh", "zsh", "dash"):
-            import shlex
-            try:
-                words = shlex.split(a)
-            except ValueError:
-                words = a.split()
-            out += [w for w in words if w.endswith(".py") and os.path.isfile(w)]
-    return list(dict.fromkeys(out))
+    for k, w in enumerate(words):
+        if w == "cd" and k + 1 < len(words):
+            cwd = os.path.join(cwd, words[k + 1])
+        elif w.endswith(".py"):
+            path = w if os.path.isabs(w) else os.path.join(cwd, w)
+            if os.path.isfile(path):
+                out.append(path)
+    return out
+
+
+def scripts_of(command):
+    """The .py files a command runs, in order: its own arguments, or the scripts of a shell string (`bash -c
+    "python export.py && python serve.py"`: an export step, then a serving check; `env A=1 bash -lc ...`)."""
+    cmd = list(command or [])
+    while cmd and (os.path.basename(cmd[0]) == "env" or "=" in cmd[0] and not cmd[0].startswith("-")):
+        cmd = cmd[1:]   # env VAR=1 ... / VAR=1 ...
+    if cmd and os.path.basename(cmd[0]) in _SHELLS:
+        for i, a in enumerate(cmd[1:-1], 1):
+            if a.startswith("-") and not a.startswith("--") and a.endswith("c"):   # -c, -lc, -ec
+                return list(dict.fromkeys(_shell_scripts(cmd[i + 1])))
+    return list(dict.fromkeys(a for a in cmd if a.endswith(".py") and os.path.isfile(a)))
 
 
 def script_of(command):

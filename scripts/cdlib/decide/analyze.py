@@ -15,7 +15,8 @@ from .analyze_dynamo import (GB_URL_RE, RESUME_RE, breaks_from_errors, function_
 from .analyze_dynamo import fake_kernel_errors, next_steps as _dynamo_next_steps
 from ..read.frames import (EXC_RE, FRAME_RE, display_path, innermost_user, is_user_file, loc as _loc, parse_exception,  # noqa: F401
                            parse_py_frames, src_line as _src_line, strip_rank_prefix)
-from ..cmdline import clip, cli_command, command_line, script_of as _script_of, script_source, template_command
+from ..cmdline import (clip, cli_command, command_line, script_of as _script_of, script_source, scripts_of,
+                       template_command)
 from ..report import ErrorInfo, GraphInfo, Report
 
 # ---- errors -------------------------------------------------------------------------------
@@ -289,7 +290,6 @@ def _error_steps(rep, target_str, cli):
                         ": register it, then check the op with torch.library.opcheck(op, args)"
                 if e.category == "export_specialized_input":   # the fix is where it was exported, not the call
                     from ..read import never_ran
-                    from ..cmdline import scripts_of
                     files = [f for s in scripts_of(rep.command) for f in [s] + _local_imports(s)]
                     at_export = ", ".join(list(dict.fromkeys(
                         f"{os.path.basename(p)}:{ln} `{call}(...)`" for p, ln, call in never_ran.exports(
@@ -566,7 +566,7 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
             "accuracy_mismatch", "compiled_runtime_error", "user_error"):
         files = list(dict.fromkeys(f.file for f in (exc or {}).get("frames", []) if is_user_file(f.file)))
         if not files and rep.command:
-            files = [a for a in rep.command if a.endswith(".py") and os.path.isfile(a)][:1]
+            files = scripts_of(rep.command)[:1]
         hit = _custom_op_mutation(files + [m for f in files for m in _local_imports(f) if m not in files])
         if hit:
             row = knowledge.triage_row("custom_op_mutates_args")
@@ -721,6 +721,21 @@ _FLAG_RE = re.compile(r"""add_argument\(\s*(?:["']-\w["']\s*,\s*)?["'](--[\w-]*c
 _ENV_RE = re.compile(r"""(?:environ(?:\.get)?[\[(]|getenv\()\s*["'](\w*COMPIL\w*)["']""")
 
 
+# on/off switches only: --compile, --no-compile, --no-torch-compile, --eager, --use-compile, --disable-compile;
+# the program's own variables read with os.environ / getenv (not torch's TORCH* ones, not assignments)
+_SWITCH_RE = re.compile(r"^--(?:(?:no|use|enable|disable)[-_])?(?:torch[-_])?compile$|^--eager$")
+_ENV_READ_RE = re.compile(r"""(?:environ\.get\(|getenv\(|environ\[)\s*["'](\w*COMPIL\w*)["']\s*[\],)](?!\s*=[^=])""")
+
+
+def compile_switches(command):
+    """The switches the program's own source offers to turn torch.compile on or off (argparse flags and
+    environment variables it reads): ['--compile', '--no-compile'], ['USE_COMPILE']."""
+    src = script_source(command)
+    flags = [f for f in dict.fromkeys(_FLAG_RE.findall(src)) if _SWITCH_RE.match(f)]
+    flags += [f for f in dict.fromkeys(re.findall(r"""add_argument\(\s*["'](--eager)["']""", src))]
+    return flags + [v for v in dict.fromkeys(_ENV_READ_RE.findall(src)) if not v.startswith("TORCH")]
+
+
 def compile_flags(command):
     """Command-line flags (argparse) and environment variables the program's own source offers to turn
     torch.compile on: ['--compile', 'USE_COMPILE'] (for a run that never reached torch.compile)."""
@@ -838,7 +853,7 @@ def _next_steps(rep, target_str, cli):
 def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stderr="", target_str=None):
     tr = tracemod.parse(trace_dir) if trace_dir else tracemod.Trace([], {}, [])
     cli = cli_command()
-    stdout, stderr = strip_rank_prefix(stdout), strip_rank_prefix(stderr)   # one process with a process group
+    stderr = strip_rank_prefix(stderr)   # one process with a process group: torch prefixes its excepthook's lines
     rep = Report(command=list(command or []), run_dir=run_dir or "")
     if res is not None:
         rep.exit_code, rep.signal, rep.timed_out, rep.duration_s = res.returncode, res.signal, res.timed_out, res.duration_s
@@ -880,8 +895,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
     env.update(env_add or {})
     res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, f"{tag}.stdout"),
                    stderr_path=os.path.join(run_dir, f"{tag}.stderr"), keep_on_interrupt=keep_on_interrupt)
-    stdout, stderr = (strip_rank_prefix(res.read_stdout(limit=2_000_000)),
-                      strip_rank_prefix(res.read_stderr(limit=2_000_000)))
+    stdout, stderr = res.read_stdout(limit=2_000_000), strip_rank_prefix(res.read_stderr(limit=2_000_000))
     rep = analyze(trace_dir, command=argv, run_dir=run_dir, res=res, stdout=stdout, stderr=stderr,
                   target_str=target_string(argv))
     rep.artifacts.update({"stdout": res.stdout_path, "stderr": res.stderr_path, "trace_dir": trace_dir})
@@ -977,7 +991,7 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                                       "than eager, yet only the compiled run fails: bisect finds the first backend "
                                       "(eager, aot_eager, inductor) and pass where it fails",
                                "skill": "bisect", "command": f"{cli_command()} bisect -- {target_string(argv)}"})
-    flags = compile_flags(argv) if not cmp["differ"] and cmp["lines"]["compiled"] else []
+    flags = compile_switches(argv) if not cmp["differ"] and cmp["lines"]["compiled"] and rep.graphs else []
     if flags:
         # the same output with compilation switched off by torch (the program unchanged): a difference the user
         # sees with the program's own switch is in the code that switch changes besides compiling (blind A/B

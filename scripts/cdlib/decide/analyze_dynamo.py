@@ -221,8 +221,11 @@ def make_break(gb, gb_id, location=None, entries=()):
         in_lib = False
     wr = wrapper_of(stack) if in_lib else None
     skipped = _SKIPPED_FILE_RE.search(gb["explanation"] or "") if gb_id == "GB0007" and not in_lib else None
-    if skipped:   # the user's line calls a function Dynamo skips on purpose: a wrapper's own (an LR scheduler's
-        fr = chain([Location(file=skipped.group(1))])   # wrapper of optimizer.step, torch/optim/lr_scheduler.py)
+    if skipped and _OPTIMIZER_STEP_RE.match(skipped.group(1)):
+        # the user's line calls optimizer.step(), which an LR scheduler wrapped (torch/optim/lr_scheduler.py, a
+        # file Dynamo skips): the wrapper's, expected. A scheduler's own method called there (`LambdaLR.step`,
+        # `get_last_lr`) is not: it can move out of the compiled function (review of batch 16's fix)
+        fr = chain([Location(file=skipped.group(2))])
         wr = wrapper_of(fr)
         if wr:
             stack, in_lib, site = stack + fr, True, fr[0]
@@ -246,7 +249,9 @@ def make_break(gb, gb_id, location=None, entries=()):
 
 
 # GB0007's explanation: "... marked that the function `Adam.step` in file `/.../torch/optim/lr_scheduler.py` ..."
-_SKIPPED_FILE_RE = re.compile(r"the function `[^`]*` in file `([^`]+)`")
+_SKIPPED_FILE_RE = re.compile(r"the function `([^`]*)` in file `([^`]+)`")
+# an optimizer's step by its qualname (`Adam.step`); LR schedulers' classes end in LR / Scheduler / Plateau
+_OPTIMIZER_STEP_RE = re.compile(r"^(?!\w*(?:LR|Scheduler|Plateau)\.)\w+\.step$")
 
 
 _FAKE_RAISED_RE = re.compile(r"fake tensor raised (\w+)[\s\S]*?^(?:\S+\s+\S+\s+\d+\s+\S+\]\s+(?:\[[^\]]*\]\s+)?)?"
@@ -402,10 +407,10 @@ def parse_guard_failure(reason, known_files=()):
     cause = guard_cause(guard, kind)
     # torch names a value reached through a long source path the way the code wrote it: `guard on "calls"
     # ['blocks.0']` for `dict(type(obj).__dict__)['__call__'].__closure__[0].cell_contents['blocks.0'] == 0`
-    named = re.match(r'guard on "(\w+)"(\S*?)(?:\) \(HINT: |\)?$)', hint or "")
-    if named:   # torch's own advice, if any, follows it in a second (HINT: ...)
-        hint = hint[named.end():].rstrip(")") or None
-        if not cause.startswith(("value of", "shape of", "length of", "keys of")):
+    named = re.match(r'guard on "(\w+)"(\S*?)(?:, type [^)]*)?(?:\) \(HINT: |\)?$)', hint or "")
+    if named:   # torch's own advice, if any, follows it in a second (HINT: ...), whose ")" the first regex took
+        hint = hint[named.end():] or None
+        if cause.startswith(f"{kind}: "):   # only the fallback (the raw source): identity / type / value keep theirs
             cause = f"value of `{named.group(1)}{named.group(2)}`"
     return GuardFailure(compile_id=cid or "?", guard=guard, kind=kind, location=loc, hint=hint, stack=stack,
                         cause=cause, library=library_of(stack[-1].file) if stack else None)

@@ -9,7 +9,7 @@ import time
 
 from . import analyze, compare, knowledge
 from ..run import proc
-from ..cmdline import clip
+from ..cmdline import clip, script_of
 
 # ---- findings -----------------------------------------------------------------------------
 
@@ -366,7 +366,7 @@ def combine(cands):
 
 def overridden(argv, steps):
     """A config the program's own script assigns after `import torch` overrides the injected value."""
-    script = next((a for a in argv[1:3] if a.endswith(".py") and os.path.isfile(a)), None)
+    script = script_of(argv)
     if not script:
         return None
     try:

@@ -13,7 +13,7 @@ import re
 
 from . import knowledge
 from ..read.frames import is_user_file, parse_py_frames
-from ..cmdline import clip
+from ..cmdline import clip, scripts_of
 
 SIDE = "semantics"
 GENERIC = ("user_error", "accuracy_mismatch")   # failures that no specific triage row explains
@@ -69,7 +69,7 @@ class _Run:
 
     @functools.cached_property
     def files(self):   # the program's own files: its script, its traceback's, the traced frames'
-        fs = [a for a in self.rep.command if a.endswith(".py") and os.path.isfile(a)]
+        fs = scripts_of(self.rep.command)
         fs += [f.file for f in parse_py_frames(self.stderr)]
         fs += [f for f, _ in self.traced_lines]
         return [f for f in dict.fromkeys(fs) if is_user_file(f) and os.path.isfile(f)]

@@ -321,18 +321,19 @@ def printed(stdout, stderr):
     """What the program printed: its stdout, then its own stderr lines (logging writes there by default),
     prefixed "[stderr] "; torch's log lines, warnings (with the rest of a multi-line message, up to the
     indented source line that ends it) and tracebacks on stderr are left out."""
-    err, in_tb, in_warning, src = [], False, 0, False
+    err, in_tb, in_warning, tb_warning = [], False, 0, False
     for ln in (stderr or "").splitlines():
-        if in_warning:
-            if ln[:1].isspace():   # its source line, or the indented traceback a message carries (anomaly mode's
-                src = True         # "Error detected in IndexPutBackward0. Traceback of forward call ...")
-                continue
+        if in_warning and tb_warning:   # a message that carries an indented traceback (anomaly mode's "Error
+            if ln[:1].isspace():        # detected in IndexPutBackward0. Traceback of forward call ..."): all of
+                continue                # its indented lines, up to the first line that is not indented
+            in_warning = 0
+        elif in_warning:
             in_warning -= 1
-            if not src:            # the rest of a multi-line message
-                continue
-            in_warning = 0         # the warning ended at its last indented line: this line is the program's
+            if ln.startswith("  "):          # the source line: the warning ends here
+                in_warning = 0
+            continue
         if _WARNING_HEAD.match(ln):
-            in_warning, src = 30, False
+            in_warning, tb_warning = 30, "Traceback" in ln
             continue
         if ln.startswith("Traceback (most recent call last)"):
             in_tb = True

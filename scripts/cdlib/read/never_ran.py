@@ -148,12 +148,13 @@ def exports(files):
 
 
 def compile_calls(files):
-    """[(path, line, code)] of each torch.compile(...) call and `<module>.compile(...)` call in the files."""
+    """[(path, line, code)] of each torch.compile(...) call and `<module>.compile(...)` call in the files (a
+    .compile call with a positional argument is some other library's: re.compile(pattern), env.compile(src))."""
     out = []
     for path, tree in _trees(files):
         for n in ast.walk(tree):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "compile" and (
-                    _is_compile(n) or not (isinstance(n.func.value, ast.Name) and n.func.value.id in ("re", "regex"))):
+                    _is_compile(n) or not n.args):
                 out.append((path, n.lineno, ast.unparse(n)))
     return sorted(set(out), key=lambda x: (x[0], x[1]))
 
