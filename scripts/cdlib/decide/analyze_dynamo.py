@@ -467,6 +467,11 @@ def _expected(kind, guard, primary, limit_hit, static=False):
         return "failed only against an older cache entry; a newer entry already accepts the new value"
     if primary > 1:
         return None
+    if kind == "shape" and re.match(r"^2 <= \S+\.size\(\)\[\d+\]", (guard or "").strip()):
+        # the lower bound of a dynamic dim (marked, or made dynamic by automatic dynamic): a size of 0 or 1
+        # arrived (blind A/B batch 17: a server warmed up at batch 8, a single request; labelled automatic dynamic)
+        return ("0/1 specialization: a size of 0 or 1 always gets a graph of its own, even on a dim marked dynamic "
+                "(the dynamic graph assumes a size >= 2): warm up at size 1 too, or pad such inputs to 2")
     if kind == "shape":
         return ("dynamic=False: a graph per size, and two sizes so far" if static else
                 "automatic dynamic: after a dim's first new size torch recompiles it as dynamic (once)")
