@@ -334,3 +334,16 @@ def test_an_exported_programs_input_guard_names_the_export_call(tmp_path):
     cmp_, _ = run_json("compare", tmp_path / "t", "--", "bash", "-c", f"FIXED=1 CATCH=1 {sys.executable} {prog}",
                        check=0, timeout=600)
     assert cmp_["after"]["exit_code"] == 0, cmp_["after"]
+
+
+def test_a_suggested_bound_on_a_dim_is_not_offered_as_the_fix(tmp_path):
+    """Blind A/B batch 17: a rotary table built for 128 rows and grown only eagerly; export with seq up to 512
+    failed and PyTorch suggested `seq = Dim('seq', max=128)`, which the Next repeated (the user had tried it:
+    the .pt2 then rejected 300 tokens). Now the Next says what the bound costs and that the fix is the code that
+    made it (a fixed-length table), and building the table at the largest size exports (checked here)."""
+    prog = program("export_lazy_table_bound.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
+    why = d["next_steps"][0]["why"]
+    assert "PyTorch's suggested fix bounds seq (seq = Dim('seq', max=16))" in why and "apply PyTorch" not in why, why
+    p = subprocess.run([sys.executable, prog], env=dict(os.environ, FULL="1"), capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "exported: torch.Size([2, 40, 8])" in p.stdout, p.stderr[-1500:]
