@@ -1029,7 +1029,7 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                                "fix the program's failure first, then compare again")
             return
         acc = (rep.verdict or {}).get("accuracy")
-        if acc and acc.get("next") == "vs_eager":   # graphs as close to fp64 as eager: the difference is not numbers
+        if acc and acc.get("next") == "vs_eager":   # graphs as close to fp64 as eager: the difference is from before them
             for e in rep.errors:
                 if e.next_command and " triage --vs-eager " in e.next_command:   # the run just made
                     e.next_command = None
