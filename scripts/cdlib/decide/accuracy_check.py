@@ -427,11 +427,11 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None):
                         "max|output|. Reordered or decomposed arithmetic (a fused reduction, a decomposed norm) gives "
                         "such differences; a wrong kernel gives far larger ones")
     if all((o.get("max_abs_diff") or 0.0) == 0.0 and o.get("dtype") in ("float32", "float64") for o in measured):
-        # (float16 / bfloat16 outputs often round to the same values on the first call and differ later: a GPU
-        # bf16 gate measured so is still rounding)
         # torch's check saw no difference at all, so rounding in these graphs explains nothing: the difference is
         # upstream of them (blind A/B batch 17: a uint8 resize whose decomposition rounds one grey level away from
-        # eager's kernel; "rounding: fix the gate" offered assert_close's defaults, which fail there)
+        # eager's kernel; "rounding: fix the gate" offered assert_close's defaults, which fail there). float32/64
+        # only: float16 / bfloat16 outputs often round to the same values on the first call and differ later
+        # (a GPU bf16 gate measured so is still rounding)
         return nm(f"every compiled graph gives exactly eager's output in torch's check ({summary_n}), yet the "
                   "program's comparison fails: torch's check runs the graphs after AOTAutograd's decompositions, so "
                   "the difference comes from before them", "vs_eager") | {"worst": worst}
