@@ -197,7 +197,7 @@ def _report(run_dir):
 def triaged(pythons):
     """triage of each program (the CLI and the program both by the torch venv's path), once."""
     runs = {}
-    for name, prog, extra in (("slow", "cmd_slow.py", ["--timeout", "60"]), ("break", "cmd_break.py", []),
+    for name, prog, extra in (("slow", "cmd_slow.py", ["--timeout", "30"]), ("break", "cmd_break.py", []),
                               ("crash", "cmd_crash.py", []), ("clean", "cmd_clean.py", [])):
         out = pythons.work / f"triage-{name}"
         _run_cli(pythons, pythons.torch, "triage", "--no-tlparse", "--out", out, *extra, "--",
@@ -223,7 +223,7 @@ def test_shown_commands_name_the_torch_python(triaged, pythons):
 @pytest.mark.slow
 def test_timeout_report_keeps_what_it_saw(triaged):
     md, doc = triaged["slow"][1:]
-    assert doc["timed_out"] and md.startswith("# torch.compile triage (timed out after 60 s)"), md[:300]
+    assert doc["timed_out"] and md.startswith("# torch.compile triage (timed out after 30 s)"), md[:300]
     assert "this report is what it did until then" in md
     assert any(b["location"]["file"].endswith("cmd_slow.py") for b in doc["graph_breaks"]), md
 
