@@ -48,7 +48,8 @@ def test_graph_break_recipes_use_real_registry_ids():
 def test_guard_kinds():
     cases = {"tensor 'x' size mismatch at index 0. expected 2, actual 3": "shape",
              "tensor 'x' dtype mismatch. expected Float, actual Double": "dtype",
-             "GLOBAL_STATE changed: grad_mode": "grad_mode", "self.use_relu == True": "module_attribute",
+             "GLOBAL_STATE changed: grad_mode": "grad_mode", "GLOBAL_STATE changed: num_threads ": "num_threads",
+             "self.use_relu == True": "module_attribute",
              "factor == 0.5": "python_float", "n == 3": "python_int",
              "text == 'I was charged twice for my subscription'": "python_str", 'mode == "train"': "python_str",
              "tensor 'x' requires_grad mismatch. expected requires_grad=1": "requires_grad",

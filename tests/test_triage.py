@@ -67,6 +67,7 @@ def test_break_inside_loop(triaged):
     ("rc_float.py", "python_float", "scale", "factor == 0.5"),
     ("rc_attr.py", "module_attribute", "forward", "self.use_relu"),
     ("rc_grad.py", "grad_mode", "step", "grad_mode"),
+    ("rc_threads.py", "num_threads", "score", "num_threads"),
     ("rc_dtype.py", "dtype", "f", "dtype mismatch"),
     ("rc_reqgrad.py", "requires_grad", "forward", "requires_grad mismatch"),
     ("rc_text.py", "python_str", "predict", "text == 'refund please'"),
@@ -1090,3 +1091,26 @@ def test_review_of_batch_16_rules_on_small_inputs(tmp_path, monkeypatch):
     assert _expected("shape", "2 <= args[0].size()[0] <= 4096", 1, False).startswith("0/1 specialization")
     assert _expected("shape", "tensor 'x' size mismatch at index 0. expected 8, actual 5", 1, False).startswith(
         "automatic dynamic")
+
+
+def test_an_index_out_of_bounds_is_one_failure_however_each_layer_words_it(tmp_path):
+    """Blind A/B batch 18: -100 padding in the input ids. Compiled, Inductor's generated bounds check raises
+    ("index out of bounds: 0 <= tmp2 < 12L", a RuntimeError from a .cpp kernel); without torch.compile the
+    embedding raises IndexError ("index out of range in self") at the same line. That is the user's bug, not
+    "fails differently" with minify as the Next."""
+    from cdlib.decide import verdict
+    sig = lambda t, m: {"type": t, "message": m, "norm": m, "location": None}   # noqa: E731
+    assert verdict.same_failure(sig("RuntimeError", "kernel, /c/x.main.cpp:24, index out of bounds: 0 <= tmp2 < 12L"),
+                                sig("IndexError", "index out of range in self"))
+    assert not verdict.same_failure(sig("RuntimeError", "CUDA error: device-side assert triggered"),
+                                    sig("IndexError", "index out of range in self"))
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "run", "--", sys.executable,
+                    program("pad_ids_out_of_range.py"), timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    v = d["verdict"]
+    assert v["kind"] == "fails_eager_too" and v["location"].endswith("pad_ids_out_of_range.py:20"), v
+    assert v["eager"]["type"] == "IndexError"
+    (first, *_) = d["next_steps"]
+    assert "IndexError: index out of range in self" in first["why"] and "no compiler bisect" in first["why"], first
+    assert not any(" minify " in (s.get("command") or "") or " bisect " in (s.get("command") or "")
+                   for s in d["next_steps"]), d["next_steps"]

@@ -282,7 +282,12 @@ def _error_steps(rep, target_str, cli):
             if e.category == "syntax_error":
                 why = f"fix the syntax error at {at}: {re.sub(r' [(][^()]*:[0-9]+[)]$', '', msg)}"
             else:
-                why = (f"fix your program{' at ' + at if at else ''}: {inner.get('type') or e.type}{': ' + msg if msg else ''} "
+                ev, etype = v.get("eager") or {}, inner.get("type") or e.type
+                if kind == "fails_eager_too" and ev.get("type") and ev.get("message") \
+                        and not re.match(r"SIG|exit ", ev["type"]):
+                    # the run without torch.compile words it plainly (an IndexError, not generated code's bounds check)
+                    etype, msg = ev["type"], _first_lines(ev["message"], 1, 200)
+                why = (f"fix your program{' at ' + at if at else ''}: {etype}{': ' + msg if msg else ''} "
                        f"({'it fails the same way without torch.compile' if kind == 'fails_eager_too' else 'torch.compile never ran'}; "
                        "no compiler bisect needed)")
                 if e.side == "custom_op":
