@@ -451,3 +451,21 @@ def test_a_gate_whose_difference_torchs_check_cannot_see_is_not_called_rounding(
         p.write_text(src.replace("torch.compile(preprocess)", f"torch.compile(preprocess, backend={backend!r})"))
         r = subprocess.run([sys.executable, str(p)], capture_output=True, text=True, timeout=300)
         assert (r.returncode == 0) == same, (backend, r.stdout, r.stderr[-800:])
+
+
+def test_an_eager_run_that_failed_earlier_is_not_a_numeric_difference(tmp_path):
+    """Blind A/B batch 18: fp16 masked_fill(-1e9) runs compiled (folded to -inf) and raises eagerly; the
+    program's own eager parity check fails, and the run without torch.compile fails at its first call. --vs-eager
+    saw "outputs differ" (eager printed nothing) and offered an accuracy run: the difference is where the eager
+    run stopped, not numbers."""
+    d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "run", "--", sys.executable,
+                    program("fp16_fill_eager_rejects.py"), timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert d["verdict"]["kind"] == "fails_eager_too" and d["verdict"]["location"].endswith("fp16_fill_eager_rejects.py:11")
+    cmp = d["vs_eager"]
+    assert cmp["stopped_early"] and cmp["lines"] == {"compiled": 1, "eager": 0}, cmp
+    assert "the difference is where it stopped, not numbers" in cmp["verdict"]
+    assert not any(" accuracy " in (s.get("command") or "") for s in d["next_steps"]), d["next_steps"]
+    assert "c10::Half without overflow" in d["next_steps"][0]["why"]
+    md = (tmp_path / "run" / "report.md").read_text()
+    assert "the run without torch.compile failed earlier" in md.splitlines()[0] and "output differs" not in md.splitlines()[0]

@@ -1114,3 +1114,19 @@ def test_an_index_out_of_bounds_is_one_failure_however_each_layer_words_it(tmp_p
     assert "IndexError: index out of range in self" in first["why"] and "no compiler bisect" in first["why"], first
     assert not any(" minify " in (s.get("command") or "") or " bisect " in (s.get("command") or "")
                    for s in d["next_steps"]), d["next_steps"]
+
+
+def test_a_cause_that_only_failed_against_older_graphs_is_shown_as_then(tmp_path):
+    """Blind A/B batch 18: a per-request torch.set_num_threads recompiled a Llama scorer 8 times; a batch-size
+    guard that failed only against an older graph was listed beside it as "×0" and read as noise (it recompiled
+    by itself once the thread count was fixed). The thread count is its own kind, with its fix."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "run", "--", sys.executable,
+                    program("rc_threads_then_shape.py"), timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    (f,) = d["recompiles"]
+    kinds = {c["kind"]: c for c in f["causes"]}
+    assert kinds["num_threads"]["primary"] == 2 and kinds["shape"]["primary"] == 0, f["causes"]
+    assert "Set the thread count once at startup" in kinds["num_threads"]["fix"]
+    md = (tmp_path / "run" / "report.md").read_text()
+    assert "thread count (torch.set_num_threads) ×2" in md
+    assert "  - then shape of `x` dim 0 (failed too, against 1 older graph" in md and "×0" not in md, md

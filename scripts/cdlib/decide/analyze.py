@@ -1026,6 +1026,19 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             at += 1
         if found:   # the class names the cause and how to confirm it; no accuracy-check run on top
             return
+        if cmp["eager_exit_code"] not in (0, None) and not cmp["eager_timed_out"] \
+                and cmp["lines"]["eager"] < cmp["lines"]["compiled"]:
+            # the run without torch.compile failed before it printed what the compiled run printed: the lines differ
+            # because it stopped, not by numbers; no accuracy run (blind A/B batch 18: an fp16 masked_fill that
+            # eager rejects and Inductor folds to -inf; a custom op without autograd that fails at backward
+            # eagerly and at the forward's compile compiled)
+            cmp["stopped_early"] = True
+            cmp["verdict"] += (f"; the run without torch.compile failed (exit {cmp['eager_exit_code']}) after "
+                               f"{cmp['lines']['eager']} of the compiled run's {cmp['lines']['compiled']} lines: the "
+                               "difference is where it stopped, not numbers. Fix the failure it shows first"
+                               + ("" if failed else " (torch.compile ran past something eager rejects)")
+                               + ", then compare again")
+            return
         if failed and (rep.verdict or {}).get("kind") == "fails_eager_too" and _small_numeric(cmp):
             # the program fails without torch.compile: what its failing check prints differs a little between
             # two runs of a wrong program; no accuracy run (blind A/B batch 11: a parity gate on a module that

@@ -30,7 +30,8 @@ def headline(rep):
         n = st.get("recompiles", 0)
         parts.append(f"{n} recompile{'s' * (n != 1)}" + (" (LIMIT HIT)" if st.get("recompile_limit_hit") else ""))
     if (rep.vs_eager or {}).get("differ"):
-        parts.append("output differs from eager")
+        parts.append("the run without torch.compile failed earlier" if rep.vs_eager.get("stopped_early")
+                     else "output differs from eager")
     silent = [f for f in rep.semantics if not f.get("explains_error")]
     if silent:   # a by-design difference seen on a run that did not fail on it: never "clean"
         parts.append(f"likely differs from eager by design ({', '.join(f['id'] for f in silent[:2])})")
