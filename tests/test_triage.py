@@ -1108,12 +1108,18 @@ def test_an_index_out_of_bounds_is_one_failure_however_each_layer_words_it(tmp_p
                     program("pad_ids_out_of_range.py"), timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
     v = d["verdict"]
-    assert v["kind"] == "fails_eager_too" and v["location"].endswith("pad_ids_out_of_range.py:20"), v
-    assert v["eager"]["type"] == "IndexError"
+    assert v["eager"]["type"] == "IndexError" and v["eager"]["location"].endswith("pad_ids_out_of_range.py:20"), v
     (first, *_) = d["next_steps"]
-    assert "IndexError: index out of range in self" in first["why"] and "no compiler bisect" in first["why"], first
-    assert not any(" minify " in (s.get("command") or "") or " bisect " in (s.get("command") or "")
-                   for s in d["next_steps"]), d["next_steps"]
+    assert "IndexError: index out of range in self" in first["why"] and first["command"] is None, first
+    if d["signal"]:
+        # torch 2.11's CPU kernel checks no bounds there and segfaults: a different failure, yet the eager one
+        # at the program's line comes first (the compiled crash may be the same bug)
+        assert v["kind"] == "different_failure_eager" and "fix the failure without torch.compile first" in first["why"]
+    else:
+        assert v["kind"] == "fails_eager_too" and v["location"].endswith("pad_ids_out_of_range.py:20"), v
+        assert "no compiler bisect" in first["why"], first
+        assert not any(" minify " in (s.get("command") or "") or " bisect " in (s.get("command") or "")
+                       for s in d["next_steps"]), d["next_steps"]
 
 
 def test_a_cause_that_only_failed_against_older_graphs_is_shown_as_then(tmp_path):

@@ -307,6 +307,16 @@ def _error_steps(rep, target_str, cli):
             continue
         if e.side == semantics.SIDE:   # a by-design difference: its fix is in semantics.steps(), no bisect
             continue
+        ev = v.get("eager") or {}
+        if i == 0 and kind == "different_failure_eager" and ev.get("frame") and ev.get("type") \
+                and not re.match(r"SIG|exit ", ev["type"]):
+            # the run without torch.compile fails at a line of the program: that failure first, as the Route says
+            # (torch 2.11: -100 in the input ids segfaults the compiled CPU kernel, which checks no bounds there,
+            # and raises IndexError eagerly; the compiled crash is then the same bug)
+            steps.append({"why": f"fix the failure without torch.compile first, at {ev.get('location')}: {ev['type']}: "
+                                 f"{_first_lines(ev.get('message') or '', 1, 200)}; then triage again (the compiled "
+                                 "failure may be the same bug: generated code may not check what eager checks, e.g. "
+                                 "an index out of range)", "skill": "overview", "command": None})
         if e.side == "custom_op":
             fix = {"custom_op_no_fake": "register a fake kernel (register_fake)",
                    "custom_op_no_autograd": "register a backward (register_autograd)",
