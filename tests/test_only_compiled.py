@@ -469,3 +469,36 @@ def test_an_eager_run_that_failed_earlier_is_not_a_numeric_difference(tmp_path):
     assert "c10::Half without overflow" in d["next_steps"][0]["why"]
     md = (tmp_path / "run" / "report.md").read_text()
     assert "the run without torch.compile failed earlier" in md.splitlines()[0] and "output differs" not in md.splitlines()[0]
+
+
+def test_where_the_eager_run_stopped_is_said_only_when_that_is_all_that_differs(tmp_path):
+    """The review of batch 18's rule: (1) the first lines already differ by numbers, then the eager run fails:
+    still a numeric difference (the accuracy step stays); (2) the eager run fails at once for a reason of its own
+    (a lock file the compiled run left): no claim about torch.compile, and the Next quotes the eager error."""
+    numbers = tmp_path / "gate_steps.py"
+    numbers.write_text(
+        "import torch\n\n\n@torch.compile\ndef step(x):\n    y = x.sin().sum()\n"
+        "    if torch.compiler.is_compiling():\n        y = y * 1.5\n    return y\n\n\n"
+        "@torch.compile\ndef attend(q, k, keep):\n"
+        "    return (q @ k.transpose(-1, -2)).masked_fill(~keep[:, None, :], -1e9).softmax(-1)\n\n\n"
+        "x = torch.ones(8)\nfor i in range(2):\n    print(f'step {i} value {step(x + i).item():.4f}')\n"
+        "q = k = torch.ones(2, 4, 8, dtype=torch.float16)\nkeep = torch.tensor([[True, True, True, False]] * 2)\n"
+        "print(f'attention {attend(q, k, keep).float().sum().item():.3f}')\n")
+    d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "n", "--", sys.executable, numbers,
+                    timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert d["vs_eager"]["differ"] == 3 and not d["vs_eager"].get("stopped_early"), d["vs_eager"]
+    assert any(" accuracy -- " in (s.get("command") or "") for s in d["next_steps"]), d["next_steps"]
+    lock = tmp_path / "run.lock"
+    prog = tmp_path / "locked.py"
+    prog.write_text(f"import torch\n\nopen({str(lock)!r}, 'x').close()\n\n\n@torch.compile(backend='eager')\n"
+                    "def f(x):\n    return x.sin().sum()\n\n\n"
+                    "for i in range(2):\n    print(f'step {i} {f(torch.ones(4) * i).item():.4f}')\n")
+    d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "l", "--", sys.executable, prog,
+                    timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    cmp = d["vs_eager"]
+    assert cmp["stopped_early"] and "torch.compile ran past" not in cmp["verdict"], cmp
+    (first, *_) = d["next_steps"]
+    assert first["why"].startswith("the run without torch.compile failed at locked.py:3: FileExistsError"), first
+    assert not any(" accuracy -- " in (s.get("command") or "") for s in d["next_steps"])

@@ -1099,9 +1099,13 @@ def test_an_index_out_of_bounds_is_one_failure_however_each_layer_words_it(tmp_p
     embedding raises IndexError ("index out of range in self") at the same line. That is the user's bug, not
     "fails differently" with minify as the Next."""
     from cdlib.decide import verdict
-    sig = lambda t, m: {"type": t, "message": m, "norm": m, "location": None}   # noqa: E731
-    assert verdict.same_failure(sig("RuntimeError", "kernel, /c/x.main.cpp:24, index out of bounds: 0 <= tmp2 < 12L"),
-                                sig("IndexError", "index out of range in self"))
+    def sig(t, m, func="forward"):
+        return {"type": t, "message": m, "norm": m, "location": None, "function": ("/p/model.py", func)}
+    kernel = "kernel, /c/x.main.cpp:24, index out of bounds: 0 <= tmp2 < 12L"
+    assert verdict.same_failure(sig("RuntimeError", kernel), sig("IndexError", "index out of range in self"))
+    # an out-of-range index elsewhere in the eager run (another function) is another failure
+    assert not verdict.same_failure(sig("RuntimeError", kernel), sig("IndexError", "index out of range in self", "main"))
+    assert not verdict.same_failure(sig("RuntimeError", kernel), sig("IndexError", "list index out of range"))
     assert not verdict.same_failure(sig("RuntimeError", "CUDA error: device-side assert triggered"),
                                     sig("IndexError", "index out of range in self"))
     d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "run", "--", sys.executable,
@@ -1136,3 +1140,4 @@ def test_a_cause_that_only_failed_against_older_graphs_is_shown_as_then(tmp_path
     md = (tmp_path / "run" / "report.md").read_text()
     assert "thread count (torch.set_num_threads) ×2" in md
     assert "  - then shape of `x` dim 0 (failed too, against 1 older graph" in md and "×0" not in md, md
+    assert "expect it to recompile once the cause above is fixed" in md and "a newer entry already accepts" not in md

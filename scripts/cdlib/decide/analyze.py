@@ -266,6 +266,22 @@ def compile_data_dependent(e):
         r"\bexport\w*\(", (e.location.code or "") if e.location else "") and "torch/export/" not in (e.message or "")
 
 
+def _printed_count(rep, out_key, err_key):
+    """How many lines of its own a run printed (its stdout and its own stderr lines, torch's left out)."""
+    def read(key):
+        try:
+            with open(rep.artifacts.get(key) or "", encoding="utf-8", errors="replace") as f:
+                return f.read(2_000_000)
+        except OSError:
+            return ""
+    return sum(1 for ln in verdict.printed(read(out_key), read(err_key)).splitlines() if not _FAILURE_LINE.match(ln))
+
+
+# the lines a failure itself prints (its exception line, Dynamo's pointer to verbose logs): not how far the program got
+_FAILURE_LINE = re.compile(r"\[stderr\] (?:(?:[\w.]+\.)?\w*(?:Error|Exception|Failed|Interrupt|Exit)\b|Set TORCHDYNAMO_VERBOSE|"
+                           r"You can suppress this exception)")
+
+
 def _error_steps(rep, target_str, cli):
     """Next steps for the errors, routed by the verdict: only compile-only failures go to
     bisect/minify; a failure that happens without torch.compile too goes to the user's line."""
@@ -309,7 +325,9 @@ def _error_steps(rep, target_str, cli):
             continue
         ev = v.get("eager") or {}
         if i == 0 and kind == "different_failure_eager" and ev.get("frame") and ev.get("type") \
-                and not re.match(r"SIG|exit ", ev["type"]):
+                and not re.match(r"SIG|exit ", ev["type"]) \
+                and _printed_count(rep, "eager_check_stdout", "eager_check_stderr") <= _printed_count(rep, "stdout", "stderr"):
+            # (only where the eager run got no further than the compiled one: past it, the two are other bugs)
             # the run without torch.compile fails at a line of the program: that failure first, as the Route says
             # (torch 2.11: -100 in the input ids segfaults the compiled CPU kernel, which checks no bounds there,
             # and raises IndexError eagerly; the compiled crash is then the same bug)
@@ -1036,18 +1054,26 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             at += 1
         if found:   # the class names the cause and how to confirm it; no accuracy-check run on top
             return
-        if cmp["eager_exit_code"] not in (0, None) and not cmp["eager_timed_out"] \
-                and cmp["lines"]["eager"] < cmp["lines"]["compiled"]:
-            # the run without torch.compile failed before it printed what the compiled run printed: the lines differ
-            # because it stopped, not by numbers; no accuracy run (blind A/B batch 18: an fp16 masked_fill that
-            # eager rejects and Inductor folds to -inf; a custom op without autograd that fails at backward
-            # eagerly and at the forward's compile compiled)
+        extra = cmp["lines"]["compiled"] - cmp["lines"]["eager"]
+        if cmp["eager_exit_code"] not in (0, None) and not cmp["eager_timed_out"] and extra > 0 \
+                and cmp["differ"] == extra and all(f.get("why") == "only compiled" for f in cmp.get("first") or []):
+            # the run without torch.compile failed after printing the same first lines, and printed no more: the
+            # lines differ because it stopped, not by numbers; no accuracy run (blind A/B batch 18: an fp16
+            # masked_fill that eager rejects and Inductor folds to -inf; a custom op without autograd that fails
+            # at backward eagerly and at the forward's compile compiled)
             cmp["stopped_early"] = True
-            cmp["verdict"] += (f"; the run without torch.compile failed (exit {cmp['eager_exit_code']}) after "
-                               f"{cmp['lines']['eager']} of the compiled run's {cmp['lines']['compiled']} lines: the "
-                               "difference is where it stopped, not numbers. Fix the failure it shows first"
-                               + ("" if failed else " (torch.compile ran past something eager rejects)")
-                               + ", then compare again")
+            cmp["verdict"] += (f"; the run without torch.compile failed (exit {cmp['eager_exit_code']}) after the "
+                               f"same first {cmp['lines']['eager']} of the compiled run's {cmp['lines']['compiled']} "
+                               "lines: the difference is where it stopped, not numbers; look at its failure first")
+            if not failed:   # no verdict names the eager failure: say what and where it was
+                eexc = parse_exception(read(rep.artifacts.get("eager_check_stderr")))
+                eloc = innermost_user(eexc["frames"]) if eexc else None
+                if eexc and eexc.get("type"):
+                    at_e = f" at {os.path.basename(eloc.file)}:{eloc.line}" if eloc is not None and eloc.line else ""
+                    rep.next_steps.insert(at, {
+                        "why": f"the run without torch.compile failed{at_e}: {eexc['type']}: "
+                               f"{_first_lines(eexc.get('message') or '', 1, 200)} (the compiled run did not): fix or "
+                               "explain that failure first, then compare again", "skill": "overview", "command": None})
             return
         if failed and (rep.verdict or {}).get("kind") == "fails_eager_too" and _small_numeric(cmp):
             # the program fails without torch.compile: what its failing check prints differs a little between

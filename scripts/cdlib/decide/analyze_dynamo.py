@@ -345,9 +345,10 @@ def guard_cause(guard, kind):
         return f"shape of `{_name(m.group(1))}` dim {m.group(2)}"
     m = re.match(r"GLOBAL_STATE changed: (.+)", g)
     if m:
-        if "num_threads" in m.group(1):
+        changed = m.group(1).split()
+        if changed == ["num_threads"]:
             return "thread count (torch.set_num_threads)"
-        return "grad mode" if "grad_mode" in m.group(1) else f"global state ({m.group(1).strip()[:60]})"
+        return "grad mode" if changed == ["grad_mode"] else f"global state ({m.group(1).strip()[:60]})"
     m = re.match(r"len\((.+?)\) [=!]= \d+$", g)
     if m:
         return f"length of `{_name(m.group(1))}`"

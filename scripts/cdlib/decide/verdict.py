@@ -100,24 +100,28 @@ def signature(exc, location=None):
     etype = inner.get("type") or exc["type"]
     msg = inner.get("message") or exc["message"]
     loc = f"{location.file}:{location.line}" if location is not None and location.line else None
-    return {"type": etype, "message": msg, "norm": _norm(msg), "location": loc, "fake": bool(inner.get("op"))}
+    func = (location.file, location.function) if location is not None and location.function else None
+    return {"type": etype, "message": msg, "norm": _norm(msg), "location": loc, "fake": bool(inner.get("op")),
+            "function": func}
 
 
 # an index outside a tensor, as each layer words it: eager's IndexError ("index out of range in self", "index 5 is
 # out of bounds for dimension 0"), Inductor's generated bounds check ("index out of bounds: 0 <= tmp2 < 29L", C++
 # and Triton); a bare CUDA "device-side assert triggered" says no more than that an assert fired, and stays apart
-_OUT_OF_BOUNDS_RE = re.compile(r"index out of (?:range|bounds)\b|\bis out of bounds for dimension\b")
+_OUT_OF_BOUNDS_RE = re.compile(r"index out of range in self|\bindex out of bounds\b|\bis out of bounds for dimension\b")
 
 
 def same_failure(a, b):
     """True when two signatures describe the same failure. Types must agree; then the normalized
     first message line (numbers masked), or the user frame when torch words the two differently
     (the fake-tensor and the real kernel raise from different code). An index out of bounds is one
-    failure however the layer that checks it words it (blind A/B batch 18: Inductor's C++ bounds check
-    vs the embedding's IndexError, from -100 padding in the input ids, was "fails differently")."""
+    failure however the layer that checks it words it, when both fail in the same function of the program
+    (blind A/B batch 18: Inductor's C++ bounds check vs the embedding's IndexError, from -100 padding in the
+    input ids, was "fails differently"; an out-of-bounds index elsewhere in the eager run is another failure)."""
     if not a or not b:
         return False
-    if _OUT_OF_BOUNDS_RE.search(a["message"] or "") and _OUT_OF_BOUNDS_RE.search(b["message"] or ""):
+    if _OUT_OF_BOUNDS_RE.search(a["message"] or "") and _OUT_OF_BOUNDS_RE.search(b["message"] or "") \
+            and a.get("function") and a.get("function") == b.get("function"):
         return True
     if a["norm"] and a["norm"] == b["norm"]:  # same words; the type may differ (fake tensors raise RuntimeError
         return True                           # where the eager kernel raises IndexError)
