@@ -327,10 +327,9 @@ def _error_steps(rep, target_str, cli):
         if i == 0 and kind == "different_failure_eager" and ev.get("frame") and ev.get("type") \
                 and not re.match(r"SIG|exit ", ev["type"]) \
                 and _printed_count(rep, "eager_check_stdout", "eager_check_stderr") <= _printed_count(rep, "stdout", "stderr"):
-            # (only where the eager run got no further than the compiled one: past it, the two are other bugs)
-            # the run without torch.compile fails at a line of the program: that failure first, as the Route says
-            # (torch 2.11: -100 in the input ids segfaults the compiled CPU kernel, which checks no bounds there,
-            # and raises IndexError eagerly; the compiled crash is then the same bug)
+            # the run without torch.compile fails at a line of the program and got no further than the compiled run
+            # (past it, the two are other bugs): that failure first, as the Route says (torch 2.11: -100 in the input
+            # ids segfaults the compiled CPU kernel, which checks no bounds there, and raises IndexError eagerly)
             steps.append({"why": f"fix the failure without torch.compile first, at {ev.get('location')}: {ev['type']}: "
                                  f"{_first_lines(ev.get('message') or '', 1, 200)}; then triage again (the compiled "
                                  "failure may be the same bug: generated code may not check what eager checks, e.g. "
