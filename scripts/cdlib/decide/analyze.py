@@ -266,27 +266,28 @@ def compile_data_dependent(e):
         r"\bexport\w*\(", (e.location.code or "") if e.location else "") and "torch/export/" not in (e.message or "")
 
 
-def _printed_count(rep, out_key, err_key):
-    """How many lines of its own a run printed (its stdout and its own stderr lines, torch's left out)."""
-    def read(key):
-        try:
-            with open(rep.artifacts.get(key) or "", encoding="utf-8", errors="replace") as f:
-                return f.read(2_000_000)
-        except OSError:
-            return ""
-    return sum(1 for ln in verdict.printed(read(out_key), read(err_key)).splitlines() if not _FAILURE_LINE.match(ln))
+def _read_text(path):
+    """A run's output file as text ("" when there is none)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(2_000_000)
+    except (OSError, TypeError):
+        return ""
 
 
-# the lines a failure itself prints (its exception line, Dynamo's pointer to verbose logs): not how far the program got
-_FAILURE_LINE = re.compile(r"\[stderr\] (?:(?:[\w.]+\.)?\w*(?:Error|Exception|Failed|Interrupt|Exit)\b|Set TORCHDYNAMO_VERBOSE|"
-                           r"You can suppress this exception)")
+def _eager_printed_lines(rep, ev):
+    """How many lines the run without torch.compile printed before its failure, counted as verdict.tail counts
+    the compiled run's (rep.printed_lines): its traceback and torch's text after it left out."""
+    return verdict.tail(_read_text(rep.artifacts.get("eager_check_stdout")),
+                        _read_text(rep.artifacts.get("eager_check_stderr")),
+                        (ev.get("message") or "").strip().split("\n")[0] or None)[1]
 
 
 def _error_steps(rep, target_str, cli):
     """Next steps for the errors, routed by the verdict: only compile-only failures go to
     bisect/minify; a failure that happens without torch.compile too goes to the user's line."""
     v = rep.verdict or {}
-    kind = v.get("kind")
+    kind, ev = v.get("kind"), v.get("eager") or {}
     steps = []
     for i, e in enumerate(rep.errors):
         inner = e.inner or {}
@@ -298,7 +299,7 @@ def _error_steps(rep, target_str, cli):
             if e.category == "syntax_error":
                 why = f"fix the syntax error at {at}: {re.sub(r' [(][^()]*:[0-9]+[)]$', '', msg)}"
             else:
-                ev, etype = v.get("eager") or {}, inner.get("type") or e.type
+                etype = inner.get("type") or e.type
                 if kind == "fails_eager_too" and ev.get("type") and ev.get("message") \
                         and not re.match(r"SIG|exit ", ev["type"]):
                     # the run without torch.compile words it plainly (an IndexError, not generated code's bounds check)
@@ -323,10 +324,9 @@ def _error_steps(rep, target_str, cli):
             continue
         if e.side == semantics.SIDE:   # a by-design difference: its fix is in semantics.steps(), no bisect
             continue
-        ev = v.get("eager") or {}
         if i == 0 and kind == "different_failure_eager" and ev.get("frame") and ev.get("type") \
                 and not re.match(r"SIG|exit ", ev["type"]) \
-                and _printed_count(rep, "eager_check_stdout", "eager_check_stderr") <= _printed_count(rep, "stdout", "stderr"):
+                and _eager_printed_lines(rep, ev) <= rep.printed_lines:
             # the run without torch.compile fails at a line of the program and got no further than the compiled run
             # (past it, the two are other bugs): that failure first, as the Route says (torch 2.11: -100 in the input
             # ids segfaults the compiled CPU kernel, which checks no bounds there, and raises IndexError eagerly)
@@ -997,15 +997,9 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
         rep.artifacts.update({"eager_check_stdout": eres.stdout_path, "eager_check_stderr": eres.stderr_path})
         path = eres.stdout_path
 
-    def read(p):
-        try:
-            with open(p, encoding="utf-8", errors="replace") as f:
-                return f.read(2_000_000)
-        except (OSError, TypeError):
-            return ""
     dtypes = accuracy_check.graph_dtypes(rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace"))
-    cmp = verdict.compare_outputs(verdict.printed(stdout, read(rep.artifacts.get("stderr"))),
-                                  verdict.printed(read(path), read(rep.artifacts.get("eager_check_stderr"))), dtypes)
+    cmp = verdict.compare_outputs(verdict.printed(stdout, _read_text(rep.artifacts.get("stderr"))),
+                                  verdict.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr"))), dtypes)
     ev = (rep.verdict or {}).get("eager") or {}
     cmp["eager_exit_code"] = eres.returncode if eres is not None else ev.get("exit_code")
     cmp["eager_timed_out"] = bool(eres.timed_out if eres is not None else ev.get("timed_out"))
@@ -1045,7 +1039,7 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
         # wrong output first: "if it is slow, perf" is noise beside it (blind A/B batch 9)
         rep.next_steps = [s for s in rep.next_steps if " perf -- " not in (s.get("command") or "")]
         trace_dir = rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace")
-        found = semantics.apply_differs(rep, tracemod.parse(trace_dir), stdout, read(rep.artifacts.get("stderr")))
+        found = semantics.apply_differs(rep, tracemod.parse(trace_dir), stdout, _read_text(rep.artifacts.get("stderr")))
         at = 1 if rep.errors else 0
         for f in found:   # a by-design class the difference shows: its fix first
             rep.next_steps.insert(at, {"why": f"[{f['id']}] {f['fix']} Verify: {f['verify']}", "skill": None,
@@ -1065,7 +1059,7 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                                f"same first {cmp['lines']['eager']} of the compiled run's {cmp['lines']['compiled']} "
                                "lines: the difference is where it stopped, not numbers; look at its failure first")
             if not failed:   # no verdict names the eager failure: say what and where it was
-                eexc = parse_exception(read(rep.artifacts.get("eager_check_stderr")))
+                eexc = parse_exception(_read_text(rep.artifacts.get("eager_check_stderr")))
                 eloc = innermost_user(eexc["frames"]) if eexc else None
                 if eexc and eexc.get("type"):
                     at_e = f" at {os.path.basename(eloc.file)}:{eloc.line}" if eloc is not None and eloc.line else ""
