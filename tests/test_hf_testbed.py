@@ -60,22 +60,27 @@ def triaged(request, tmp_path_factory):
     """name -> (ground truth, triage --json result). The programs are mostly single-threaded Python
     tracing, so the selected ones (and only those) all start on first use, HF_TESTBED_JOBS (default 2) at
     a time; one triage run per program per session."""
-    if not _RUNS:
-        selected = sorted({it.callspec.params["name"] for it in request.session.items
-                           if getattr(it.module, "__file__", None) == __file__ and hasattr(it, "callspec")})
-        pool = ThreadPoolExecutor(max_workers=int(os.environ.get("HF_TESTBED_JOBS", "2")))
-        request.addfinalizer(lambda: pool.shutdown(wait=False, cancel_futures=True))
-        for name in selected:
-            try:
-                ground_truth(name)
-            except pytest.skip.Exception:
-                continue
-            out = tmp_path_factory.mktemp("hf_" + name)
-            os.rmdir(out)
-            _RUNS[name] = pool.submit(_triage, out, name)
+    pool = ThreadPoolExecutor(max_workers=int(os.environ.get("HF_TESTBED_JOBS", "2")))
+    request.addfinalizer(lambda: pool.shutdown(wait=False, cancel_futures=True))
+
+    def start(name):
+        out = tmp_path_factory.mktemp("hf_" + name)
+        os.rmdir(out)
+        _RUNS[name] = pool.submit(_triage, out, name)
+
+    selected = sorted({it.callspec.params["name"] for it in request.session.items
+                       if getattr(it.module, "__file__", None) == __file__ and hasattr(it, "callspec")})
+    for name in selected:
+        try:
+            ground_truth(name)
+        except pytest.skip.Exception:
+            continue
+        start(name)
 
     def get(name):
         gt = ground_truth(name)
+        if name not in _RUNS:       # a test not parametrized by name, selected without the others
+            start(name)
         return gt, _RUNS[name].result()
     return get
 
@@ -260,14 +265,14 @@ def test_library_chains(triaged, name):
     assert not problems, f"{name}: library chains:\n  " + "\n  ".join(problems)
 
 
-def test_fix_verifies_the_logging_workaround_on_gpt2(tmp_path):
-    """`fix` on the GPT-2 training program: transformers' logger.warning_once inside the compiled
-    forward breaks the graph; ignoring that logger method (a method transformers adds to
-    logging.Logger when imported: the trial applies it at the first compile) removes the break
-    with the same output, and the recommendation says where the line goes."""
-    ground_truth("gpt2_train")      # skips on other torch/transformers versions
-    data, p = run_json("fix", "--out", str(tmp_path / "fix"), "--", "python", os.path.join(HF, "gpt2_train.py"),
-                       timeout=1500)
+def test_fix_verifies_the_logging_workaround_on_gpt2(triaged, tmp_path):
+    """`fix --from` the GPT-2 training program's triage run (the one the ground-truth tests read):
+    transformers' logger.warning_once inside the compiled forward breaks the graph; ignoring that
+    logger method (a method transformers adds to logging.Logger when imported: the trial applies it at
+    the first compile) removes the break with the same output, and the recommendation says where the
+    line goes."""
+    _, rep = triaged("gpt2_train")      # skips on other torch/transformers versions
+    data, p = run_json("fix", "--out", str(tmp_path / "fix"), "--from", rep["run_dir"], timeout=1500)
     assert p.returncode == 0, p.stderr[-2000:]
     x = next(f for f in data["fixes"] if f["id"] == "ignore_logging_function")
     assert x["label"] == "verified (measured)", x

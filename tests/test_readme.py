@@ -40,8 +40,8 @@ def test_ci_exit_status_is_the_tests_status():
     lines = open(os.path.join(ROOT, ".ci", "run")).read().splitlines()
     [trap] = [ln for ln in lines if ln.startswith("trap ")]
     for fail in (0, 3):
-        script = ("set -euo pipefail\nold_log=$(mktemp) prev_log=$(mktemp) times_log=$(mktemp)\n"
-                  "setsid true & old_pid=$!\nsetsid true & prev_pid=$!\n"
+        script = ("set -euo pipefail\nold_log=$(mktemp) prev_log=$(mktemp) times_log=$(mktemp) ver_log=$(mktemp) ver_pid=\n"
+                  "setsid true & old_pid=$!\nsetsid true & prev_pid=$!\nsetsid sleep 0.1 & ver_pid=$!\n"
                   f"{trap}\nwait $old_pid; wait $prev_pid; sleep 0.2\nexit {fail}\n")
         rc = subprocess.run(["bash", "-c", script], timeout=30).returncode
         assert rc == fail, f".ci/run's EXIT trap turns exit {fail} into {rc}"

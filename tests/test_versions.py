@@ -91,7 +91,7 @@ def test_source_stage_keeps_a_regression_between_versions(tmp_path):
     must do both, and the bug report quotes the failing torch's output (it quoted the passing one's)."""
     import sys
     out = tmp_path / "m"
-    d, p = run_json("minify", "--source", "--source-limit", "60", "--timeout", "300", "--torch-python",
+    d, p = run_json("minify", "--source", "--source-limit", "20", "--timeout", "300", "--torch-python",
                     sys.executable, "--out", out, "--", OTHER, program("ver_prune.py"), timeout=1500)
     assert p.returncode == 0, p.stderr[-3000:]
     assert d["mode"] == "failure" and d["verified"] and d["other_python"] == sys.executable, d.get("verify")
