@@ -359,6 +359,49 @@ def test_python_value_error_at_a_graph_break_line_is_dynamos_not_the_users(tmp_p
     assert chk.stdout.strip() == "[[8, 8]]" and chk.returncode != 0 and "TypeError" in chk.stderr, chk.stderr[-500:]
 
 
+def test_a_gate_on_an_output_that_is_noise_in_eager_too_is_not_a_miscompile(tmp_path):
+    """Blind A/B batch 19: an embedding gate (compiled vs eager cosine) on InstanceNorm -> mean pool ->
+    F.normalize, whose exact value is 0 scaled up: eager is as far from fp64 as compiled, at its own scale.
+    The Next said "the difference comes from earlier: Dynamo or a decomposition"; now the measurement says
+    the output is noise without torch.compile too, and the Next is the program's math, no bisect."""
+    tri, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable,
+                      program("gate_noise_embedding.py"), check=0, timeout=900)
+    assert tri["verdict"]["kind"] == "compile_only", tri["verdict"]
+    acc = tri["verdict"]["accuracy"]
+    assert acc["verdict"] == "noise" and acc["next"] == "fix_math", acc
+    w = acc["worst"]
+    assert w["rmse_eager_vs_fp64"] > 0.01 * w["max_abs_eager"] > 0, w
+    nxt = " ".join(s["why"] + " " + (s["command"] or "") for s in tri["next_steps"])
+    assert "rounding noise without torch.compile too" in nxt and "no bisect" in nxt and "bisect --" not in nxt, nxt
+    assert "InstanceNorm" in nxt and "Dynamo" not in tri["next_steps"][0]["why"], nxt
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "Route: the output is rounding noise without torch.compile too" in md, md
+
+
+def test_noise_is_judged_at_the_graphs_scale_not_the_outputs_own():
+    """A gradient that cancels to ~0 (its own scale ~1e-9) beside outputs of scale 1 is not called noise
+    (blind A/B batch 5's bias gradient); an output whose eager error is 28% of the graph's scale is."""
+    from cdlib.decide import accuracy_check as ac
+
+    def rec(rmse_e, rmse_c, eager, fp64):
+        return {"dtype": "float32", "rmse_eager_vs_fp64": rmse_e, "rmse_compiled_vs_fp64": rmse_c,
+                "max_abs_eager": eager, "max_abs_fp64": fp64, "passed": True}
+    cancel = {"graph": "g", "outputs": [rec(1e-7, 1e-7, 2.0, 2.0), rec(5e-9, 9e-9, 9e-9, 1e-17)]}
+    assert ac.noise_output([cancel]) is None
+    normal = {"graph": "g", "outputs": [rec(3e-7, 5e-7, 4.0, 4.0)]}
+    assert ac.noise_output([normal]) is None
+    noise = {"graph": "h", "outputs": [rec(0.125, 0.125, 0.44, 0.0023)]}
+    assert ac.noise_output([normal, noise]) == ("h", noise["outputs"][0])
+    # far from fp64 only because torch's fp64 reference skips a float8 round trip: fp64 as large as eager (review)
+    fp8 = {"graph": "q", "outputs": [rec(0.0513, 0.0513, 4.0, 4.1)]}
+    assert ac.noise_output([fp8]) is None
+    # a failure that compares no numbers is not explained by an output's noise (review): judge's order
+    chk = {"graphs": [dict(noise, passed=True)], "failed": True, "res": type("R", (), {"timed_out": False, "returncode": 1})(),
+           "error_type": "KeyError", "error": "KeyError: 'rank'"}
+    j = ac.judge(chk, "KeyError", "KeyError: 'rank'")
+    assert j["verdict"] != "noise" and j["next"] == "vs_eager", j
+
+
 def test_compiled_inf_that_matches_fp64_is_not_a_miscompile(tmp_path):
     """Blind A/B batch 15: cond() of exactly singular matrices. fp64 says inf; compiled gives inf (Inductor's
     arctan one ulp lower), eager a finite 3.7e7 from rounding noise, so the eager gate passes by luck. The

@@ -480,6 +480,36 @@ def test_a_program_that_exports_is_not_called_a_compile_that_never_ran(tmp_path)
     assert "model.eval()" in first["why"] and "never reached torch.compile" not in first["why"]
 
 
+def test_a_failing_check_of_an_exported_program_names_the_export_and_its_mode(tmp_path):
+    """Blind A/B batch 19: a classifier exported right after training (still in train mode) fails its
+    exported-vs-eager check; the verdict said "failed before torch.compile ran" and the Next was generic.
+    Now the verdict names the export call, and the Next the export skill and the module-mode fact, which
+    holds on the installed torch (ep.module().eval() raises; the exported graph keeps dropout)."""
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                      program("export_train_mode.py"), timeout=600)
+    assert not rep["used_compile"] and rep["exit_code"] == 1, rep["verdict"]
+    assert rep["verdict"]["summary"].startswith("torch.compile never ran: the program uses torch.export "
+                                                "(export_train_mode.py:19 `torch.export.export(...)`)"), rep["verdict"]
+    first = rep["next_steps"][0]
+    assert first["skill"] == "export" and "model.eval() before torch.export.export" in first["why"], first
+    fact = subprocess.run([sys.executable, "-c",
+                           "import torch\nm = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.5))\n"
+                           "ep = torch.export.export(m, (torch.randn(2, 4),))\n"
+                           "print([str(n.target) for n in ep.graph.nodes if n.op == 'call_function'])\n"
+                           "ep.module().eval()"], capture_output=True, text=True, timeout=300)
+    assert "aten.dropout.default" in fact.stdout, fact.stdout + fact.stderr[-1000:]
+    assert "NotImplementedError: Calling eval() is not supported yet" in fact.stderr, fact.stderr[-1000:]
+    # not when the program also compiles, nor for a failure above the export call (review)
+    src = open(program("export_train_mode.py")).read()
+    for name, text in (("also_compiles.py", src.replace("ep = torch.export", "torch.compile(model)\nep = torch.export")),
+                       ("loads_first.py", src.replace("torch.manual_seed(0)\n", "torch.manual_seed(0)\n{}['data']\n", 1))):
+        prog = tmp_path / name
+        prog.write_text(text)
+        r, _ = run_json("triage", "--no-tlparse", "--no-eager-check", "--out", tmp_path / name[:-3], "--",
+                        sys.executable, prog, check=0, timeout=600)
+        assert "torch.export" not in r["verdict"]["summary"] and r["next_steps"][0]["skill"] != "export", r["verdict"]
+
+
 def test_a_data_dependent_number_under_torch_compile_is_not_sent_to_export(tmp_path):
     """Blind A/B batch 6: BatchNorm1d(momentum=None) under fullgraph=True fails on float(num_batches_tracked);
     the triage row is shared with torch.export, whose command and torch._check advice do not apply here."""
@@ -1020,6 +1050,33 @@ def test_causes_grouped_by_index_keep_every_line_that_made_them_static():
     md = "\n".join(recompiles_md(SimpleNamespace(recompiles=[f]), "/p"))
     assert md.count("shape of `xs[") == 1 and "and 2 more like it, the same but for an index (2 recompiles)" in md, md
     assert "Made static by your code at train.py:10, train.py:12" in md, md
+
+
+def test_installed_library_files_are_named_from_their_package():
+    """Batch 18's Llama case: a recompile cause at transformers/utils/output_capturing.py was shown with the
+    venv's whole site-packages path, and a custom op's error quoted torch's module repr whose path filled the
+    clipped message. Both are named from the package now, as every other library location is."""
+    from types import SimpleNamespace
+    from cdlib.cmdline import clip
+    from cdlib.report import FunctionRecompiles, Location
+    from cdlib.show.views_dynamo import recompiles_md
+    site = "/root/.cache/venv-1.build/lib/python3.11/site-packages"
+    cause = {"cause": "shape of `kwargs['input_ids']` dim 0", "kind": "shape", "count": 1, "primary": 1,
+             "expected": False, "why": "", "fix": "", "guard": "2 <= kwargs['input_ids'].size()[0]",
+             "compile_ids": ["0/1"], "location": Location(f"{site}/transformers/utils/output_capturing.py", 332)}
+    f = FunctionRecompiles("wrapper", Location("/p/serve.py", 3), 0, 2, recompiles=[object()], causes=[cause])
+    md = "\n".join(recompiles_md(SimpleNamespace(recompiles=[f]), "/p"))
+    assert "at transformers/utils/output_capturing.py:332" in md and "site-packages" not in md, md
+    msg = clip(f"first_half (with implementation in <module 'torch._library.custom_ops' from "
+               f"'{site}/torch/_library/custom_ops.py'>): The output of this custom operator must not alias", 160)
+    assert "from 'torch/_library/custom_ops.py'>): The output of this custom operator" in msg, msg
+    assert clip("at /home/u/proj/train.py:4") == "at /home/u/proj/train.py:4"     # the user's own files stay whole
+    # the review's cases: only a quoted absolute path without spaces, and one install, is shortened
+    for keep in (f"python3 {site}/myproj/train.py", ".venv/lib/python3.11/site-packages/torch/x.py",
+                 "'/home/John Smith/venv/lib/python3.11/site-packages/torch/x.py'", "~/venv/lib/site-packages/t/x.py",
+                 "https://example.com/pypi/site-packages/torch.whl",
+                 "'/opt/v/lib/site-packages/x.py' vs '/opt/w/lib/site-packages/x.py'"):
+        assert clip(keep) == keep, keep
 
 
 def test_compiled_optimizer_step_with_an_lr_scheduler_breaks_by_design(tmp_path):

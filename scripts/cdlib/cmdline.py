@@ -1,6 +1,7 @@
 """The one renderer of every command a report, a Next step or an error message tells the user to run,
 (this CLI or the user's own program), and short excerpts of text. Below every layer: no cdlib import."""
 import os
+import re
 import sys
 
 STDIN_VAR = "COMPILE_DEBUG_STDIN"    # --stdin FILE (absolute); set for the whole CLI process and its workers
@@ -75,11 +76,21 @@ def python_word():
     return _PYTHON_WORD[0]
 
 
+# an installed package's file quoted in a message ('/venv/lib/python3.11/site-packages/torch/x.py': torch
+# quotes module reprs so): an absolute path in quotes, without spaces, ending in .py
+_INSTALLED = re.compile(r"""(?<=['"])/[^'"\s]*/(?:site|dist)-packages/(?=[^'"\s]+\.py['"])""")
+
+
 def clip(text, n=300):
-    """One-line-ish excerpt of text, at most n chars."""
+    """One-line-ish excerpt of text, at most n chars; an installed package's file quoted in it is named from
+    its package ('torch/_library/custom_ops.py'), as reports name library locations, so that the message
+    itself fits."""
     if text is None:
         return ""
-    text = str(text).strip()
+    text = str(text)
+    if len(set(_INSTALLED.findall(text))) == 1:     # two installs named: the prefix is what tells them apart
+        text = _INSTALLED.sub("", text)
+    text = text.strip()
     return text if len(text) <= n else text[: n - 1].rstrip() + "…"
 
 

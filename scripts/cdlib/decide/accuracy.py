@@ -86,7 +86,7 @@ def script_result(args, run_dir, argv, chk, measure_graph):
         else:
             why, cmd = accuracy_check.next_command(j["next"], cmdline.cli_command(), _shown(args.target),
                                                    timeout=args.timeout)
-            result.update(status="not_sure", meaning=j["why"], next_why=why)
+            result.update(status="noise" if j["verdict"] == "noise" else "not_sure", meaning=j["why"], next_why=why)
             result["next_command"] = cmd or ""
         return result
     checkpoint, rmse = chk["checkpoint"], chk["rmse"]

@@ -283,6 +283,22 @@ def _eager_printed_lines(rep, ev):
                         (ev.get("message") or "").strip().split("\n")[0] or None)[1]
 
 
+def _export_calls(rep, err):
+    """[(path, line, call)] of the torch.export calls in the program's scripts and their own imports, for a
+    program that exports and never compiles, whose failure is not at a line above its export call in the same
+    file (a data-loading bug before the export is not about export; review of batch 19)."""
+    from ..read import never_ran
+    files = list(dict.fromkeys(f for s in scripts_of(rep.command or []) for f in [s] + _local_imports(s)))
+    calls = never_ran.exports(files)
+    if not calls or never_ran.compile_calls(files):
+        return []
+    loc = err.location
+    same = [line for p, line, _ in calls if loc is not None and os.path.realpath(p) == os.path.realpath(loc.file)]
+    if same and loc.line and loc.line < min(same):
+        return []
+    return calls
+
+
 def _error_steps(rep, target_str, cli):
     """Next steps for the errors, routed by the verdict: only compile-only failures go to
     bisect/minify; a failure that happens without torch.compile too goes to the user's line."""
@@ -307,6 +323,8 @@ def _error_steps(rep, target_str, cli):
                 why = (f"fix your program{' at ' + at if at else ''}: {etype}{': ' + msg if msg else ''} "
                        f"({'it fails the same way without torch.compile' if kind == 'fails_eager_too' else 'torch.compile never ran'}; "
                        "no compiler bisect needed)")
+                if v.get("export_call"):
+                    why += f"; the program uses torch.export ({v['export_call']}): {knowledge.advice('export_semantics')}"
                 if e.side == "custom_op":
                     why += f"; {e.title.lower()}" + (f" ({op})" if op else "") + \
                         ": register it, then check the op with torch.library.opcheck(op, args)"
@@ -319,8 +337,8 @@ def _error_steps(rep, target_str, cli):
                     guard = re.search(r"Guard failed: \S+ == \d+", e.message or "")
                     why = (f"{e.title}: {guard.group(0) if guard else msg}. The fix is the dynamic_shapes of the export"
                            + (f" ({at_export})" if at_export else "") + f", not the line that called it: {e.advice}")
-            steps.append({"why": why, "skill": e.skill if e.side in ("user", "custom_op") else "overview",
-                          "command": None})
+            steps.append({"why": why, "skill": "export" if v.get("export_call") else
+                          e.skill if e.side in ("user", "custom_op") else "overview", "command": None})
             continue
         if e.side == semantics.SIDE:   # a by-design difference: its fix is in semantics.steps(), no bisect
             continue
@@ -459,6 +477,9 @@ def _accuracy_step(acc, e, at, cli, target_str):
     if acc["verdict"] == "miscompile":
         return {"why": f"{acc['summary']} → bisect names the layer, pass and op", "skill": "bisect",
                 "command": e.next_command}
+    if acc["verdict"] == "noise":
+        return {"why": f"{acc['summary']}. {knowledge.advice('noise_output')}",
+                "skill": None, "command": None}
     why, _ = accuracy_check.next_command(acc["next"], cli, target_str or "<your command>")
     if acc.get("int_sites"):
         why = f"made from floats at {'; '.join(acc['int_sites'])}: {why}"
@@ -578,6 +599,15 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
                                  eager_stderr=eager_stderr, parse_exception=parse_exception,
                                  innermost_user=innermost_user, where=where)
     ev = rep.verdict.get("eager") or {}
+    exported = _export_calls(rep, err) if rep.verdict["kind"] == "before_compile" else []
+    if exported:
+        # the program exports, never compiles: its failure is its own (blind A/B batch 19: an exported-vs-eager check
+        # failing for a model exported in train mode was "failed before torch.compile ran" with a generic Next)
+        path, line, call = exported[0]
+        rep.verdict["export_call"] = f"{os.path.basename(path)}:{line} `{call}(...)`"
+        rep.verdict["summary"] = (f"torch.compile never ran: the program uses torch.export ({rep.verdict['export_call']}); "
+                                  "the failure is the program's own" + (f", at {rep.verdict['location']}"
+                                                                       if rep.verdict.get("location") else ""))
     if rep.verdict["kind"] == "different_failure_eager" and ev.get("type") and err.side == "user" \
             and ev.get("location") and ev["location"] == rep.verdict.get("location") \
             and knowledge.classify_error(f"{ev['type']}: {ev.get('message') or ''}")["id"] == err.category:
@@ -858,10 +888,7 @@ def _next_steps(rep, target_str, cli):
             path, line, call = exported[0]
             steps.append({"why": f"the program uses torch.export, not torch.compile (`{call}(...)` at "
                                  f"{os.path.basename(path)}:{line}): this report watches torch.compile only. For a "
-                                 "failing export, the export command; for exported results that differ, note an "
-                                 "ExportedProgram keeps the module's mode at export time (export after model.eval() "
-                                 "for inference: dropout and batch-norm statistics are traced as they are) and is "
-                                 "called with the example's shapes unless dims are declared dynamic",
+                                 f"failing export, the export command; {knowledge.advice('export_semantics')}",
                           "skill": "export", "command": None})
         elif found:
             for _, _, what in found[:3]:

@@ -28,7 +28,7 @@ def is_user_file(path):
     return True
 
 
-def _lib_rel(path):
+def library_path(path):
     """'transformers/models/bert/modeling_bert.py' for an installed package file, 'logging/__init__.py'
     for the standard library, None for anything else."""
     p = (path or "").replace("\\", "/")
@@ -52,7 +52,7 @@ def is_stdlib(path):
 def display_path(path, base=None):
     """Short path for reports: installed packages from their top-level package, user files relative
     to base (the cwd) when inside it."""
-    rel = _lib_rel(path)
+    rel = library_path(path)
     if rel:
         return rel
     base = base or os.getcwd()
@@ -65,7 +65,7 @@ def library_of(path):
     """Top-level package of a non-user file ('transformers', 'torch', 'logging'), else None."""
     if is_user_file(path):
         return None
-    rel = _lib_rel(path)
+    rel = library_path(path)
     if not rel:
         return None
     top = rel.split("/", 1)[0]
@@ -74,7 +74,7 @@ def library_of(path):
 
 def module_of(path):
     """Dotted module of an installed package file: 'transformers.models.bert.modeling_bert'."""
-    rel = _lib_rel(path)
+    rel = library_path(path)
     if not rel or not rel.endswith(".py"):
         return None
     mod = rel[:-3].replace("/", ".")
@@ -161,7 +161,7 @@ def chain(frames, base=None):
     display (short path) and user (bool); torch's module-call plumbing is dropped."""
     out = []
     for fr in frames:
-        rel = _lib_rel(fr.file) or ""
+        rel = library_path(fr.file) or ""
         if _PLUMBING.match(rel) or fr.file.endswith("/rank_shim.py"):
             continue
         if fr.code is None and fr.line:

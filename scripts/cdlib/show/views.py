@@ -82,6 +82,8 @@ def verdict_lines(rep, base=None):
     if acc:
         route = {"rounding": "Route: fix the program's output check (the gate below); not a compiler bug, no bisect.",
                  "miscompile": "Route: a measured miscompile: bisect the layer and pass (command below), then minify.",
+                 "noise": "Route: the output is rounding noise without torch.compile too: fix the program's math "
+                          "first (below), then run again; bisect only if it still fails.",
                  }.get(acc.get("verdict"), "Route: the cheapest step that can decide (below); bisect only if "
                                            "nothing cheaper can.")
     if v["kind"] == "compile_only" and rep.errors and rep.errors[0].side == "semantics":

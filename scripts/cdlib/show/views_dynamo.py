@@ -3,6 +3,7 @@ user's line through library code, torch's own hints first, and recompile causes 
 import os
 import re
 
+from ..read.frames import library_path
 from .output import clip
 
 MAX_BREAKS = 10
@@ -14,8 +15,8 @@ MAX_HINTS = 5
 def where(loc, base=None):
     if loc is None:
         return ""
-    path = loc.display or loc.file
-    if base and loc.file.startswith(base + os.sep) and not loc.display:
+    path = loc.display or library_path(loc.file) or loc.file    # a library's file from its package
+    if base and path == loc.file and loc.file.startswith(base + os.sep):
         path = os.path.relpath(loc.file, base)
     s = f"{path}:{loc.line}" if loc.line else path
     if loc.code:
