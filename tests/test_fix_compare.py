@@ -127,6 +127,9 @@ def test_every_config_in_fixes_yaml_exists_on_this_torch():
     assert "torch.compiler.config.dynamic_sources" in keys and len(keys) >= 8
     for k in keys:
         mod, _, attr = k.rpartition(".")
+        if attr == "{name}":     # the name PyTorch's own hint gives (pytorch_hint_config_*): the module is real
+            assert resolve_dotted(mod) is not None, k
+            continue
         assert hasattr(resolve_dotted(mod), attr), k
 
 
@@ -174,6 +177,41 @@ def test_compare_says_why_output_can_change_without_a_fix(tmp_path):
     p = run_cli("compare", tmp_path / "a", tmp_path / "b")
     assert "output: changed" in p.stdout and "random inputs without a seed" in p.stdout
     assert "torch._inductor.config.fallback_random = True" in p.stdout   # seeded, but compiled RNG differs
+
+
+def test_pytorchs_own_config_hint_is_a_candidate():
+    """Blind A/B batch 20: "Change `torch._dynamo.config.trace_autograd_ops` to `True`" was listed under
+    "needs a code change" and never tried. A hint naming a Dynamo switch is a candidate, with its value; a
+    known row with the same steps keeps its own title."""
+    from cdlib.decide import fixes
+
+    def brk(hint):
+        return {"kind": "graph_break", "text": f"GB9186\nx\n{hint}", "params": {"function": "f"}, "library": False}
+    (c,) = fixes.candidates([brk("Change `torch._dynamo.config.trace_autograd_ops` to `True`.")])
+    assert c["id"] == "pytorch_hint_config_true" and c["steps"] == [
+        {"config": {"torch._dynamo.config.trace_autograd_ops": True}}], c
+    (c,) = fixes.candidates([brk("Set `torch._dynamo.config.enable_faithful_generator_behavior = False`")])
+    assert c["steps"] == [{"config": {"torch._dynamo.config.enable_faithful_generator_behavior": False}}], c
+    (c,) = fixes.candidates([brk("Set `torch._dynamo.config.capture_scalar_outputs = True` to trace it")])
+    assert c["id"] == "capture_scalar_outputs", c
+
+
+@pytest.mark.slow
+def test_fix_tries_the_hint_and_runs_nothing_without_candidates(tmp_path):
+    """The hint's switch is measured on the program it came from (on 2.15 trace_autograd_ops keeps a break:
+    the table says so, not "verified"); a triage run with no candidate gets no control run (it spent 111 s)."""
+    prog = program("fix_autograd_grad_hint.py")
+    tri, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    res, p = run_json("fix", "--out", tmp_path / "f", "--from", tmp_path / "t", timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    (c,) = [c for c in res["fixes"] if c["id"] == "pytorch_hint_config_true"]
+    assert c.get("effect") and c["code"] == "torch._dynamo.config.trace_autograd_ops = True", c
+    assert c["label"].startswith("verified") == (c["effect"]["graph_break_sites"][1] == 0), c
+    clean, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "c", "--", sys.executable,
+                        program("cmd_clean.py"), timeout=600)
+    p = run_cli("fix", "--out", tmp_path / "f2", "--from", tmp_path / "c", timeout=600)
+    assert p.returncode == 0 and "no candidate fix to try, so no run" in p.stderr, p.stderr[-2000:]
+    assert not (tmp_path / "f2" / "control").exists()
 
 
 def test_a_diagnosis_run_only_when_nothing_else_is_tried():

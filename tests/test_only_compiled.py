@@ -402,6 +402,30 @@ def test_noise_is_judged_at_the_graphs_scale_not_the_outputs_own():
     assert j["verdict"] != "noise" and j["next"] == "vs_eager", j
 
 
+def test_a_printed_difference_no_graph_shows_is_not_called_rounding():
+    """Blind A/B batch 20: an in-place op on a view of a buffer that another input also views; torch's check
+    gives each graph cloned inputs that do not overlap, every graph matched eager to 5.7e-07, and the report
+    said "rounding: fix the gate" of the program's 0.836. A printed difference far beyond every graph's is
+    "not sure" now, with the runs that decide; timestamps and counts are not differences."""
+    from cdlib.decide import accuracy_check as ac
+    lines = ["[stderr] 2026-11-28 15:02:56,024 INFO max abs diff vs offline eager: 8.358e-01 (mean 2.487e-02)",
+             "[stderr] 15:02:56.024 diff check done, mismatched 17/160", "loss 0.5"]
+    assert ac.printed_difference(lines) == 0.8358 and ac.printed_difference(lines[1:]) is None
+    # the review's lines: metrics, units, relative differences and times are not absolute differences
+    for ln in ("epoch 1 train error: 0.031", "relative diff: 0.171 ppm", "diff 12.5%", "different lr 0.1 used",
+               "diffusion step 0.75 done", "[12:00:01.532] delta t 0.532s", "time diff 1.2s",
+               "error bound 5e-2 ok, observed 1e-7", "Greatest relative difference: 31250.0 at index (1,)"):
+        assert ac.printed_difference([ln]) is None, ln
+    assert ac.printed_difference(["max|diff|=1.907e-06  mean|diff|=4.514e-07  argmax agree=1.000"]) == 1.907e-06
+    out = {"dtype": "float32", "rmse_eager_vs_fp64": 2.3e-8, "rmse_compiled_vs_fp64": 2.8e-8, "max_abs_eager": 3.0,
+           "max_abs_fp64": 3.0, "max_abs_diff": 5.7e-7, "passed": True, "assert_close_defaults": True}
+    chk = {"graphs": [{"graph": "g", "outputs": [out], "passed": True}], "failed": True,
+           "res": type("R", (), {"timed_out": False, "returncode": 1})(), "error_type": None, "error": None}
+    j = ac.judge(chk, "exit 1", "PARITY FAILED (atol=0.0001)", 1, printed_diff=0.8358)
+    assert j["verdict"] == "not_measured" and j["summary"].startswith("not sure") and j["next"] == "vs_eager", j
+    assert ac.judge(chk, "exit 1", "PARITY FAILED (atol=0.0001)", 1, printed_diff=1e-6)["verdict"] == "rounding"
+
+
 def test_compiled_inf_that_matches_fp64_is_not_a_miscompile(tmp_path):
     """Blind A/B batch 15: cond() of exactly singular matrices. fp64 says inf; compiled gives inf (Inductor's
     arctan one ulp lower), eager a finite 3.7e7 from rounding noise, so the eager gate passes by luck. The

@@ -510,6 +510,21 @@ def test_a_failing_check_of_an_exported_program_names_the_export_and_its_mode(tm
         assert "torch.export" not in r["verdict"]["summary"] and r["next_steps"][0]["skill"] != "export", r["verdict"]
 
 
+def test_a_crash_only_compiled_names_the_programs_fake_kernels_before_bisect(tmp_path):
+    """Blind A/B batch 20: a custom op keeps a data-dependent number of indices while its fake kernel declares
+    one per input; with none kept, compiled code sized by the fake kernel segfaults where eager passes. The
+    Next was bisect; now the fake kernels come first, with new_dynamic_size, and bisect after them."""
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                      program("fake_kernel_fixed_length.py"), check=0, timeout=600)
+    if rep["exit_code"] == 0:
+        pytest.skip("this torch checks the fake kernel's size before indexing (no crash)")
+    assert rep["verdict"]["kind"] == "compile_only", rep["verdict"]
+    first = rep["next_steps"][0]["why"]
+    assert first.startswith("the program registers fake kernels (fake_kernel_fixed_length.py:13 (keep_above))"), first
+    assert "new_dynamic_size()" in first and "opcheck" in first, first
+    assert any(" bisect " in (s["command"] or "") for s in rep["next_steps"][1:]), rep["next_steps"]
+
+
 def test_a_data_dependent_number_under_torch_compile_is_not_sent_to_export(tmp_path):
     """Blind A/B batch 6: BatchNorm1d(momentum=None) under fullgraph=True fails on float(num_batches_tracked);
     the triage row is shared with torch.export, whose command and torch._check advice do not apply here."""

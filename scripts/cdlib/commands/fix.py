@@ -47,6 +47,9 @@ def _baseline(args, run_dir, jobs, deadline):
             if a.endswith(".py") and not os.path.isfile(a):
                 raise CliError(f"{a}: not found from here; run fix in the directory the triage ran in")
         tstr = analyze.target_string(argv)
+        if not fixes.candidates(fixes.findings(base)):   # nothing to try: no control run (blind A/B batch 20: 111 s)
+            proc.progress(f"baseline from {base['run_dir']}; no candidate fix to try, so no run")
+            return argv, tstr, base, None
         tasks = [("control", lambda t: fixes.run_trial(argv, os.path.join(run_dir, "control"), [], t, tstr))]
         proc.progress(f"baseline from {base['run_dir']}; control run of {tstr}")
         res = fixes.run_parallel(jobs, tasks, deadline, lambda n, r: None)

@@ -327,12 +327,13 @@ def numbers(o):
     return f"compiled {_fmt(o['rmse_compiled_vs_fp64'])} vs eager {_fmt(o['rmse_eager_vs_fp64'])} from fp64"
 
 
-def judge(chk, failure_type=None, failure_message="", failure_exit=None, compares=False):
+def judge(chk, failure_type=None, failure_message="", failure_exit=None, compares=False, printed_diff=None):
     """The verdict of one accuracy-check run: {verdict: rounding | miscompile | noise | not_measured,
     summary, why, graph, worst (the output record the numbers come from), graphs_checked, outputs_checked,
     dtypes, gate, next: fix_gate | bisect | vs_eager | graphs | timeout | factory | fix_math}. failure_*: how the program
     failed in the original compiled run (None: take the check run's own failure); compares: what the program
-    printed compares numbers (a failure line that does not may still follow a printed comparison)."""
+    printed compares numbers (a failure line that does not may still follow a printed comparison);
+    printed_diff: the largest difference the program printed (printed_difference())."""
     graphs = chk.get("graphs") or []
     outs = [o for g in graphs for o in g.get("outputs", [])]
     measured = [o for o in outs if _measured(o)]
@@ -446,6 +447,23 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None, compare
                         f"up to {_fmt(o.get('max_abs_fp64'))}): eager and compiled both compute noise there, each its "
                         "own; a compiler bug in that output would be hidden by the noise, so fix the math first and "
                         "run again")
+    seen = max([o.get("max_abs_diff") or 0.0 for o in measured] + [0.0])
+    scale = max([o.get("max_abs_eager") or 0.0 for o in measured] + [0.0])
+    if printed_diff and printed_diff >= 1e-3 and printed_diff > 1000 * seen \
+            and printed_diff > ULP_MAX * max(EPS.get(d, EPS["float32"]) for d in dtypes or ["float32"]) * scale:
+        # the program reports a difference no compiled graph shows on the inputs the check gave it (blind A/B
+        # batch 20: an in-place op on a view of a buffer another input also views; the check's cloned inputs do
+        # not overlap, so every graph matched eager and "rounding: fix the gate" was said of a 0.84 difference)
+        why = (f"the program reports a difference of {printed_diff:.3g}, while every compiled graph matches eager to "
+               f"{seen:.2g} on the inputs torch's check gave it (each graph's first call; outputs up to {scale:.3g}), "
+               "so rounding inside one call does not explain it. Either it grows over many calls (training steps "
+               "compound rounding: compare the first step's numbers), or it comes from how the graphs are called: "
+               "inputs that share memory (views of one buffer, one written in place), state changed between calls, "
+               "a graph reused or served from the cache for inputs unlike those it was compiled for. One run each "
+               "with backend=\"eager\" and backend=\"aot_eager\" tells Dynamo from AOTAutograd")
+        return dict(base, verdict="not_measured", worst=max(measured, key=_ratio), next="vs_eager",
+                    summary=f"not sure: the program's difference ({printed_diff:.3g}) is far larger than any compiled "
+                            f"graph's on its first call ({seen:.2g})", why=why)
     if not is_output_check(ftype, text):
         said = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
         why = (f"every compiled graph is as close to fp64 as eager on its first call ({summary_n}), but the "
@@ -606,6 +624,20 @@ def next_command(kind, cli, target, timeout=None):
             "accuracy command on FILE.py:FACTORY (eager vs compiled vs fp64 per output)"), None
 
 
+# an absolute difference right after "diff"/"difference": "max abs diff vs eager: 8.358e-01", "max|diff|=1.9e-06".
+# Not "different"/"diffusion", not an error rate or a delta time, not a value with a unit after it (1.2s, 12.5%,
+# 0.17 ppm), not a line about relative differences (review of batch 20)
+_DIFF_VALUE = re.compile(r"(?i)\bdiff(?:erence)?\b[^\d\n-]{0,30}?\[?(-?\d*\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+)(?![\w%])")
+_RELATIVE = re.compile(r"(?i)\brel(?:ative)?\b|%|\bppm\b")
+
+
+def printed_difference(lines):
+    """The largest absolute difference a program printed (with a decimal point or an exponent: counts such as
+    17/160 are not differences); None when it printed none."""
+    vals = [abs(float(x)) for ln in lines or [] if not _RELATIVE.search(ln) for x in _DIFF_VALUE.findall(ln)]
+    return max(vals) if vals else None
+
+
 def apply(rep, chk, run_dir, where):
     """Put the measurement on a triage report whose first error fails only compiled and has no specific
     class: rounding (-> fix the gate), a measured miscompile (-> bisect --from) or not measured (why,
@@ -615,7 +647,7 @@ def apply(rep, chk, run_dir, where):
     cli, target = where
     numeric = [ln for ln in rep.printed_tail or [] if _PRINTED_COMPARISON.search(ln)]
     j = judge(chk, err.type, "\n".join(filter(None, [err.message, err.location.code if err.location else None])),
-              rep.exit_code, compares=bool(numeric))
+              rep.exit_code, compares=bool(numeric), printed_diff=printed_difference(rep.printed_tail))
     if j.get("next") == "vs_eager" and j.get("worst") and numeric and "does not compare numbers" in j.get("why", ""):
         # the failure line says nothing numeric, but what the program printed compares numbers (blind A/B batch 17:
         # a uint8 resize one step apart; "does not compare numbers" was false): these graphs, checked after

@@ -299,6 +299,12 @@ def _export_calls(rep, err):
     return calls
 
 
+def _fake_kernels(rep):
+    from ..read import never_ran
+    files = list(dict.fromkeys(f for s in scripts_of(rep.command or []) for f in [s] + _local_imports(s)))
+    return never_ran.fake_kernels(files)
+
+
 def _error_steps(rep, target_str, cli):
     """Next steps for the errors, routed by the verdict: only compile-only failures go to
     bisect/minify; a failure that happens without torch.compile too goes to the user's line."""
@@ -352,6 +358,18 @@ def _error_steps(rep, target_str, cli):
                                  f"{_first_lines(ev.get('message') or '', 1, 200)}; then triage again (the compiled "
                                  "failure may be the same bug: generated code may not check what eager checks, e.g. "
                                  "an index out of range)", "skill": "overview", "command": None})
+        if i == 0 and kind == "compile_only" and (e.source == "signal" or rep.signal) and rep.graphs:
+            # compiled code ran (a graph), so a fake kernel may have sized it (review: not for 0 graphs)
+            fakes = _fake_kernels(rep)
+            if fakes:   # a crash only compiled, and the program declares output shapes itself: check those first
+                where_ = ", ".join(f"{os.path.basename(p)}:{ln} ({name})" for p, ln, name in fakes[:3])
+                steps.append({"why": f"the program registers fake kernels ({where_}): compiled code is sized by "
+                                     "them, so one that returns another shape than the real kernel makes it read or "
+                                     "write out of bounds and crash where eager passes. Check each against the real "
+                                     "op on inputs like the failing ones (torch.library.opcheck passes only for the "
+                                     "inputs it is given): an output whose length depends on the data needs "
+                                     "torch.library.get_ctx().new_dynamic_size() in the fake kernel. Bisect only "
+                                     "if they match", "skill": None, "command": None})
         if e.side == "custom_op":
             fix = {"custom_op_no_fake": "register a fake kernel (register_fake)",
                    "custom_op_no_autograd": "register a backward (register_autograd)",

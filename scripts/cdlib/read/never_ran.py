@@ -187,3 +187,23 @@ def static_compiles(files):
 def _static_kw(call):
     return any(k.arg == "dynamic" and isinstance(k.value, ast.Constant) and k.value.value is False
                for k in call.keywords)
+
+
+def fake_kernels(files):
+    """[(path, line, name)] of the fake kernels the program's files register (`@torch.library.register_fake(
+    "ns::op")`, `@op.register_fake`, `torch.library.impl_abstract`): name is the op string or the function
+    registered. A compiled run that crashes where eager passes may be one of them returning another shape than
+    the real kernel (blind A/B batch 20: a data-dependent length declared as one per anchor, a segfault)."""
+    out = []
+    for path, tree in _trees(files):
+        for n in ast.walk(tree):
+            if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for d in n.decorator_list:
+                f = d.func if isinstance(d, ast.Call) else d
+                if isinstance(f, ast.Attribute) and f.attr in ("register_fake", "impl_abstract", "register_meta"):
+                    arg = d.args[0] if isinstance(d, ast.Call) and d.args else None
+                    name = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else \
+                        ast.unparse(f.value) if not isinstance(d, ast.Call) else n.name
+                    out.append((path, n.lineno, name))
+    return sorted(out, key=lambda x: (x[0], x[1]))
