@@ -424,6 +424,8 @@ def test_a_printed_difference_no_graph_shows_is_not_called_rounding():
     j = ac.judge(chk, "exit 1", "PARITY FAILED (atol=0.0001)", 1, printed_diff=0.8358)
     assert j["verdict"] == "not_measured" and j["summary"].startswith("not sure") and j["next"] == "vs_eager", j
     assert ac.judge(chk, "exit 1", "PARITY FAILED (atol=0.0001)", 1, printed_diff=1e-6)["verdict"] == "rounding"
+    # a failure that compares no numbers is not explained by a printed difference either
+    assert not ac.judge(chk, "KeyError", "KeyError: 'x'", 1, printed_diff=0.8358)["summary"].startswith("not sure")
 
 
 def test_compiled_inf_that_matches_fp64_is_not_a_miscompile(tmp_path):
