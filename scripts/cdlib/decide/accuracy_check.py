@@ -675,7 +675,7 @@ def apply(rep, chk, run_dir, where):
     elif j["verdict"] == "noise":
         err.title = "The compared output is rounding noise without torch.compile too (measured)"
         err.side, err.skill = "user", "overview"
-        err.advice = f"Measured by one run under torch's accuracy check: {j['why']}. {knowledge.advice('noise_output')}"
+        err.advice = f"Measured by one run under torch's accuracy check: {j['why']}; the fix is in the program's math (Next)"
         err.next_command = None
     elif j["verdict"] == "rounding":
         row = knowledge.triage_row("accuracy_tolerance")

@@ -283,12 +283,17 @@ def _eager_printed_lines(rep, ev):
                         (ev.get("message") or "").strip().split("\n")[0] or None)[1]
 
 
+def _program_files(rep):
+    """The program's scripts (every .py its command runs) and the modules of its own that they import."""
+    return list(dict.fromkeys(f for s in scripts_of(rep.command or []) for f in [s] + _local_imports(s)))
+
+
 def _export_calls(rep, err):
     """[(path, line, call)] of the torch.export calls in the program's scripts and their own imports, for a
     program that exports and never compiles, whose failure is not at a line above its export call in the same
     file (a data-loading bug before the export is not about export; review of batch 19)."""
     from ..read import never_ran
-    files = list(dict.fromkeys(f for s in scripts_of(rep.command or []) for f in [s] + _local_imports(s)))
+    files = _program_files(rep)
     calls = never_ran.exports(files)
     if not calls or never_ran.compile_calls(files):
         return []
@@ -301,8 +306,7 @@ def _export_calls(rep, err):
 
 def _fake_kernels(rep):
     from ..read import never_ran
-    files = list(dict.fromkeys(f for s in scripts_of(rep.command or []) for f in [s] + _local_imports(s)))
-    return never_ran.fake_kernels(files)
+    return never_ran.fake_kernels(_program_files(rep))
 
 
 def _error_steps(rep, target_str, cli):
@@ -336,10 +340,9 @@ def _error_steps(rep, target_str, cli):
                         ": register it, then check the op with torch.library.opcheck(op, args)"
                 if e.category == "export_specialized_input":   # the fix is where it was exported, not the call
                     from ..read import never_ran
-                    files = [f for s in scripts_of(rep.command) for f in [s] + _local_imports(s)]
                     at_export = ", ".join(list(dict.fromkeys(
                         f"{os.path.basename(p)}:{ln} `{call}(...)`" for p, ln, call in never_ran.exports(
-                            list(dict.fromkeys(files))) if call.split(".")[-1] in ("export", "draft_export")))[:2])
+                            _program_files(rep)) if call.split(".")[-1] in ("export", "draft_export")))[:2])
                     guard = re.search(r"Guard failed: \S+ == \d+", e.message or "")
                     why = (f"{e.title}: {guard.group(0) if guard else msg}. The fix is the dynamic_shapes of the export"
                            + (f" ({at_export})" if at_export else "") + f", not the line that called it: {e.advice}")
