@@ -26,6 +26,9 @@ VERSION_ONLY = {
                                                      "hint names it (knowledge/fixes.yaml match)",
     "torch._dynamo.config.ignore_logging_functions.add": "as above",
     "torch.compiler.nonstrict_trace": "2.14+; the recipe names torch._dynamo.nonstrict_trace for 2.9",
+    "torch._dynamo.config.trace_autograd_ops": "not in 2.9 (CI 2.9.1 drift pass); named in a knowledge/fixes.yaml "
+        "comment as an example of torch's hint text: the pytorch_hint_config rows take the switch from the hint the "
+        "installed torch printed, so a torch without it never offers it",
     "torch._functorch.config.error_on_custom_op_aliasing": "in 2.11, 2.14 and 2.15 (checked); the triage row "
         "custom_op_output_aliases_input quotes it only when torch's own aliasing message was printed, which a "
         "torch without the check does not print",
