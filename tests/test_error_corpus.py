@@ -152,3 +152,14 @@ def test_an_overlapping_in_place_write_is_the_programs_not_a_backend_failure():
     assert (e.category, e.side, rep.verdict["kind"]) == ("inplace_internal_overlap", "user", "compile_only")
     assert not any(s["command"] for s in rep.next_steps), rep.next_steps
     assert "out of place" in rep.next_steps[0]["why"] and "eager result is probably wrong" in rep.next_steps[0]["why"]
+
+
+def test_route_names_a_line_only_when_the_failure_has_one():
+    """A program that exits non-zero before torch.compile ran, with no traceback, has no line: the Route
+    line must not say "at that line" (it did for before_compile whatever the location)."""
+    from types import SimpleNamespace
+    for kind in USER_SIDE:
+        for loc, said in ((None, False), ("train.py:12", True)):
+            rep = SimpleNamespace(verdict={"kind": kind, "location": loc, "summary": "s", "eager": None}, errors=[])
+            route = [x for x in views.verdict_lines(rep) if x.startswith("Route:")]
+            assert route and ("at that line" in route[0]) == said, (kind, loc, route)

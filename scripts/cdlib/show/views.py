@@ -68,7 +68,8 @@ def verdict_lines(rep, base=None):
         out.append(accuracy_line(acc))
     route = {"fails_eager_too": "Route: fix the program" + (" at that line" if v.get("location") else "")
                                 + "; torch.compile is not the cause (no bisect).",
-             "before_compile": "Route: fix the program at that line; torch.compile is not involved.",
+             "before_compile": "Route: fix the program" + (" at that line" if v.get("location") else "")
+                               + "; torch.compile is not involved.",
              "compile_only": "Route: the error class below decides (graph break under fullgraph → trace-dynamo; "
                              "custom op → its registration; backend/inductor → bisect/minify).",
              "different_failure_eager": "Route: compare both failures; fix the eager one first if it is in your code.",
