@@ -1067,6 +1067,22 @@ def test_causes_grouped_by_index_keep_every_line_that_made_them_static():
     assert "Made static by your code at train.py:10, train.py:12" in md, md
 
 
+def test_recompile_header_says_which_functions_are_pieces_after_a_graph_break():
+    """Blind A/B batch 19 (rotary cache): the rest of forward after a graph break is a frame of its own, and
+    the header counted it as one more function; it now says how many of them are such pieces."""
+    from types import SimpleNamespace
+    from cdlib.report import FunctionRecompiles, Location
+    from cdlib.show.views_dynamo import recompiles_md
+    cause = {"cause": "`seq_len`", "kind": "int", "count": 1, "primary": 1, "expected": False, "why": "",
+             "fix": "mark it dynamic", "guard": "L['seq_len'] == 8", "compile_ids": ["0/1"], "location": None}
+    fs = [FunctionRecompiles(name, Location("/p/rope.py", line), 0, 2, recompiles=[object()], causes=[cause])
+          for name, line in (("forward", 10), ("forward (resumed after the graph break at line 14)", 14))]
+    md = "\n".join(recompiles_md(SimpleNamespace(recompiles=fs), "/p"))
+    assert "(2 in 2 functions, 1 of them the rest of a function after a graph break)" in md, md
+    md = "\n".join(recompiles_md(SimpleNamespace(recompiles=fs[:1]), "/p"))
+    assert "(1 in 1 function)" in md, md
+
+
 def test_installed_library_files_are_named_from_their_package():
     """Batch 18's Llama case: a recompile cause at transformers/utils/output_capturing.py was shown with the
     venv's whole site-packages path, and a custom op's error quoted torch's module repr whose path filled the
