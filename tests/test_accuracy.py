@@ -130,3 +130,21 @@ def test_a_zero_valued_output_that_differs_by_noise_is_not_a_miscompile():
     small = _out(False, 1e-3, 5e-4, 1e-3, 5e-4, 1e-10)     # non-zero output, wrong by half its size
     chk = {"graphs": [{"graph": "fwd", "passed": False, "outputs": [weight, small]}], "failing_graph": "fwd"}
     assert ac.judge(chk, "SystemExit", "MISMATCH", 1)["verdict"] == "miscompile"
+
+
+def test_a_check_that_raises_is_not_the_programs_failure(tmp_path):
+    """Blind A/B batch 21 (deep-kernel GP): torch's check raised inside its eager run of the graph and the report
+    said "the program failed: NotImplementedError"; the arm read it as its program's error. On the torch
+    versions where the check raises here it is named as the check's limit; where it does not, the graph is
+    measured."""
+    data, p = run_json("accuracy", "--out", tmp_path / "r", "--", "python3", program("acc_check_raises_eye.py"),
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    why = data["measured"]["why"]
+    if "UInt16" in why:
+        assert data["measured"]["verdict"] == "not_measured" and "check itself raised" in why, data["measured"]
+        from cdlib.show.views_accuracy import script_md
+        md = script_md(data)
+        assert "stopped at that error (inside torch's check)" in md and "the program failed" not in md, md
+    else:
+        assert data["measured"]["graphs_checked"], data["measured"]

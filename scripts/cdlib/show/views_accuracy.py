@@ -85,7 +85,10 @@ def script_md(result):
     else:
         cmd = result["next_command"]
         md = [f"# accuracy: {j['summary']}", ""]
-        md.append(f"- the program failed: {result['error'] or 'exit ' + str(result['exit_code'])}")
+        if result["error"] and result["error"] in j.get("why", "") and "check itself raised" in j.get("why", ""):
+            md.append("- the accuracy-check run stopped at that error (inside torch's check)")
+        else:
+            md.append(f"- the program failed: {result['error'] or 'exit ' + str(result['exit_code'])}")
         md += [f"- {checked}" if j["graphs_checked"] else "- no graph was compared", "",
                f"Next: {result['next_why']}" + (":" if cmd else "."), ""] + (["    " + cmd] if cmd else [])
     return "\n".join(md)
