@@ -172,3 +172,27 @@ def test_cuda_debug_crash_names_triton_kernel(tmp_path):
         return
     assert dc["first_failing_kernel"] and "relu" in dc["first_failing_kernel"], dc
     assert r["failure"]["cls"] in ("device_assert", "runtime_error", "crash")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("flags, mismatch", [([], True), (["--contiguous", "--strict"], False)])
+def test_triage_reruns_a_failing_aoti_program_with_the_input_check(flags, mismatch, tmp_path):
+    """Blind A/B batch 21: a package built from a contiguous example, served channels-last frames from a permute,
+    disagreed with eager; triage said "torch.compile never ran" with export's train-mode advice. A failing
+    program that loads a package now runs once more with AOTI_RUNTIME_CHECK_INPUTS=1: the check's stride error
+    names the cause and the call; a failure with matching inputs says the check passed."""
+    prog = program("aoti_channels_last_input.py")
+    data, p = run_json("triage", "--out", tmp_path / "r", "--", sys.executable, prog, *flags, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    v = data["verdict"]
+    ai = v["aoti_inputs"]
+    assert ai["load"].startswith("aoti_channels_last_input.py:") and "aoti_load_package" in ai["load"], ai
+    md = (tmp_path / "r" / "report.md").read_text()
+    if mismatch:
+        assert ai["mismatch"].startswith("input_handles[0]: unmatched stride value"), ai
+        assert data["errors"][0]["category"] == "aoti_input_mismatch" and "export_call" not in v, data["errors"][0]
+        assert ai["call"].startswith("aoti_channels_last_input.py:") and "runner(x)" in ai["call"], ai
+        assert "x.contiguous()" in md and "model.eval() before torch.export" not in md, md
+    else:
+        assert ai["mismatch"] is None and data["errors"][0]["category"] != "aoti_input_mismatch", ai
+        assert "AOTI input check re-run (AOTI_RUNTIME_CHECK_INPUTS=1): no input error" in md, md

@@ -335,6 +335,8 @@ def _error_steps(rep, target_str, cli):
                        "no compiler bisect needed)")
                 if v.get("export_call"):
                     why += f"; the program uses torch.export ({v['export_call']}): {knowledge.advice('export_semantics')}"
+                if e.category == "aoti_input_mismatch":
+                    why = f"{e.title} ({(v.get('aoti_inputs') or {}).get('mismatch')}): {e.advice}"
                 if e.side == "custom_op":
                     why += f"; {e.title.lower()}" + (f" ({op})" if op else "") + \
                         ": register it, then check the op with torch.library.opcheck(op, args)"
@@ -1001,6 +1003,8 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             rep.artifacts["accuracy_check"] = adir
             _check_precision_casts(rep, argv, run_dir, timeout, env_add)
             rep.next_steps = _next_steps(rep, target_string(argv), cli_command())
+    if rep.errors and not res.timed_out and not res.interrupted and res.returncode not in (0, None):
+        _check_aoti_inputs(rep, argv, run_dir, timeout, env_add)
     # the accuracy check found no numeric cause and the eager check's output is already here: compare them now
     # (no run) instead of offering --vs-eager as the next step (blind A/B batch 16: one call each time)
     eager_out = rep.artifacts.get("eager_check_stdout")
@@ -1016,6 +1020,48 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
         if html:
             rep.artifacts["tlparse"] = html
     return rep
+
+
+def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
+    """A failing program that loads an AOTInductor package runs once more with AOTI_RUNTIME_CHECK_INPUTS=1: the
+    package checks its inputs' sizes, strides, dtype and device only then, and computes on silently without it
+    (blind A/B batch 21: channels-last frames into a package built from a contiguous example, 23% agreement with
+    eager, read as "failed before torch.compile ran" with export's train-mode advice). The check's error, or
+    that it passed, goes into the verdict."""
+    from ..read import never_ran
+    if "1" in (os.environ.get("AOTI_RUNTIME_CHECK_INPUTS"), (env_add or {}).get("AOTI_RUNTIME_CHECK_INPUTS")):
+        return
+    loads = never_ran.aoti_loads(_program_files(rep))
+    if not loads:
+        return
+    proc.progress("the program loads an AOTInductor package, which checks its inputs only when asked: running it "
+                  "once more with AOTI_RUNTIME_CHECK_INPUTS=1")
+    env = dict(env_add or {}, PYTHONUNBUFFERED="1", TORCH_TRACE=None, AOTI_RUNTIME_CHECK_INPUTS="1")
+    r = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, "aoti_check.stdout"),
+                 stderr_path=os.path.join(run_dir, "aoti_check.stderr"))
+    rep.artifacts.update({"aoti_check_stdout": r.stdout_path, "aoti_check_stderr": r.stderr_path})
+    text = r.read_stderr(limit=2_000_000)
+    m = re.search(r"input_handles\[\d+\]: [^\n]*", text)
+    call_at = innermost_user(parse_py_frames(text)) if m else None   # the program's line that called the package
+    path, line, call = next((x for x in loads if call_at and os.path.realpath(x[0]) == os.path.realpath(call_at.file)),
+                            loads[0])
+    rep.verdict = rep.verdict or {}
+    rep.verdict["aoti_inputs"] = {"load": f"{os.path.basename(path)}:{line} `{call}(...)`", "exit_code": r.returncode,
+                                  "timed_out": r.timed_out, "mismatch": m.group(0).strip() if m else None,
+                                  "call": f"{os.path.basename(call_at.file)}:{call_at.line}" + (
+                                      f" `{clip(call_at.code, 80)}`" if call_at.code else "") if call_at else None}
+    if not m:
+        return
+    row, err = knowledge.triage_row("aoti_input_mismatch"), rep.errors[0]
+    err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row.get("side", "user")
+    err.advice, err.next_command = " ".join(row["advice"].split()), None
+    rep.verdict.pop("export_call", None)   # the package's input, not the export's module mode
+    ai = rep.verdict["aoti_inputs"]
+    rep.verdict["summary"] = (f"the AOTInductor package ({ai['load']}) was called" + (f" at {ai['call']}" if ai["call"]
+                              else "") + " with an input unlike the one it was built for: with "
+                              "AOTI_RUNTIME_CHECK_INPUTS=1 it stops at "
+                              f"`{clip(m.group(0).strip(), 160)}`; without it, it computes on silently")
+    rep.next_steps = _next_steps(rep, target_string(argv), cli_command())
 
 
 def _small_numeric(cmp, rel=0.01):

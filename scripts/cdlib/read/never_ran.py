@@ -147,6 +147,23 @@ def exports(files):
     return sorted(out, key=lambda x: (x[0], x[1]))
 
 
+AOTI_LOADERS = ("aoti_load_package", "aot_load", "AOTIModelPackageLoader", "load_package")
+
+
+def aoti_loads(files):
+    """[(path, line, call)] of the calls that load an AOTInductor package in the program's files
+    (torch._inductor.aoti_load_package, torch._export.aot_load, AOTIModelPackageLoader, load_package)."""
+    out = []
+    for path, tree in _trees(files):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call):
+                f = ast.unparse(n.func)
+                last = f.rsplit(".", 1)[-1]
+                if last in AOTI_LOADERS and (last != "load_package" or f.startswith("torch.")):
+                    out.append((path, n.lineno, f))
+    return sorted(out, key=lambda x: (x[0], x[1]))
+
+
 def compile_calls(files):
     """[(path, line, code)] of each torch.compile(...) call and `<module>.compile(...)` call in the files (a
     .compile call with a positional argument is some other library's: re.compile(pattern), env.compile(src))."""

@@ -63,6 +63,11 @@ def verdict_lines(rep, base=None):
             where = f" at {e['location']}" if e.get("location") else ""
             msg = clip((e.get("message") or "").splitlines()[0], 200) if e.get("message") else ""
             out.append(f"Eager re-run (compilation off){where}: {e['type']}" + (f": {msg}" if msg else " as well"))
+    ai = v.get("aoti_inputs")
+    if ai and not ai.get("mismatch"):
+        out.append("AOTI input check re-run (AOTI_RUNTIME_CHECK_INPUTS=1): " + (
+            "timed out" if ai.get("timed_out") else f"no input error (exit {ai.get('exit_code')}): the inputs match "
+            "the package's build (sizes, strides, dtype, device), so the failure is not the input layout"))
     acc = v.get("accuracy")
     if acc:
         out.append(accuracy_line(acc))
