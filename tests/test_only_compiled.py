@@ -131,6 +131,21 @@ def test_compare_outputs_tokens():
     assert compare_outputs("loss 0.1235\n", "loss 0.1300\n", {"f32"})["first"][0]["why"].startswith("0.1235 vs 0.1300")
 
 
+def test_compare_outputs_names_nan_printed_only_compiled_first():
+    """Blind A/B batch 21 (TextCNN): the first difference was the loss (dropout's random numbers), and the
+    `grad_norm nan` on the same line, the lead, was not named. NaN/inf printed only compiled goes first; words
+    that contain the letters (info, inference, nano) are not NaN; NaN in eager too is not named."""
+    from cdlib.decide.verdict import compare_outputs
+    c = compare_outputs("step 1 loss 2.5037 grad_norm nan\nval 0.084\n", "step 1 loss 2.4927 grad_norm 0.685\nval 0.97\n",
+                        {"f32"})
+    assert c["nonfinite"] == {"compiled_line": 1, "compiled": "step 1 loss 2.5037 grad_norm nan"}, c
+    assert c["verdict"].startswith("compiled prints NaN/inf (line 1: `step 1 loss 2.5037 grad_norm nan`), eager none; "), c
+    assert compare_outputs("loss=-inf\n", "loss=1.0\n")["nonfinite"]["compiled_line"] == 1
+    for comp, eag in (("info: inference nano 2.0\n", "info: inference nano 3.0\n"), ("loss nan\n", "loss nan 1\n"),
+                      ("a 1.0\nb nan\n", "a 2.0\nb nan\n")):
+        assert compare_outputs(comp, eag)["nonfinite"] is None, (comp, eag)
+
+
 def test_vs_eager_bad_combination(tmp_path):
     p = run_cli("triage", "--vs-eager", "--no-eager-check", "--out", tmp_path / "o", "--", "python3",
                 program("clean.py"), timeout=60)

@@ -435,6 +435,9 @@ def warnings_with_rows(stderr, limit=5):
     return sorted(out, key=lambda w: w["row"] is None)[:limit]   # the explained ones first
 
 
+_NONFINITE = re.compile(r"(?<![\w.])[-+]?(?:nan|inf|infinity)(?![\w.])", re.I)
+
+
 def compare_outputs(compiled, eager, dtypes=(), show=5):
     """Compare two programs' stdout line by line: the text must be identical, numbers may differ by the
     rounding of the compiled graphs' coarsest dtype (rtol = sqrt(eps), plus one unit in the last printed
@@ -464,6 +467,12 @@ def compare_outputs(compiled, eager, dtypes=(), show=5):
               "compiled": c_lines[i][:300] if i is not None else None, "eager": e_lines[j][:300] if j is not None else None,
               "why": why} for i, j, why in diffs[:show]]
     n = len(diffs)
+    # NaN or inf printed only compiled is the signal to follow, whatever number differs first (blind A/B batch 21:
+    # "first at line 1: 2.5037 vs 2.4927", dropout's random numbers, above "grad_norm nan" on the same line)
+    nonfinite = None
+    if not any(_NONFINITE.search(x) for x in e_lines):
+        nonfinite = next(({"compiled_line": i + 1, "compiled": c_lines[i][:300]} for i, _, _ in diffs
+                          if i is not None and _NONFINITE.search(c_lines[i])), None)
     if not c_lines and not e_lines:
         verdict = "nothing to compare: the program printed nothing (stdout, or its own lines on stderr) in either run"
     elif not n:
@@ -474,5 +483,8 @@ def compare_outputs(compiled, eager, dtypes=(), show=5):
         at = f"line {f['compiled_line']}" if f["compiled_line"] else f"eager line {f['eager_line']}"
         verdict = (f"outputs differ at {n} line(s) (compiled {len(c_lines)}, eager {len(e_lines)}); first at {at}: "
                    f"{f['why']}")
+        if nonfinite:
+            verdict = (f"compiled prints NaN/inf (line {nonfinite['compiled_line']}: "
+                       f"`{nonfinite['compiled'].strip()[:120]}`), eager none; " + verdict)
     return {"differ": n, "lines": {"compiled": len(c_lines), "eager": len(e_lines)}, "dtype": _NAMES[dt],
-            "rtol": rtol, "first": first, "verdict": verdict}
+            "rtol": rtol, "first": first, "verdict": verdict, "nonfinite": nonfinite}
