@@ -148,3 +148,16 @@ def test_a_check_that_raises_is_not_the_programs_failure(tmp_path):
         assert "stopped at that error (inside torch's check)" in md and "the program failed" not in md, md
     else:
         assert data["measured"]["graphs_checked"], data["measured"]
+
+
+def test_a_differing_dropout_mask_is_not_an_integer_cast(tmp_path):
+    """Blind A/B batch 21 (TextCNN): only the forward's bool dropout mask failed torch's check, and the Next was
+    the integer-cast advice (a float out of an int8's range, a floor on a boundary). A bool/integer output of a
+    graph that draws random numbers is named as a random mask, with how to take the randomness out."""
+    data, p = run_json("accuracy", "--out", tmp_path / "r", "--", "python3", program("acc_dropout_mask_gate.py"),
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    j = data["measured"]
+    assert j["verdict"] == "not_measured", j
+    assert "random numbers" in j["why"] and "bool" in j["why"], j
+    assert "fallback_random" in data["next_why"] and "clamp" not in data["next_why"], data["next_why"]

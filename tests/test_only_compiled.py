@@ -146,6 +146,18 @@ def test_compare_outputs_names_nan_printed_only_compiled_first():
         assert compare_outputs(comp, eag)["nonfinite"] is None, (comp, eag)
 
 
+def test_nan_only_compiled_is_the_first_next_step(tmp_path):
+    """Blind A/B batch 21: NaN only compiled is its own cause, named before the by-design random-number class
+    that explains the other numbers (dropout here too)."""
+    data, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "r", "--", "python3",
+                       program("nan_only_compiled.py"), timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert data["vs_eager"]["nonfinite"]["compiled_line"] == 1, data["vs_eager"]
+    first = data["next_steps"][0]["why"]
+    assert first.startswith("compiled prints NaN/inf (line 1: `step 0 loss nan") and "aot_eager" in first, first
+    assert not any("bisect" in (s["command"] or "") for s in data["next_steps"]), data["next_steps"]
+
+
 def test_vs_eager_bad_combination(tmp_path):
     p = run_cli("triage", "--vs-eager", "--no-eager-check", "--out", tmp_path / "o", "--", "python3",
                 program("clean.py"), timeout=60)

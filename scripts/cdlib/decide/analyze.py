@@ -1135,6 +1135,13 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
         trace_dir = rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace")
         found = semantics.apply_differs(rep, tracemod.parse(trace_dir), stdout, _read_text(rep.artifacts.get("stderr")))
         at = 1 if rep.errors else 0
+        if cmp.get("nonfinite"):   # NaN only compiled: no by-design class or rounding explains it (blind A/B batch 21)
+            nf = cmp["nonfinite"]
+            rep.next_steps.insert(at, {"why": f"compiled prints NaN/inf (line {nf['compiled_line']}: "
+                                              f"`{clip(nf['compiled'].strip(), 100)}`), eager none: "
+                                              + knowledge.advice("nonfinite_only_compiled"),
+                                       "skill": "overview", "command": None})
+            at += 1
         for f in found:   # a by-design class the difference shows: its fix first
             rep.next_steps.insert(at, {"why": f"[{f['id']}] {f['fix']} Verify: {f['verify']}", "skill": None,
                                        "command": None})

@@ -87,6 +87,8 @@ def script_md(result):
         md = [f"# accuracy: {j['summary']}", ""]
         if result["error"] and result["error"] in j.get("why", "") and "check itself raised" in j.get("why", ""):
             md.append("- the accuracy-check run stopped at that error (inside torch's check)")
+        elif (result["error"] or "").startswith("AccuracyError"):
+            md.append(f"- torch's check stopped the run at the graph ({result['error']})")
         else:
             md.append(f"- the program failed: {result['error'] or 'exit ' + str(result['exit_code'])}")
         md += [f"- {checked}" if j["graphs_checked"] else "- no graph was compared", "",
