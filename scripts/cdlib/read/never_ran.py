@@ -147,7 +147,7 @@ def exports(files):
     return sorted(out, key=lambda x: (x[0], x[1]))
 
 
-AOTI_LOADERS = ("aoti_load_package", "aot_load", "AOTIModelPackageLoader", "load_package")
+PACKAGE_LOADERS = ("aoti_load_package", "aot_load", "AOTIModelPackageLoader", "load_package")
 
 
 def aoti_loads(files):
@@ -159,7 +159,7 @@ def aoti_loads(files):
             if isinstance(n, ast.Call):
                 f = ast.unparse(n.func)
                 last = f.rsplit(".", 1)[-1]
-                if last in AOTI_LOADERS and (last != "load_package" or f.startswith("torch.")):
+                if last in PACKAGE_LOADERS and (last != "load_package" or f.startswith("torch.")):
                     out.append((path, n.lineno, f))
     return sorted(out, key=lambda x: (x[0], x[1]))
 
