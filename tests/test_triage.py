@@ -1229,3 +1229,26 @@ def test_a_cause_that_only_failed_against_older_graphs_is_shown_as_then(tmp_path
     assert "thread count (torch.set_num_threads) ×2" in md
     assert "  - then shape of `x` dim 0 (failed too, against 1 older graph" in md and "×0" not in md, md
     assert "expect it to recompile once the cause above is fixed" in md and "a newer entry already accepts" not in md
+
+
+def test_a_break_inside_a_try_block_names_the_block(tmp_path):
+    """Blind A/B batch 21: int(lengths.max()) inside a try/except made Dynamo skip the whole forward (0 graphs);
+    the report said "graph break in a loop / unrecoverable" and its recipe pushed capture_scalar_outputs. It now
+    names the try block and says to move the line out of it first."""
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", "python3", program("gb_in_try_block.py"),
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    (b,) = data["graph_breaks"]
+    assert b["fix"]["skipped_in"] == {"kind": "try", "line": 14}, b["fix"]
+    first = data["next_steps"][0]["why"]
+    assert "inside the `try` block at line 14" in first and "move the line out" in first, first
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "the break is inside the `try` block at line 14" in md, md
+
+
+def test_enclosing_block_is_the_innermost_of_the_function():
+    from cdlib.decide.analyze_dynamo import enclosing_block
+    prog = program("gb_in_try_block.py")
+    assert enclosing_block(prog, 15) == {"kind": "try", "line": 14}
+    assert enclosing_block(prog, 18) is None          # after the try, in the same function
+    assert enclosing_block(prog, 26) is None          # a module-level loop: not a compiled function's block

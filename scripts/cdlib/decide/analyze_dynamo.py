@@ -192,7 +192,42 @@ def _graph_breaks(tr):
     for b in sites.values():
         if b.frames and all(f in no_graph for f in b.frames):
             b.fix["frame_skipped"] = True
+        if b.fix.get("frame_skipped") and b.location and b.location.line and is_user_file(b.location.file):
+            block = enclosing_block(b.location.file, b.location.line)
+            if block:
+                b.fix["skipped_in"] = block
     return sorted(sites.values(), key=lambda b: -b.count)
+
+
+def enclosing_block(path, line):
+    """{"kind": "try"|"with"|"loop", "line"} of the innermost try / with / for / while block of the function that
+    holds `line`, or None: Dynamo cannot resume after a graph break inside one, so it runs the whole function
+    eagerly (blind A/B batch 21: an int(lengths.max()) inside a try, 0 graphs; the fix is to move the line out)."""
+    import ast
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    kinds = {ast.Try: "try", ast.With: "with", ast.For: "loop", ast.While: "loop"}
+    if hasattr(ast, "TryStar"):
+        kinds[ast.TryStar] = "try"
+    best = None
+
+    def walk(node, in_fn):
+        nonlocal best
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                if child.lineno <= line <= (child.end_lineno or child.lineno):
+                    best = None     # only blocks inside the innermost function count
+                    walk(child, True)
+                continue
+            kind = kinds.get(type(child))
+            if kind and in_fn and child.lineno < line <= (child.end_lineno or child.lineno):
+                best = {"kind": kind, "line": child.lineno}
+            walk(child, in_fn)
+    walk(tree, False)
+    return best
 
 
 def make_break(gb, gb_id, location=None, entries=()):
@@ -419,6 +454,7 @@ def parse_guard_failure(reason, known_files=()):
                         cause=cause, library=library_of(stack[-1].file) if stack else None)
 
 
+_BLOCK_WORD = {"try": "`try` block", "with": "`with` block", "loop": "loop"}
 RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
 
 
@@ -649,7 +685,11 @@ def next_steps(rep):
         where = f"{os.path.basename(b.location.file)}:{b.location.line}"
         if b.in_library and b.stack:
             where += f" (inside {b.library}: {b.stack[-1].display}:{b.stack[-1].line})"
-        steps.append({"why": f"fix graph break at {where} ({b.gb_id or b.category}); "
+        blk = b.fix.get("skipped_in")
+        inside = (f": it is inside the {_BLOCK_WORD[blk['kind']]} at line {blk['line']}, where Dynamo cannot resume "
+                  "after a break, so the whole function runs eagerly; move the line out of that block first (the "
+                  "rest then compiles), or remove the break" if blk and not b.in_library else "")
+        steps.append({"why": f"fix graph break at {where} ({b.gb_id or b.category}){inside}; "
                              + ("workarounds above (no library edit)" if b.in_library else "recipe above"),
                       "skill": "trace-dynamo", "command": None, "fixable": True, "code_edit": not b.in_library})
     else:

@@ -61,7 +61,12 @@ def graph_breaks_md(rep, base):
         elif b.location and b.site != f"{b.location.file}:{b.location.line}":
             out.append(f"   (torch broke at {b.site})")
         out += chain_lines(b.stack)
-        if b.fix.get("frame_skipped"):
+        blk = b.fix.get("skipped_in")
+        if blk:
+            word = {"try": "`try` block", "with": "`with` block", "loop": "loop"}[blk["kind"]]
+            out.append(f"   ⚠ the whole function was skipped and runs EAGERLY: the break is inside the {word} at line "
+                       f"{blk['line']}, where Dynamo cannot resume; move the line out of it (the rest then compiles)")
+        elif b.fix.get("frame_skipped"):
             out.append("   ⚠ the whole function was skipped and runs EAGERLY (graph break in a loop / unrecoverable)")
         recipe = b.fix.get("recipe_id") or b.gb_id or b.category
         key = (recipe, tuple(b.hints), b.library)
