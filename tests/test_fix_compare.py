@@ -410,3 +410,26 @@ def test_a_fix_that_makes_the_output_match_eager_with_a_new_guard_is_better():
     # the same recompile without the output reaching eager's is still called a new recompile
     res = cmp.compare(base, dict(after, _stdout="d_steps 250 g_steps 250\nmodes 5/8\n"))
     assert res["verdict"].startswith("worse") and not cmp.done(res)
+
+
+def test_a_break_whose_line_was_edited_is_still_there_not_new():
+    """Blind A/B batch 21: `T = int(lengths.max())` moved out of a try and rewritten as a conditional expression
+    was listed as a NEW break (its line text changed); the same id in the same function and file is the same
+    break, shown with the line it was; another id there is new."""
+    from cdlib.decide import compare as cmp
+    from cdlib.show import views_compare
+
+    def brk(line, code, gb="GB0124"):
+        return {"gb_id": gb, "gb_type": "Unsupported Tensor.item() call", "frames": ["0/0"], "count": 1,
+                "location": {"file": "/p/session_model.py", "line": line, "code": code, "function": "forward"}}
+    base = {"exit_code": 0, "timed_out": False, "signal": None, "recompiles": [], "stats": {},
+            "command": ["python", "serve.py"], "run_dir": "/r1", "_stdout": "ok\n", "graphs": [],
+            "graph_breaks": [brk(39, "T = int(lengths.max())")]}
+    after = dict(base, run_dir="/r2", graph_breaks=[brk(41, "T = items.shape[1] if lengths is None else int(lengths.max())")])
+    res = cmp.compare(base, after)
+    g = res["graph_breaks"]
+    assert g["new"] == [] and g["fixed"] == [] and g["still"][0]["edited"], g
+    assert "the same break, its line edited: was session_model.py:39" in views_compare.markdown(res)
+    other = dict(after, graph_breaks=[brk(41, "print(x)", gb="GB0007")])
+    g = cmp.compare(base, other)["graph_breaks"]
+    assert len(g["new"]) == 1 and len(g["fixed"]) == 1 and not g["still"], g

@@ -196,14 +196,20 @@ def compare(before, after):
     bb, ba = list(before.get("graph_breaks") or []), list(after.get("graph_breaks") or [])
     fixed, still, new = [], [], []
     remaining = list(ba)
-    for loose in (False, True):   # exact key first; then the same id and line text in another function
+    # exact key first; then the same id and line text in another function; then the same id in the same function
+    # and file with the line's text edited (blind A/B batch 21: `T = int(lengths.max())` rewritten as a
+    # conditional expression, moved out of a try, was listed as a NEW break)
+    for loose in (0, 1, 2):
         for b in list(bb):
             kb = break_key(b)
             for a in remaining:
                 ka = break_key(a)
-                if ka == kb or (loose and ka[:2] == kb[:2]):
+                if ka == kb or (loose == 1 and ka[:2] == kb[:2]) or (
+                        loose == 2 and ka[0] == kb[0] and ka[2] == kb[2] and kb[2]
+                        and (a.get("location") or {}).get("file") == (b.get("location") or {}).get("file")):
                     still.append({"before": break_label(b), "after": break_label(a),
-                                  "count": [b.get("count"), a.get("count")]})
+                                  "count": [b.get("count"), a.get("count")]}
+                                 | ({"edited": True} if loose == 2 else {}))
                     remaining.remove(a)
                     bb.remove(b)
                     break

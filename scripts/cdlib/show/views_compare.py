@@ -53,7 +53,8 @@ def markdown(res, next_cmd=None):
     out.append(f"\n## Graph breaks: {len(g['fixed'])} fixed, {len(g['still'])} still there, {len(g['new'])} new"
                + (f", {len(g['reached'])} first reached" if g.get("reached") else ""))
     out += [f"- fixed: {x}" for x in g["fixed"][:10]]
-    out += [f"- still: {x['after']}" for x in g["still"][:10]]
+    out += [f"- still: {x['after']}" + (f" (the same break, its line edited: was {x['before']})" if x.get("edited") else "")
+            for x in g["still"][:10]]
     out += [f"- NEW: {x}" for x in g["new"][:10]]
     if g.get("reached"):
         out.append(f"First seen in the after run ({len(g['reached'])}): in functions the before run never compiled (it "
