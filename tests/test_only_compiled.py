@@ -598,3 +598,15 @@ def test_where_the_eager_run_stopped_is_said_only_when_that_is_all_that_differs(
     (first, *_) = d["next_steps"]
     assert first["why"].startswith("the run without torch.compile failed at locked.py:3: FileExistsError"), first
     assert not any(" accuracy -- " in (s.get("command") or "") for s in d["next_steps"])
+
+
+def test_an_output_check_failing_eager_too_is_the_programs_variation(tmp_path):
+    """Blind A/B batch 21: a parity gate failing without torch.compile too, with other numbers in the two runs,
+    got an `accuracy` Next (measure the compiled graphs); the step now says the program's results vary."""
+    data, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "r", "--", "python3",
+                       program("gate_fails_eager_too_varying.py"), timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert data["verdict"]["kind"] == "fails_eager_too", data["verdict"]
+    whys = [s["why"] for s in data["next_steps"]]
+    assert any("results vary from call to call" in w for w in whys), whys
+    assert not any(" accuracy -- " in (s["command"] or "") for s in data["next_steps"]), data["next_steps"]

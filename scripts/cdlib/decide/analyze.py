@@ -1176,6 +1176,17 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             cmp["verdict"] += (f"; both runs fail (compiled exit {rep.exit_code}, eager exit {cmp['eager_exit_code']}): "
                                "fix the program's failure first, then compare again")
             return
+        e0 = rep.errors[0] if rep.errors else None
+        if failed and (rep.verdict or {}).get("kind") == "fails_eager_too" and e0 is not None and \
+                accuracy_check.is_output_check(e0.type, "\n".join([e0.message or ""] + list(rep.printed_tail or []))):
+            # an output check that fails with compilation off too: what differs between the two runs is the program's
+            # own variation, not a compiled graph's; no accuracy run (blind A/B batch 21: a BEV scatter with repeated
+            # indices on 2 threads, eager differing from eager by 0.04)
+            cmp["verdict"] += (f"; both runs fail the program's check (compiled exit {rep.exit_code}, eager exit "
+                               f"{cmp['eager_exit_code']})")
+            rep.next_steps.insert(at, {"why": knowledge.advice("check_fails_eager_too"), "skill": "overview",
+                                       "command": None})
+            return
         acc = (rep.verdict or {}).get("accuracy")
         if acc and acc.get("next") == "vs_eager":   # graphs as close to fp64 as eager: the difference is from before them
             for e in rep.errors:
