@@ -217,3 +217,14 @@ def test_padded_positions_of_a_transformer_encoder_gate_get_the_class_and_its_fi
     import subprocess
     p = subprocess.run([sys.executable, str(fixed)], capture_output=True, text=True, timeout=600)
     assert p.returncode == 0 and "parity gate passed" in p.stdout, p.stdout[-1500:] + p.stderr[-2000:]
+
+
+def test_except_not_compiled_needs_a_torch_call_in_the_try():
+    """Review of batch 21's class: an `except Exception` around a dict lookup in a traced function, beside an
+    Inductor runtime failure elsewhere, was named "by design, no bisect"; the try must call a torch op."""
+    pat = next(c for c in CLASSES if c["id"] == "except_not_compiled")["detect"][0]["source_traced"]
+    rx = re.compile(pat, re.M)
+    assert rx.search("def f(a):\n    try:\n        return torch.linalg.cholesky(a)\n    except torch.linalg.LinAlgError:\n"
+                     "        return None\n")
+    assert not rx.search("def f(x):\n    try:\n        s = HOOKS['scale']\n    except Exception:\n        s = 1.0\n"
+                         "    return torch.relu(x) * s\n")

@@ -1252,3 +1252,16 @@ def test_enclosing_block_is_the_innermost_of_the_function():
     assert enclosing_block(prog, 15) == {"kind": "try", "line": 14}
     assert enclosing_block(prog, 18) is None          # after the try, in the same function
     assert enclosing_block(prog, 26) is None          # a module-level loop: not a compiled function's block
+
+
+def test_enclosing_block_is_the_outermost_and_skips_grad_mode_blocks(tmp_path):
+    """Review: a break inside `with torch.no_grad()` inside a loop named the with block (Dynamo resumes inside
+    no_grad; moving the line out of it still left it in the loop): the outermost block counts, grad-mode and
+    autocast blocks do not."""
+    from cdlib.decide.analyze_dynamo import enclosing_block
+    src = tmp_path / "m.py"
+    src.write_text("import torch\n\ndef f(xs):\n    out = []\n    for x in xs:\n        with torch.no_grad():\n"
+                   "            n = int(x.sum())\n        out.append(n)\n    with torch.no_grad():\n"
+                   "        m = int(xs[0].sum())\n    return out, m\n")
+    assert enclosing_block(str(src), 7) == {"kind": "loop", "line": 5}
+    assert enclosing_block(str(src), 10) is None

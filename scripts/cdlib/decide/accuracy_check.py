@@ -242,13 +242,15 @@ _RNG_RE = re.compile(r"\baten\.(?:native_dropout|bernoulli|rand|randn|randint|ra
 
 
 def graph_rng(trace_dir):
-    """Do the compiled graphs draw random numbers (dropout, bernoulli, rand*)? Inductor's random numbers are
-    not eager's (unless fallback_random), so a random mask or sample differs by design."""
+    """"all" / "some" / "none": how many of the compiled (AOT) graphs draw random numbers (dropout, bernoulli,
+    rand*). Inductor's random numbers are not eager's (unless fallback_random), so a random mask differs by
+    design; with "some", the graph being judged may be one without (review: a tie mask in another graph)."""
     from ..read import trace as tracemod
     tr = tracemod.parse(trace_dir)
     # (the minifier's own graphs are in that trace too: torch/utils/_content_store.py hashes storages with randint)
-    return any(_RNG_RE.search(e.payload or "") and "_content_store.py" not in (e.payload or "")
-               for key in ("aot_forward_graph", "aot_joint_graph", "aot_inference_graph") for e in tr.of(key))
+    seen = [bool(_RNG_RE.search(e.payload or "")) for key in ("aot_forward_graph", "aot_joint_graph", "aot_inference_graph")
+            for e in tr.of(key) if "_content_store.py" not in (e.payload or "")]
+    return "all" if seen and all(seen) else "some" if any(seen) else "none"
 
 
 # a check that compares numbers: what an assert's line / message or a gate's last words say
@@ -409,7 +411,7 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None, compare
                             f"(shape {o.get('shape')}; torch's check: {'; '.join(o.get('torch_says') or []) or 'failed'}), "
                             "and no compiled graph has a float tensor")
         integer = o is not None and o.get("dtype") and "float" not in o["dtype"]
-        if integer and chk.get("rng"):
+        if integer and chk.get("rng") == "all":
             # a dropout mask in a training forward (blind A/B batch 21: a bool [64, 384] output, the pooled features'
             # dropout, read as a float cast or a rounding tie)
             what = (f"it differs only in a non-floating output ({o['dtype']} {o.get('shape')}), and the compiled graphs "
@@ -421,6 +423,9 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None, compare
         what = ("it differs only in a non-floating output (an integer/bool result: an argmax or comparison "
                 "can flip on a rounding tie; torch's RMSE rule measures floating outputs only)"
                 if integer else "torch had no fp64 reference to measure it against (it could not run the graph in float64)")
+        if integer and chk.get("rng") == "some":
+            what += ("; some compiled graphs draw random numbers (dropout, rand): if this one does, a random mask "
+                     "differs by design")
         return dict(base, verdict="not_measured", graph=name, worst=o, next="int_ops" if integer else "bisect",
                     summary=f"not measured: graph {name} differs from eager, but {what}",
                     why=f"graph `{name}` fails torch's check, but {what}")
@@ -445,8 +450,12 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None, compare
         g = skipped[0]
         # torch's check runs the graph eagerly (and in fp64) beside the compiled one: it can raise where the program
         # does not (blind A/B batch 21: a prims iota "not implemented for 'UInt16'"), which is the check's limit
-        why = (f"torch's check itself raised running it: {g['error']}; a limit of the check, not your program's "
-               "failure" if g.get("error") else "its compiled run raised inside the check, which skips the graph"
+        err = g.get("error") or ""
+        why = (f"torch's check itself raised running it: {err}; a limit of the check, not your program's failure"
+               if re.search(r"NotImplementedError|not implemented for", err) else
+               f"torch's check raised running it eagerly ({err}): the graph fails on these inputs without "
+               "torch.compile too, or the check cannot run it" if err else
+               "its compiled run raised inside the check, which skips the graph"
                if not g.get("outputs") else "no floating output with an fp64 reference")
         return nm(f"graph {g.get('graph') or '?'} was not compared ({why})", "factory")
     check_type = chk.get("error_type") or f"exit {res.returncode}"

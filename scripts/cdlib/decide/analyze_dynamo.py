@@ -199,10 +199,15 @@ def _graph_breaks(tr):
     return sorted(sites.values(), key=lambda b: -b.count)
 
 
+_RESUMABLE_WITH = re.compile(r"\b(?:no_grad|enable_grad|set_grad_enabled|inference_mode|autocast)\b")
+
+
 def enclosing_block(path, line):
-    """{"kind": "try"|"with"|"loop", "line"} of the innermost try / with / for / while block of the function that
+    """{"kind": "try"|"with"|"loop", "line"} of the outermost try / with / for / while block of the function that
     holds `line`, or None: Dynamo cannot resume after a graph break inside one, so it runs the whole function
-    eagerly (blind A/B batch 21: an int(lengths.max()) inside a try, 0 graphs; the fix is to move the line out)."""
+    eagerly (blind A/B batch 21: an int(lengths.max()) inside a try, 0 graphs; the fix is to move the line out).
+    The outermost, as moving the line out of an inner block inside a loop still leaves it in the loop; `with`
+    blocks of grad-mode and autocast managers are left out: Dynamo resumes inside those (review)."""
     import ast
     try:
         with open(path, encoding="utf-8") as f:
@@ -223,7 +228,9 @@ def enclosing_block(path, line):
                     walk(child, True)
                 continue
             kind = kinds.get(type(child))
-            if kind and in_fn and child.lineno < line <= (child.end_lineno or child.lineno):
+            if kind == "with" and all(_RESUMABLE_WITH.search(ast.unparse(it.context_expr)) for it in child.items):
+                kind = None
+            if kind and in_fn and best is None and child.lineno < line <= (child.end_lineno or child.lineno):
                 best = {"kind": kind, "line": child.lineno}
             walk(child, in_fn)
     walk(tree, False)
@@ -687,8 +694,11 @@ def next_steps(rep):
             where += f" (inside {b.library}: {b.stack[-1].display}:{b.stack[-1].line})"
         blk = b.fix.get("skipped_in")
         inside = (f": it is inside the {_BLOCK_WORD[blk['kind']]} at line {blk['line']}, where Dynamo cannot resume "
-                  "after a break, so the whole function runs eagerly; move the line out of that block first (the "
-                  "rest then compiles), or remove the break" if blk and not b.in_library else "")
+                  "after a break, so the whole function runs eagerly; " + (
+                      "compute it before or after the loop, keep the loop outside torch.compile and compile its body "
+                      "as a function of its own, or remove the break" if blk["kind"] == "loop" else
+                      "move the line out of that block first (the rest then compiles), or remove the break")
+                  if blk and not b.in_library else "")
         steps.append({"why": f"fix graph break at {where} ({b.gb_id or b.category}){inside}; "
                              + ("workarounds above (no library edit)" if b.in_library else "recipe above"),
                       "skill": "trace-dynamo", "command": None, "fixable": True, "code_edit": not b.in_library})

@@ -88,6 +88,14 @@ def break_key(b):
     return (b.get("gb_id") or _ws(b.get("gb_type")), _ws(loc.get("code")), loc.get("function") or "")
 
 
+def _same_expr(before, after):
+    """The edited line still holds the expression that broke: the right-hand side of one line is in the other
+    (`T = int(lengths.max())` → `T = items.shape[1] if lengths is None else int(lengths.max())`), not just the
+    same break id in the same function (review: a fixed break exposing another .item() further down)."""
+    rb, ra = (re.sub(r"^[^=]*[^=!<>]=(?!=)", "", x or "").strip() for x in (before, after))
+    return bool(rb and ra) and (rb in (after or "") or ra in (before or ""))
+
+
 def _fn_key(name):
     """A compiled function's name without line numbers (a resume function's break line shifts with edits)."""
     return re.sub(r"\d+", "#", name or "") or None
@@ -205,7 +213,7 @@ def compare(before, after):
             for a in remaining:
                 ka = break_key(a)
                 if ka == kb or (loose == 1 and ka[:2] == kb[:2]) or (
-                        loose == 2 and ka[0] == kb[0] and ka[2] == kb[2] and kb[2]
+                        loose == 2 and ka[0] == kb[0] and ka[2] == kb[2] and kb[2] and _same_expr(kb[1], ka[1])
                         and (a.get("location") or {}).get("file") == (b.get("location") or {}).get("file")):
                     still.append({"before": break_label(b), "after": break_label(a),
                                   "count": [b.get("count"), a.get("count")]}

@@ -148,16 +148,16 @@ def eager_env(run_dir):
     return proc.startup_env(run_dir, [{"stance": "force_eager"}, {"code": _KEEP_EAGER}], name="eager_check")
 
 
-def run_eager(argv, run_dir, *, timeout, env_add=None):
-    """Run the program once more, unmodified, with compilation off. -> ProcResult."""
+def run_eager(argv, run_dir, *, timeout, env_add=None, name="eager_check"):
+    """Run the program once more, unmodified, with compilation off (output in <run_dir>/<name>.std*). -> ProcResult."""
     env = {"PYTHONUNBUFFERED": "1", "TORCH_TRACE": None, "PYTHONFAULTHANDLER": "1"}  # a crash names its line
     env.update(env_add or {})
     env.update(eager_env(run_dir))
     pp = (env_add or {}).get("PYTHONPATH")
     if pp:  # keep the caller's PYTHONPATH after the startup hook's dir
         env["PYTHONPATH"] = env["PYTHONPATH"] + os.pathsep + pp
-    return proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, "eager_check.stdout"),
-                    stderr_path=os.path.join(run_dir, "eager_check.stderr"))
+    return proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, f"{name}.stdout"),
+                    stderr_path=os.path.join(run_dir, f"{name}.stderr"))
 
 
 _FAULT_FRAME_RE = re.compile(r'^\s*File "([^"]+)", line (\d+) in (\S+)', re.M)
@@ -471,8 +471,9 @@ def compare_outputs(compiled, eager, dtypes=(), show=5):
     # "first at line 1: 2.5037 vs 2.4927", dropout's random numbers, above "grad_norm nan" on the same line)
     nonfinite = None
     if not any(_NONFINITE.search(x) for x in e_lines):
-        nonfinite = next(({"compiled_line": i + 1, "compiled": c_lines[i][:300]} for i, _, _ in diffs
-                          if i is not None and _NONFINITE.search(c_lines[i])), None)
+        # (on a line eager printed too: a line only the compiled run printed, after eager stopped, is not it; review)
+        nonfinite = next(({"compiled_line": i + 1, "compiled": c_lines[i][:300]} for i, j, _ in diffs
+                          if i is not None and j is not None and _NONFINITE.search(c_lines[i])), None)
     if not c_lines and not e_lines:
         verdict = "nothing to compare: the program printed nothing (stdout, or its own lines on stderr) in either run"
     elif not n:

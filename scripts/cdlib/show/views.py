@@ -66,8 +66,8 @@ def verdict_lines(rep, base=None):
     ai = v.get("aoti_inputs")
     if ai and not ai.get("mismatch"):
         out.append("AOTI input check re-run (AOTI_RUNTIME_CHECK_INPUTS=1): " + (
-            "timed out" if ai.get("timed_out") else f"no input error (exit {ai.get('exit_code')}): the inputs match "
-            "the package's build (sizes, strides, dtype, device), so the failure is not the input layout"))
+            "timed out" if ai.get("timed_out") else f"no input error (exit {ai.get('exit_code')}): where the package "
+            "was called, its inputs' strides, dtype, device and static sizes match its build"))
     acc = v.get("accuracy")
     if acc:
         out.append(accuracy_line(acc))

@@ -65,7 +65,8 @@ def graph_breaks_md(rep, base):
         if blk:
             word = {"try": "`try` block", "with": "`with` block", "loop": "loop"}[blk["kind"]]
             out.append(f"   ⚠ the whole function was skipped and runs EAGERLY: the break is inside the {word} at line "
-                       f"{blk['line']}, where Dynamo cannot resume; move the line out of it (the rest then compiles)")
+                       f"{blk['line']}, where Dynamo cannot resume" + ("" if blk["kind"] == "loop" else
+                                                                      "; move the line out of it (the rest then compiles)"))
         elif b.fix.get("frame_skipped"):
             out.append("   ⚠ the whole function was skipped and runs EAGERLY (graph break in a loop / unrecoverable)")
         recipe = b.fix.get("recipe_id") or b.gb_id or b.category
