@@ -67,6 +67,8 @@ def script_result(args, run_dir, argv, chk, measure_graph):
     j = accuracy_check.judge(chk)
     result["measured"] = {k: j[k] for k in ("verdict", "summary", "why", "graph", "worst", "graphs_checked",
                                              "outputs_checked", "dtypes", "gate", "tolerance")}
+    if j.get("check_raised"):
+        result["measured"]["check_raised"] = True
     result.update(graphs=chk["graphs"], duration_s=res.duration_s)
     if j["verdict"] != "miscompile":
         failed = chk["failed"]

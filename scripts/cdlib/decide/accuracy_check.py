@@ -457,7 +457,7 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None, compare
                "torch.compile too, or the check cannot run it" if err else
                "its compiled run raised inside the check, which skips the graph"
                if not g.get("outputs") else "no floating output with an fp64 reference")
-        return nm(f"graph {g.get('graph') or '?'} was not compared ({why})", "factory")
+        return dict(nm(f"graph {g.get('graph') or '?'} was not compared ({why})", "factory"), check_raised=bool(err))
     check_type = chk.get("error_type") or f"exit {res.returncode}"
     # (a graph failing torch's rule by rounding only raises torch's AccuracyError before the program's own check)
     if ftype and check_type and not ulp and not _same_end(ftype, check_type, failure_exit, res.returncode):

@@ -461,7 +461,7 @@ def parse_guard_failure(reason, known_files=()):
                         cause=cause, library=library_of(stack[-1].file) if stack else None)
 
 
-_BLOCK_WORD = {"try": "`try` block", "with": "`with` block", "loop": "loop"}
+BLOCK_WORD = {"try": "`try` block", "with": "`with` block", "loop": "loop"}   # shown by views_dynamo too
 RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
 
 
@@ -693,7 +693,7 @@ def next_steps(rep):
         if b.in_library and b.stack:
             where += f" (inside {b.library}: {b.stack[-1].display}:{b.stack[-1].line})"
         blk = b.fix.get("skipped_in")
-        inside = (f": it is inside the {_BLOCK_WORD[blk['kind']]} at line {blk['line']}, where Dynamo cannot resume "
+        inside = (f": it is inside the {BLOCK_WORD[blk['kind']]} at line {blk['line']}, where Dynamo cannot resume "
                   "after a break, so the whole function runs eagerly; " + (
                       "compute it before or after the loop, keep the loop outside torch.compile and compile its body "
                       "as a function of its own, or remove the break" if blk["kind"] == "loop" else

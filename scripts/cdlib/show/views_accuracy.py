@@ -85,8 +85,7 @@ def script_md(result):
     else:
         cmd = result["next_command"]
         md = [f"# accuracy: {j['summary']}", ""]
-        if result["error"] and result["error"] in j.get("why", "") and "check" in j.get("why", "") \
-                and "raised running it" in j.get("why", ""):
+        if result["error"] and j.get("check_raised") and result["error"] in j.get("why", ""):
             md.append("- the accuracy-check run stopped at that error (inside torch's check)")
         elif (result["error"] or "").startswith("AccuracyError"):
             md.append(f"- torch's check stopped the run at the graph ({result['error']})")

@@ -3,6 +3,7 @@ user's line through library code, torch's own hints first, and recompile causes 
 import os
 import re
 
+from ..decide.analyze_dynamo import BLOCK_WORD
 from ..read.frames import library_path
 from .output import clip
 
@@ -63,7 +64,7 @@ def graph_breaks_md(rep, base):
         out += chain_lines(b.stack)
         blk = b.fix.get("skipped_in")
         if blk:
-            word = {"try": "`try` block", "with": "`with` block", "loop": "loop"}[blk["kind"]]
+            word = BLOCK_WORD[blk["kind"]]
             out.append(f"   ⚠ the whole function was skipped and runs EAGERLY: the break is inside the {word} at line "
                        f"{blk['line']}, where Dynamo cannot resume" + ("" if blk["kind"] == "loop" else
                                                                       "; move the line out of it (the rest then compiles)"))
