@@ -5,7 +5,7 @@ import os
 import pytest
 from conftest import FIXTURES
 
-from cdlib.decide import analyze
+from cdlib.decide import analyze, analyze_dynamo
 from cdlib.run import proc
 from cdlib.read import trace
 
@@ -119,8 +119,8 @@ def test_string_table_and_payloads(tmp_path):
 
 
 def test_plain_text_and_json_reasons():
-    assert analyze._split_reasons('["0/0: a == 1", "0/1: b"]') == ["0/0: a == 1", "0/1: b"]
-    assert analyze._split_reasons("0/0: GLOBAL_STATE changed: grad_mode ") == ["0/0: GLOBAL_STATE changed: grad_mode "]
+    assert analyze_dynamo.split_reasons('["0/0: a == 1", "0/1: b"]') == ["0/0: a == 1", "0/1: b"]
+    assert analyze_dynamo.split_reasons("0/0: GLOBAL_STATE changed: grad_mode ") == ["0/0: GLOBAL_STATE changed: grad_mode "]
 
 
 def test_library_break_chain_and_workarounds():

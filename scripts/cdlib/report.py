@@ -1,4 +1,4 @@
-"""The one report model of a target run. analyze.py fills it from the structured trace and the
+"""The one report model of a target run. decide/analyze.py fills it from the structured trace and the
 captured output; views (Markdown, JSON) read it. Plain dataclasses, JSON via to_dict()."""
 import dataclasses
 from dataclasses import dataclass, field

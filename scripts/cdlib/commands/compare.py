@@ -1,10 +1,11 @@
 """compare: before/after of two triage runs (did my change work?)."""
 import os
 
-from ..decide import analyze, compare
+from ..decide import compare
+from ..decide.runs import run_and_analyze
 from ..run import proc, rundir, torch_versions
 from ..errors import CliError
-from ..cmdline import cli_command
+from ..cmdline import cli_command, command_line
 from ..show import views_compare
 from ..show.output import emit
 
@@ -52,9 +53,9 @@ def run(args):
         run_dir = rundir.make(args.out, "compare")
         after_dir = os.path.join(run_dir, "after")
         os.makedirs(after_dir)
-        tstr = analyze.target_string(argv)
+        tstr = command_line(argv)
         proc.progress(f"running triage on {tstr} (timeout {args.timeout:.0f} s); artifacts in {after_dir}")
-        rep = analyze.run_and_analyze(argv, after_dir, timeout=args.timeout, tlparse=False)
+        rep = run_and_analyze(argv, after_dir, timeout=args.timeout, tlparse=False)
         d = rep.to_dict()
         d["status"], d["target"] = rep.status, tstr
         emit_quiet(after_dir, d)
@@ -104,7 +105,7 @@ def run_multirank(args, runs, target):
         run_dir = rundir.make(args.out, "compare")
         after_dir = os.path.join(run_dir, "after")
         ns = type("Args", (), {"out": after_dir, "json": False})()
-        proc.progress(f"running triage --nproc {bd['nproc']} on {analyze.target_string(proc.resolve_target(target))} "
+        proc.progress(f"running triage --nproc {bd['nproc']} on {command_line(proc.resolve_target(target))} "
                       f"(timeout {args.timeout:.0f} s); artifacts in {after_dir}")
         res_after, _ = run_triage(ns, nproc=int(bd["nproc"]), target=target, timeout=args.timeout,
                                   torchrun_args=" ".join(bd.get("torchrun_args") or []) or None, tlparse=False)
@@ -161,10 +162,10 @@ def run_versions(args, runs, target):
         d_run = os.path.join(run_dir, "torch-" + ver.split("+")[0])
         os.makedirs(d_run)
         cmd = [found[ver]] + argv[1:]
-        proc.progress(f"torch {ver}: triage of {analyze.target_string(argv)} (timeout {args.timeout:.0f} s)")
-        rep = analyze.run_and_analyze(cmd, d_run, timeout=args.timeout, tlparse=False, eager_check=True)
+        proc.progress(f"torch {ver}: triage of {command_line(argv)} (timeout {args.timeout:.0f} s)")
+        rep = run_and_analyze(cmd, d_run, timeout=args.timeout, tlparse=False, eager_check=True)
         d = rep.to_dict()
-        d["status"], d["target"] = rep.status, analyze.target_string(argv)
+        d["status"], d["target"] = rep.status, command_line(argv)
         emit_quiet(d_run, d)
         reps.append((ver, compare.load_run(d_run)))
     pairs = []
@@ -173,5 +174,5 @@ def run_versions(args, runs, target):
         pairs.append({"from": va, "to": vb, **res, "verdict": compare.release_verdict(res, vb)})
     result = {"command": "compare", "run_dir": run_dir, "status": "changed" if any(
         p["verdict"] != "no change" for p in pairs) else "same", "torch": order, "pairs": pairs}
-    emit(args, result, views_compare.releases_markdown(pairs, analyze.target_string(argv)))
+    emit(args, result, views_compare.releases_markdown(pairs, command_line(argv)))
     return 0

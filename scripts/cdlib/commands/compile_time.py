@@ -5,12 +5,12 @@ import os
 import sys
 
 from .. import EXAMPLES_DIR
-from ..decide import analyze
+from ..decide.runs import run_tlparse
 from ..decide import compile_time as ct
 from ..decide import compile_time_advice as advice
 from ..run import measure, proc, rundir
 from ..errors import CliError
-from ..cmdline import cli_command
+from ..cmdline import cli_command, command_line
 from ..show.output import emit
 from ..show.views_compile_time import markdown, write_chart
 
@@ -72,7 +72,7 @@ def run(args):
         _finish(args, res, [("recorded trace", summary)], args.trace, None)
         return 0
     argv = proc.resolve_target(args.target or [sys.executable, DEFAULT_EXAMPLE])
-    tstr = analyze.target_string(argv)
+    tstr = command_line(argv)
     run_dir = rundir.make(args.out, "compile-time")
     runs, summaries, notes = {}, {}, []
     art = os.path.join(run_dir, "portable", "cache_artifacts.bin")
@@ -146,7 +146,7 @@ def run(args):
 def _finish(args, res, chart_runs, trace_dir, argv):
     res["artifacts"]["chart"] = write_chart(res["run_dir"], chart_runs)
     if not args.no_tlparse:
-        html = analyze.run_tlparse(trace_dir, os.path.join(res["run_dir"], "tlparse"))
+        html = run_tlparse(trace_dir, os.path.join(res["run_dir"], "tlparse"))
         if html:
             res["artifacts"]["tlparse"] = html
     if argv is not None and len(res["runs"]) < 2:

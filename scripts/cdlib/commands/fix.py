@@ -2,7 +2,8 @@
 import os
 import time
 
-from ..decide import analyze, compare, fixes
+from ..decide import compare, fixes
+from ..cmdline import command_line
 from ..run import proc, rundir
 from ..errors import CliError
 from ..show.output import emit
@@ -46,7 +47,7 @@ def _baseline(args, run_dir, jobs, deadline):
         for a in argv[1:2]:
             if a.endswith(".py") and not os.path.isfile(a):
                 raise CliError(f"{a}: not found from here; run fix in the directory the triage ran in")
-        tstr = analyze.target_string(argv)
+        tstr = command_line(argv)
         if not fixes.candidates(fixes.findings(base)):   # nothing to try: no control run (blind A/B batch 20: 111 s)
             proc.progress(f"baseline from {base['run_dir']}; no candidate fix to try, so no run")
             return argv, tstr, base, None
@@ -55,7 +56,7 @@ def _baseline(args, run_dir, jobs, deadline):
         res = fixes.run_parallel(jobs, tasks, deadline, lambda n, r: None)
         return argv, tstr, base, res.get("control")
     argv = proc.resolve_target(args.target)
-    tstr = analyze.target_string(argv)
+    tstr = command_line(argv)
     proc.progress(f"baseline and control runs of {tstr}; artifacts in {run_dir}")
     tasks = [(n, (lambda n: lambda t: fixes.run_trial(argv, os.path.join(run_dir, n), [], t, tstr))(n))
              for n in ("baseline", "control")]

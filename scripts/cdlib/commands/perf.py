@@ -143,10 +143,11 @@ def _run_model(args, spec, modes):
 def _run_script(args):
     argv = proc.resolve_target(args.target)
     run_dir = rundir.make(args.out, "perf")
-    from ..decide import analyze
-    tstr = analyze.target_string(argv)
+    from ..decide import runs
+    from ..cmdline import command_line
+    tstr = command_line(argv)
     proc.progress(f"running {tstr} traced")
-    rep = analyze.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=False)
+    rep = runs.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=False)
     eager = None
     if args.eager:
         proc.progress("running it again eagerly (force_eager stance)")

@@ -5,7 +5,8 @@ import shlex
 import sys
 
 from .. import EXAMPLES_DIR
-from ..decide import analyze
+from ..decide import analyze, runs
+from ..cmdline import command_line
 from ..decide.triage import classify_text
 from ..run import proc, rundir
 from ..read import trace
@@ -93,9 +94,9 @@ def run(args):
     target = args.target or [sys.executable, DEFAULT_EXAMPLE]
     argv = proc.resolve_target(target)
     run_dir = rundir.make(args.out, "triage")
-    tstr = analyze.target_string(argv)
+    tstr = command_line(argv)
     proc.progress(f"running {tstr} (timeout {args.timeout:.0f} s); artifacts in {run_dir}")
-    rep = analyze.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=not args.no_tlparse,
+    rep = runs.run_and_analyze(argv, run_dir, timeout=args.timeout, tlparse=not args.no_tlparse,
                                   eager_check=not args.no_eager_check, vs_eager=args.vs_eager, keep_on_interrupt=True)
     _emit(args, rep, tstr)
     if rep.interrupted:  # Ctrl-C: the report of what it did is written; exit as interrupted (130)

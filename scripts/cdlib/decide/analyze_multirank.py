@@ -5,7 +5,7 @@ import os
 import re
 import signal
 
-from . import analyze
+from ..read.frames import innermost_user, is_user_file, parse_exception, src_line
 
 COLLECTIVES = ("all_reduce", "all_gather", "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor",
                "broadcast", "barrier", "all_to_all", "all_to_all_single", "reduce", "gather", "scatter", "send",
@@ -73,7 +73,7 @@ def root_cause(ranks, launcher_root=None):
 
 
 def _no_exception(e):
-    """An error made from a failed exit without a traceback (analyze._errors: type "exit N")."""
+    """An error made from a failed exit without a traceback (analyze_errors._errors: type "exit N")."""
     return (e.type or "").startswith("exit ")
 
 
@@ -166,7 +166,7 @@ def trace_facts(tr):
     for e in started:
         if e.compile_id not in done and e.compile_id not in [o["compile_id"] for o in open_compiles]:
             frames = tr.frames(e.data.get("stack") if isinstance(e.data, dict) else None)
-            user = [f for f in frames if analyze.is_user_file(f[0]) and "rank_shim.py" not in f[0]]
+            user = [f for f in frames if is_user_file(f[0]) and "rank_shim.py" not in f[0]]
             where = user[-1] if user else (frames[-1] if frames else None)
             open_compiles.append({"compile_id": e.compile_id, "started_at": begun.get(e.compile_id),
                                   "function": where[2] if where else None,
@@ -221,9 +221,9 @@ def classify_stack(frames, shim_path=None):
     """(state, detail, user Location-ish dict) of a hung rank from its stack (innermost first)."""
     if not frames:
         return None, None, None
-    user = next((f for f in frames if analyze.is_user_file(f[0]) and f[0] != shim_path), None)
+    user = next((f for f in frames if is_user_file(f[0]) and f[0] != shim_path), None)
     uloc = {"file": user[0], "line": user[1], "function": user[2],
-            "code": analyze._src_line(user[0], user[1])} if user else None
+            "code": src_line(user[0], user[1])} if user else None
     imp = next((i for i, f in enumerate(frames) if f[0].startswith("<frozen importlib")), None)
     if imp is not None and not any(f[2] in COLLECTIVES for f in frames[:imp]):
         mod = next((f[0] for f in frames[:imp] if f[2] == "<module>"), None)  # innermost module being imported
@@ -413,10 +413,10 @@ def _ranks(rs):
 
 def _drop_shim_frames(rep, shim, stderr):
     """The shim is the outermost frame of every rank: never report it as the user's line."""
-    exc = analyze.parse_exception(stderr)
+    exc = parse_exception(stderr)
     frames = [f for f in (exc["frames"] if exc else []) if f.file != shim]
     for e in rep.errors:
         if e.location is not None and e.location.file == shim:
-            e.location = analyze.innermost_user(frames)
+            e.location = innermost_user(frames)
     for b in rep.graph_breaks:
         b.user_stack = [f for f in b.user_stack if f.file != shim]

@@ -8,6 +8,7 @@ import json
 import re
 
 from . import analyze, analyze_dynamo, knowledge
+from ..read.frames import is_user_file
 from ..read import trace as tracemod
 
 # Phases, in pipeline order. Each timed region (chromium_event B/E pair) is attributed to the phase of
@@ -361,9 +362,9 @@ def summarize(tr, wall_s=None, top=5):
         if not total and ph:
             total = sum(ph.values())
         frame_id = int(cid.lstrip("!").split("/")[-2]) if cid.count("/") else None
-        name, loc, wrapper = analyze._function_info(tr, frame_id) if frame_id is not None else (cid, None, None)
+        name, loc, wrapper = analyze_dynamo.function_info(tr, frame_id) if frame_id is not None else (cid, None, None)
         rows.append({"compile_id": cid, "function": name, "location": loc.short() if loc else None,
-                     "code": loc.code if loc else None, "user_code": bool(loc and analyze.is_user_file(loc.file)),
+                     "code": loc.code if loc else None, "user_code": bool(loc and is_user_file(loc.file)),
                      "total_s": _r(total), "frame_s": f["frame_compile_time_s"], "backward_s": f["backward_compile_time_s"],
                      "ops": f["ops"], "failed": f["failed"], "recompile": not cid.endswith("/0"),
                      "phases": ph, "caches": sorted(set(caches_by_cid.get(cid, []))),

@@ -7,7 +7,7 @@ import os
 import re
 import time
 
-from . import analyze, compare, knowledge
+from . import compare, knowledge, runs
 from ..run import proc
 from ..cmdline import clip, script_of
 
@@ -156,7 +156,7 @@ def run_trial(argv, trial_dir, steps, timeout, target_str):
            "TRITON_CACHE_DIR": os.path.join(trial_dir, "triton-cache")}
     if steps:
         env.update(proc.startup_env(trial_dir, steps))
-    rep = analyze.run_and_analyze(argv, trial_dir, timeout=timeout, env_add=env, tlparse=False)
+    rep = runs.run_and_analyze(argv, trial_dir, timeout=timeout, env_add=env, tlparse=False)
     d = rep.to_dict()
     d["status"], d["target"] = rep.status, target_str
     with open(os.path.join(trial_dir, "report.json"), "w", encoding="utf-8") as fh:

@@ -5,6 +5,7 @@ import os
 
 from ..run import proc
 from .minify_graph import exc_names, failure_of
+from .runs import run_and_analyze
 
 
 def run_target(argv, run_dir, tag, env, timeout, cwd=None, started=None):
@@ -14,29 +15,18 @@ def run_target(argv, run_dir, tag, env, timeout, cwd=None, started=None):
 
 
 def triage(argv, run_dir, env, timeout):
-    """One run with TORCH_TRACE (+ the dump env). Returns (category or None, error dict, ProcResult-ish)."""
+    """One run with TORCH_TRACE (+ the dump env), analysed. Returns (failure dict with its category, stderr path)."""
     tdir = os.path.join(run_dir, "triage")
     os.makedirs(tdir, exist_ok=True)
-    try:
-        from . import analyze
-    except Exception:   # triage not available: classify from the exception ourselves
-        analyze = None
-    if analyze is not None and hasattr(analyze, "run_and_analyze"):
-        try:
-            rep = analyze.run_and_analyze(argv, tdir, timeout=timeout, env_add=env, tlparse=False)
-        except TypeError:
-            rep = analyze.run_and_analyze(argv, tdir, timeout=timeout, env_add=env)
-        err = rep.errors[0] if rep.errors else None
-        fail = {"rc": rep.exit_code, "signal": rep.signal, "timed_out": rep.timed_out,
-                "type": err.type if err else None, "message": err.message if err else None,
-                "names": exc_names(err.type, err.message) if err else [], "duration_s": rep.duration_s,
-                "category": err.category if err else None, "title": err.title if err else None,
-                "location": err.location.short() if err and err.location else None}
-        stderr_path = rep.artifacts.get("stderr") or os.path.join(tdir, "target.stderr")
-        return fail, stderr_path
-    res, fail = run_target(argv, tdir, "target", env, timeout)
-    fail["category"] = None
-    return fail, res.stderr_path
+    rep = run_and_analyze(argv, tdir, timeout=timeout, env_add=env, tlparse=False)
+    err = rep.errors[0] if rep.errors else None
+    fail = {"rc": rep.exit_code, "signal": rep.signal, "timed_out": rep.timed_out,
+            "type": err.type if err else None, "message": err.message if err else None,
+            "names": exc_names(err.type, err.message) if err else [], "duration_s": rep.duration_s,
+            "category": err.category if err else None, "title": err.title if err else None,
+            "location": err.location.short() if err and err.location else None}
+    stderr_path = rep.artifacts.get("stderr") or os.path.join(tdir, "target.stderr")
+    return fail, stderr_path
 
 
 class Speculative:

@@ -1,6 +1,9 @@
 """triage --from-text: a pasted error or log classified without a run (knowledge rows), with PyTorch's
 own warning lines in it and the graph breaks it prints. No torch import."""
-from . import analyze, knowledge
+from . import knowledge
+from .analyze_dynamo import parse_graph_break
+from .analyze_errors import make_error
+from ..read.frames import parse_exception
 from .verdict import torch_warnings
 from ..cmdline import cli_command
 
@@ -9,14 +12,14 @@ def classify_text(text):
     """The result of `triage --from-text` for the pasted text: its error, the graph breaks it prints,
     PyTorch's warnings (text without an exception)."""
     found = []
-    exc = analyze.parse_exception(text)
+    exc = parse_exception(text)
     sig = next((s for s in ("SIGSEGV", "SIGABRT", "SIGBUS") if s in text), None)
-    err = analyze.make_error(exc, output=text, signal=sig, source="text")
+    err = make_error(exc, output=text, signal=sig, source="text")
     warned = []
     if exc is None and err.category == "user_error":
         # no exception in the text: the first row any of whose patterns occurs anywhere
         row = knowledge.classify_error(text, text)
-        err = analyze.make_error({"full_type": "text", "type": "text", "message": text.strip().splitlines()[0],
+        err = make_error({"full_type": "text", "type": "text", "message": text.strip().splitlines()[0],
                                   "frames": [], "block": text}, output=text, source="text")
         err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
         err.next_command = knowledge.render_command(row, cli_command(), None)
@@ -32,7 +35,7 @@ def classify_text(text):
                           " <your command>`), which measures what a log cannot show (graph breaks, recompiles, compiled vs eager).")
     found.append(err)
     # graph breaks / recompiles pasted from TORCH_LOGS output
-    breaks = [analyze.parse_graph_break(b) for b in _split_log_breaks(text)]
+    breaks = [parse_graph_break(b) for b in _split_log_breaks(text)]
     result = {"command": "triage --from-text", "run_dir": None, "status": "classified",
               "errors": [e.__dict__ | {"location": e.location.__dict__ if e.location else None} for e in found],
               "graph_breaks": [{"site": f"{b['site_file']}:{b['site_line']}", "gb_id": (b["gb_ids"] or [None])[0],

@@ -7,6 +7,7 @@ import shlex
 from . import proc, rundir
 from ..read import trace as tracemod
 from ..errors import CliError
+from ..cmdline import command_line
 
 
 def add_common(p, default_timeout=900):
@@ -18,11 +19,6 @@ def add_common(p, default_timeout=900):
                    help="compile with an empty Inductor cache inside the run dir (forces cache misses)")
     p.add_argument("--no-debug-dir", action="store_true",
                    help="don't set TORCH_COMPILE_DEBUG=1 (faster on big models; loses ir_pre/post_fusion dumps)")
-
-
-def target_string(argv):
-    from ..cmdline import command_line
-    return command_line(argv)
 
 
 def run(args, name, extra_env=None):
@@ -59,13 +55,13 @@ def run(args, name, extra_env=None):
             except (ValueError, OSError):
                 res = None
         return {"run_dir": src, "trace": tracemod.parse(tdir), "res": res, "argv": argv,
-                "target_str": target_string(argv) if argv else None,
+                "target_str": command_line(argv) if argv else None,
                 "stdout": "", "stderr": _read(os.path.join(src, "target.stderr")), "reused": True}
     argv = proc.resolve_target(args.target)
     run_dir = rundir.make(args.out, name)
     tdir = os.path.join(run_dir, "trace")
     os.makedirs(tdir, exist_ok=True)
-    tstr = target_string(argv)
+    tstr = command_line(argv)
     with open(os.path.join(run_dir, "target.txt"), "w") as f:
         f.write(tstr + "\n")
     env = {"TORCH_TRACE": tdir, "INDUCTOR_PROVENANCE": "1", "PYTHONUNBUFFERED": "1"}

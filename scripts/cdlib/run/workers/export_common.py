@@ -7,7 +7,8 @@ import os
 import re
 import traceback
 
-from cdlib.decide import analyze, knowledge
+from cdlib.decide import knowledge
+from cdlib.decide.analyze_errors import suggested_fixes
 from cdlib.errors import CliError
 
 SCRIPTS_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
@@ -152,7 +153,7 @@ def classify_exception(exc, strict):
         etn = getattr(et, "name", str(et))
         out["details"]["user_error_type"] = etn
         if etn == "CONSTRAINT_VIOLATION":
-            fixes = suggested_fixes(text)
+            fixes = suggested_fixes(str(text))
             out["details"]["suggested_fixes"] = fixes
             out["details"]["violations"] = [l.strip()[2:].strip() for l in text.splitlines()
                                             if l.strip().startswith("- ")]
@@ -181,7 +182,7 @@ def classify_exception(exc, strict):
         return out
     if is_cls("ConstraintViolationError"):
         out["cls"] = "specialized_dim" if "specialized it to be a constant" in text else "constraint_violation"
-        out["details"]["suggested_fixes"] = suggested_fixes(text)
+        out["details"]["suggested_fixes"] = suggested_fixes(str(text))
         return out
     tc = custom_op_class(f"{name}: {text}")
     if tc:  # the same custom-op classes as triage (knowledge/triage.yaml), with its fix
@@ -263,11 +264,6 @@ def _chain(exc):
         seen.append(e)
         e = e.__cause__ or e.__context__
     return seen
-
-
-def suggested_fixes(text):
-    """The lines under 'Suggested fixes:' of a constraint violation, e.g. ["b = Dim('b', min=5)"]."""
-    return analyze.suggested_fixes(str(text))
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,529 @@
+"""Errors of a target run -> report.ErrorInfo rows and their next steps: the failure's row in the
+triage table, the user's line, what the error's text says to do (custom ops' fake kernels, exports,
+data-dependent ops, accuracy). No torch import here."""
+import os
+import re
+
+from . import accuracy_check, knowledge, semantics, verdict
+from .analyze_dynamo import GB_URL_RE
+from .export import divisible_advice
+from ..run import proc
+from ..read.frames import innermost_user, is_user_file, loc as _loc, parse_exception, parse_py_frames, src_line as _src_line
+from ..cmdline import clip, cli_command, scripts_of, template_command
+from ..report import ErrorInfo
+
+# ---- errors -------------------------------------------------------------------------------
+
+# a row whose next step is triage of the same program: in a report of that program it would only repeat the
+# run (blind A/B: "Next 1" of a fullgraph error was the command just run); its sections below are that triage
+SAME_TRIAGE = "{cli} triage -- {target}"
+
+
+def make_error(exc, *, output="", signal=None, source="stderr", target_str=None, cli=None):
+    cli = cli or cli_command()
+    if exc:
+        signature = f"{exc['full_type']}: {exc['message']}\n{exc['block']}"
+        row = knowledge.classify_error(signature, output, signal)
+        loc = innermost_user(exc["frames"])
+        etype, message = exc["type"], exc["message"]
+    else:
+        row = knowledge.classify_error("", output, signal)
+        loc, etype, message = None, signal or "error", ""
+    if row["id"] == "mark_dynamic_specialized" and message:   # torch's sentence and the line where the sizes met
+        m = re.search(r"You marked \S+ as dynamic but your code specialized it to be a constant \(\d+\)", message)
+        frames = parse_py_frames(message[m.end():]) if m else []
+        if m:
+            message = m.group(0) + ("\n" + message if message else "")
+        if frames:   # torch's "User stack" after its sentence, outermost first: its last frame is where the sizes
+            loc = frames[-1]    # met (transformers' loss line in a BERT model, not its generic.py wrapper)
+    elif message and "from user code:" in message:  # Dynamo names the user line it was tracing
+        loc = innermost_user(parse_py_frames(message.split("from user code:", 1)[1])) or loc
+    elif loc is None and message:
+        loc = innermost_user(parse_py_frames(message))
+    gb_ids = [f"GB{int(x):04d}" for x in GB_URL_RE.findall(message or "")]
+    if loc is not None and loc.code is None and loc.line:
+        loc.code = _src_line(loc.file, loc.line)
+    if exc and row.get("side") == "user" and _read_empty_stdin(exc, loc):
+        row = knowledge.triage_row("stdin_eof")
+    inner = verdict.inner_error(etype, message)
+    if "CppCompileError" in f"{etype} {message}":   # the C++ compiler's own errors, with the generated lines
+        diags = cpp_diagnostics(output)
+        if diags:
+            inner = dict(inner or {}, compiler_errors=diags)
+    if exc and etype in ("SyntaxError", "IndentationError", "TabError") and loc is not None:
+        message = f"{message} ({os.path.basename(loc.file)}:{loc.line})"
+    nxt = knowledge.render_command(row, cli, target_str)
+    if target_str and row.get("command") == SAME_TRIAGE:   # the report being built is that triage
+        nxt = None
+    advice = knowledge.advice("cpp_compile_error") if (inner or {}).get("compiler_errors") else row.get("advice")
+    return ErrorInfo(type=etype, message=_first_lines(message, 6, 600), category=row["id"], title=row["title"],
+                     skill=row.get("skill"), next_command=nxt,
+                     advice=" ".join((advice or "").split()), location=loc, source=source,
+                     gb_id=gb_ids[0] if gb_ids else None, inner=inner, side=row.get("side", "compiler"),
+                     suggested_fixes=suggested_fixes(message))
+
+
+_CPP_DIAG_RE = re.compile(r"^(\S+\.(?:cpp|cxx|cc|h)):(\d+):(?:\d+:)? (error|note): (.+)$", re.M)
+
+
+def cpp_diagnostics(output, limit=2):
+    """The C++ compiler's first errors in a CppCompileError (g++/clang lines "<kernel>.cpp:189:26: error: ..."),
+    each with its line of the generated kernel and the note after it: [{file, line, message, code, note,
+    note_code}]. Blind A/B batch 14: the report said only "C++ compile error"; both arms grepped the output
+    and read the generated file to see the duplicate declaration."""
+    out, seen = [], set()
+    diags = list(_CPP_DIAG_RE.finditer(output or ""))
+    for i, m in enumerate(diags):
+        if m.group(3) != "error" or m.group(4) in seen:
+            continue
+        seen.add(m.group(4))
+        d = {"file": m.group(1), "line": int(m.group(2)), "message": m.group(4).strip(),
+             "code": _src_line(m.group(1), int(m.group(2)))}
+        nxt = diags[i + 1] if i + 1 < len(diags) else None
+        if nxt and nxt.group(3) == "note" and nxt.group(1) == m.group(1):
+            d.update(note=nxt.group(4).strip(), note_line=int(nxt.group(2)),
+                     note_code=_src_line(nxt.group(1), int(nxt.group(2))))
+        out.append(d)
+        if len(out) >= limit:
+            break
+    return out
+
+
+_STDIN_READ_RE = re.compile(r"\bsys\.stdin\b|(?<![\w.])input\s*\(|\bfileinput\.")
+
+
+def _read_empty_stdin(exc, loc):
+    """The program failed on a line that reads standard input, in a run that gave it none (no --stdin):
+    it got '' or end of file there (int(input()), json.loads(sys.stdin.read()), ...)."""
+    return bool(loc is not None and loc.code and _STDIN_READ_RE.search(loc.code)
+                and not os.environ.get(proc.STDIN_VAR) and exc["type"] in (
+                    "EOFError", "ValueError", "IndexError", "KeyError", "JSONDecodeError", "StopIteration"))
+
+
+def suggested_fixes(message):
+    """PyTorch's own "Suggested fixes:" lines of a constraint violation, verbatim."""
+    lines, out = (message or "").splitlines(), []
+    for i, ln in enumerate(lines):
+        if ln.strip() == "Suggested fixes:":
+            for m in lines[i + 1:]:
+                if not m.strip() or not m.startswith(" "):
+                    break
+                out.append(m.strip())
+            break
+    return out
+
+
+def _first_lines(text, n, limit):
+    keep = []
+    for ln in (text or "").splitlines():
+        if ln.strip():
+            keep.append(ln.rstrip())
+        if len(keep) >= n:
+            break
+    s = "\n".join(keep)
+    return s if len(s) <= limit else s[:limit - 1] + "…"
+
+
+# a line where the program printed a torch.compile exception it caught: "ERROR FailOnRecompileLimitHit: ..."
+# (torch.compile's own exceptions only: a caught IndexError of a skipped sample says nothing about compile)
+_CAUGHT_RE = re.compile(r"\b(?:torch\._dynamo\.exc\.\w+|torch\._inductor\.exc\.\w+|FailOnRecompileLimitHit|"
+                        r"RecompileLimitExceeded|RecompileError|Unsupported|BackendCompilerFailed|InductorError|"
+                        r"CppCompileError|TorchRuntimeError|InternalTorchDynamoError|UserError|"
+                        r"ConstraintViolationError)\b: ")
+
+
+def _errors(tr, res, stdout, stderr, target_str, cli):
+    errors = []
+    out_all = (stdout or "") + "\n" + (stderr or "")
+    if res is not None and res.timed_out:
+        row = knowledge.triage_row("timeout")
+        errors.append(ErrorInfo(type="Timeout", message=f"killed after {res.duration_s:.0f} s", category="timeout",
+                                title=row["title"], skill=row["skill"],
+                                next_command=knowledge.render_command(row, cli, target_str),
+                                advice=" ".join(row["advice"].split()), source="timeout"))
+        return errors
+    failed = res is not None and res.returncode not in (0, None)
+    exc = parse_exception(stderr)
+    if failed:
+        if res.signal:
+            errors.append(make_error(exc if exc and res.signal == "SIGABRT" else None, output=out_all,
+                                     signal=res.signal, source="signal", target_str=target_str, cli=cli))
+            errors[-1].type = res.signal if not exc else errors[-1].type
+            errors[-1].message = errors[-1].message or f"process killed by {res.signal}"
+        elif exc:
+            errors.append(make_error(exc, output=out_all, target_str=target_str, cli=cli))
+        else:
+            from ..run.workers.bisect_step import last_words   # the program's own last line, not a torch warning
+            tail = [last_words(stdout or "", stderr or "") or ""]
+            # no traceback: exceptions the program caught and printed itself (a gate logging
+            # "ERROR FailOnRecompileLimitHit: ..." per config; blind A/B batch 14) classify the failure
+            exc_of = lambda block: {"full_type": f"exit {res.returncode}", "type": f"exit {res.returncode}",  # noqa: E731
+                                    "message": "\n".join(tail), "frames": [], "block": block}
+            err = make_error(exc_of("\n".join(tail)), output=out_all, target_str=target_str, cli=cli)
+            caught = [ln.strip() for ln in out_all.splitlines() if _CAUGHT_RE.search(ln)][-20:]
+            if err.category == "user_error" and caught:   # the last line says nothing: what it caught may
+                hit = next((ln for ln in caught if knowledge.classify_error(ln)["id"] != "user_error"), None)
+                if hit:
+                    err = make_error(exc_of(hit), output=out_all, target_str=target_str, cli=cli)
+                    err.message = f"{err.message}\n(the program caught and printed: {clip(hit, 200)})"
+            row = knowledge.triage_row(err.category)
+            if row.get("scan_output") and not any(re.search(p, err.message or "") for p in row.get("patterns") or []):
+                # the row matched a line the program printed (a serving check that catches each failure and
+                # prints it): show that line, the last one printed
+                said = [ln.strip() for ln in out_all.splitlines() if any(re.search(p, ln) for p in row["patterns"])]
+                if said:
+                    err.message = f"{err.message}\n(the program printed: {clip(said[-1], 200)})"
+            errors.append(err)
+    # compile failures the program caught (or suppress_errors hid) still show in the trace
+    for e in tr.of("compilation_metrics"):
+        ft, fr = e.data.get("fail_type"), e.data.get("fail_reason")
+        if not ft or "RecompileLimit" in ft or re.search(r"recompile.?limit", fr or "", re.I):
+            continue
+        if ft.rsplit(".", 1)[-1] == "Unsupported" and any(
+                b.compile_id == e.compile_id for b in tr.artifacts("dynamo_graph_break_reason")):
+            continue  # a graph break that made Dynamo skip the frame: reported under graph breaks
+        # the same exception as one already reported: by type, or wrapped (InternalTorchDynamoError carries
+        # the inner ValueError, whose message the trace records; blind A/B batch 9 saw it listed again as the
+        # user's own error beside the "only fails compiled" verdict)
+        inner = (fr or "").strip().splitlines()[0] if (fr or "").strip() else ""
+        same = [x for x in errors if x.type == ft.rsplit(".", 1)[-1] or (len(inner) > 8 and inner in (x.message or ""))]
+        if same:
+            for x in same:
+                if not x.compile_id:
+                    x.compile_id = e.compile_id
+            continue
+        err = make_error({"full_type": ft, "type": ft.rsplit(".", 1)[-1], "message": fr or "", "frames": [],
+                          "block": ""}, target_str=target_str, cli=cli, source="trace")
+        if e.data.get("fail_user_frame_filename"):
+            err.location = _loc(e.data["fail_user_frame_filename"], e.data.get("fail_user_frame_lineno"))
+        err.compile_id = e.compile_id
+        errors.append(err)
+    return errors
+
+
+_OP_RE = re.compile(r"CustomOpDef\(([\w:.]+)\)|backward through ([\w.]+) but|op: torch\.ops\.([\w.]+)|for <OpOverload\(op='([\w:.]+)'")
+
+
+def _op_name(e):
+    m = _OP_RE.search((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
+    name = next((g for g in m.groups() if g), None) if m else None
+    if name and "::" not in name and name.count(".") >= 1:  # corpus.sq.default -> corpus::sq
+        ns, op = name.split(".")[:2]
+        name = f"{ns}::{op}"
+    return name or (e.inner or {}).get("op")
+
+
+# inductor's assert_size_stride (torch/csrc/dynamo/guards.cpp): the real output's size/stride first, then the
+# fake kernel's: "expected size 64==64, stride 128==1 at dim=1; ..."
+_SIZE_STRIDE_RE = re.compile(r"expected size (\d+)==(\d+), stride (\d+)==(\d+) at dim=(\d+)")
+
+def _bad_fake_step(e, op):
+    """The fix of a fake kernel whose output strides (or sizes) differ from the real kernel's, read from
+    inductor's size/stride check; None when the message has no such check."""
+    found = _SIZE_STRIDE_RE.findall((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
+    if not found or not op or op.startswith("aten"):   # torch's own op: not a custom op's registration
+        return None
+    name = op
+    dims = ", ".join(f"dim {d}: real {rs} vs fake {fs}" for _, _, rs, fs, d in found[:4])
+    if all(rz == fz for rz, fz, *_ in found):
+        # which side is row-major (strides falling with the dim) over the dims reported
+        desc = lambda v: all(a >= b for a, b in zip(v, v[1:]))   # noqa: E731
+        real, fake = [int(f[2]) for f in found], [int(f[3]) for f in found]
+        if desc(real) and not desc(fake):
+            how = ("the real kernel returns a new contiguous tensor (numpy, .contiguous()) while the fake copies "
+                   "its input's layout (torch.empty_like(x) on a transposed or sliced input): return "
+                   "x.new_empty(x.shape) from the fake")
+        elif desc(fake) and not desc(real):
+            how = ("the fake promises a contiguous tensor while the real kernel returns its input's layout (a "
+                   "clone or view of a transposed input): return .contiguous() from the real kernel, or "
+                   "torch.empty_like(x) from the fake")
+        else:
+            how = "make the fake build its output with the strides the real kernel returns"
+        return (f"the fake kernel of {name} promises other strides than its real kernel returns ({dims}): {how}. "
+                "opcheck with contiguous samples only passes, so add a non-contiguous one: "
+                f"torch.library.opcheck(op, (x.transpose(1, 2),)). Then note that {knowledge.advice('stale_compile_cache')}")
+    sizes = ", ".join(f"dim {d}: real {rz} vs fake {fz}" for rz, fz, _, _, d in found[:4] if rz != fz)
+    return (f"the fake kernel of {name} promises other sizes than its real kernel returns ({sizes}): compute the "
+            "output shape in the fake kernel as the real one does; check with torch.library.opcheck(op, args). "
+            f"Then note that {knowledge.advice('stale_compile_cache')}")
+
+
+_BUILTIN_BACKENDS = ("inductor", "aot_eager", "aot_eager_decomp_partition", "eager", "cudagraphs", "tvm", "onnxrt",
+                     "openxla", "aot_inductor", "ipex")
+
+
+
+def compile_data_dependent(e):
+    """A data-dependent guard error raised under torch.compile (not torch.export)."""
+    return e.category == "data_dependent_guard" and not re.search(
+        r"\bexport\w*\(", (e.location.code or "") if e.location else "") and "torch/export/" not in (e.message or "")
+
+
+def _read_text(path):
+    """A run's output file as text ("" when there is none)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(2_000_000)
+    except (OSError, TypeError):
+        return ""
+
+
+def _eager_printed_lines(rep, ev):
+    """How many lines the run without torch.compile printed before its failure, counted as verdict.tail counts
+    the compiled run's (rep.printed_lines): its traceback and torch's text after it left out."""
+    return verdict.tail(_read_text(rep.artifacts.get("eager_check_stdout")),
+                        _read_text(rep.artifacts.get("eager_check_stderr")),
+                        (ev.get("message") or "").strip().split("\n")[0] or None)[1]
+
+
+def _program_files(rep):
+    """The program's scripts (every .py its command runs) and the modules of its own that they import."""
+    return list(dict.fromkeys(f for s in scripts_of(rep.command or []) for f in [s] + _local_imports(s)))
+
+
+def _export_calls(rep, err):
+    """[(path, line, call)] of the torch.export calls in the program's scripts and their own imports, for a
+    program that exports and never compiles, whose failure is not at a line above its export call in the same
+    file (a data-loading bug before the export is not about export; review of batch 19)."""
+    from ..read import never_ran
+    files = _program_files(rep)
+    calls = never_ran.exports(files)
+    if not calls or never_ran.compile_calls(files):
+        return []
+    loc = err.location
+    same = [line for p, line, _ in calls if loc is not None and os.path.realpath(p) == os.path.realpath(loc.file)]
+    if same and loc.line and loc.line < min(same):
+        return []
+    return calls
+
+
+def _fake_kernels(rep):
+    from ..read import never_ran
+    return never_ran.fake_kernels(_program_files(rep))
+
+
+def _error_steps(rep, target_str, cli):
+    """Next steps for the errors, routed by the verdict: only compile-only failures go to
+    bisect/minify; a failure that happens without torch.compile too goes to the user's line."""
+    v = rep.verdict or {}
+    kind, ev = v.get("kind"), v.get("eager") or {}
+    steps = []
+    for i, e in enumerate(rep.errors):
+        inner = e.inner or {}
+        msg = _first_lines(inner.get("message") or e.message, 1, 200)
+        at = v.get("location") if i == 0 and v.get("location") else (
+            f"{os.path.basename(e.location.file)}:{e.location.line}" if e.location and e.location.line else None)
+        op = _op_name(e) if e.side == "custom_op" else None
+        if i == 0 and kind in verdict.USER_SIDE:
+            if e.category == "syntax_error":
+                why = f"fix the syntax error at {at}: {re.sub(r' [(][^()]*:[0-9]+[)]$', '', msg)}"
+            else:
+                etype = inner.get("type") or e.type
+                if kind == "fails_eager_too" and ev.get("type") and ev.get("message") \
+                        and not re.match(r"SIG|exit ", ev["type"]):
+                    # the run without torch.compile words it plainly (an IndexError, not generated code's bounds check)
+                    etype, msg = ev["type"], _first_lines(ev["message"], 1, 200)
+                why = (f"fix your program{' at ' + at if at else ''}: {etype}{': ' + msg if msg else ''} "
+                       f"({'it fails the same way without torch.compile' if kind == 'fails_eager_too' else 'torch.compile never ran'}; "
+                       "no compiler bisect needed)")
+                if v.get("export_call"):
+                    why += f"; the program uses torch.export ({v['export_call']}): {knowledge.advice('export_semantics')}"
+                if e.category == "aoti_input_mismatch":
+                    why = f"{e.title} ({(v.get('aoti_inputs') or {}).get('mismatch')}): {e.advice}"
+                if e.side == "custom_op":
+                    why += f"; {e.title.lower()}" + (f" ({op})" if op else "") + \
+                        ": register it, then check the op with torch.library.opcheck(op, args)"
+                if e.category == "export_specialized_input":   # the fix is where it was exported, not the call
+                    from ..read import never_ran
+                    at_export = ", ".join(list(dict.fromkeys(
+                        f"{os.path.basename(p)}:{ln} `{call}(...)`" for p, ln, call in never_ran.exports(
+                            _program_files(rep)) if call.split(".")[-1] in ("export", "draft_export")))[:2])
+                    guard = re.search(r"Guard failed: \S+ == \d+", e.message or "")
+                    why = (f"{e.title}: {guard.group(0) if guard else msg}. The fix is the dynamic_shapes of the export"
+                           + (f" ({at_export})" if at_export else "") + f", not the line that called it: {e.advice}")
+            steps.append({"why": why, "skill": "export" if v.get("export_call") else
+                          e.skill if e.side in ("user", "custom_op") else "overview", "command": None})
+            continue
+        if e.side == semantics.SIDE:   # a by-design difference: its fix is in semantics.steps(), no bisect
+            continue
+        if i == 0 and kind == "different_failure_eager" and ev.get("frame") and ev.get("type") \
+                and not re.match(r"SIG|exit ", ev["type"]) \
+                and _eager_printed_lines(rep, ev) <= rep.printed_lines:
+            # the run without torch.compile fails at a line of the program and got no further than the compiled run
+            # (past it, the two are other bugs): that failure first, as the Route says (torch 2.11: -100 in the input
+            # ids segfaults the compiled CPU kernel, which checks no bounds there, and raises IndexError eagerly)
+            steps.append({"why": f"fix the failure without torch.compile first, at {ev.get('location')}: {ev['type']}: "
+                                 f"{_first_lines(ev.get('message') or '', 1, 200)}; then triage again (the compiled "
+                                 "failure may be the same bug: generated code may not check what eager checks, e.g. "
+                                 "an index out of range)", "skill": "overview", "command": None})
+        if i == 0 and kind == "compile_only" and (e.source == "signal" or rep.signal) and rep.graphs:
+            # compiled code ran (a graph), so a fake kernel may have sized it (review: not for 0 graphs)
+            fakes = _fake_kernels(rep)
+            if fakes:   # a crash only compiled, and the program declares output shapes itself: check those first
+                where_ = ", ".join(f"{os.path.basename(p)}:{ln} ({name})" for p, ln, name in fakes[:3])
+                steps.append({"why": f"the program registers fake kernels ({where_}): compiled code is sized by "
+                                     "them, so one that returns another shape than the real kernel makes it read or "
+                                     "write out of bounds and crash where eager passes. Check each against the real "
+                                     "op on inputs like the failing ones (torch.library.opcheck passes only for the "
+                                     "inputs it is given): an output whose length depends on the data needs "
+                                     "torch.library.get_ctx().new_dynamic_size() in the fake kernel. Bisect only "
+                                     "if they match", "skill": None, "command": None})
+        if e.side == "custom_op":
+            fix = {"custom_op_no_fake": "register a fake kernel (register_fake)",
+                   "custom_op_no_autograd": "register a backward (register_autograd)",
+                   "custom_op_bad_fake": "make the fake kernel return the real kernel's shape/dtype",
+                   "custom_op_mutates_args": "declare every mutated input in mutates_args"}.get(e.category, e.title)
+            why = f"{fix} for {op or 'the custom op'}, then check it with torch.library.opcheck(op, args)"
+            if e.category == "custom_op_bad_fake":
+                why = _bad_fake_step(e, op) or why
+            steps.append({"why": why, "skill": e.skill, "command": None})
+            continue
+        if e.category == "dynamo_internal_error" and kind == "compile_only" and e.location and e.location.code \
+                and is_user_file(e.location.file):   # a line to repro alone before any minifier (batch 13)
+            steps.append({"why": knowledge.advice("dynamo_crash_at_line", at=at, code=clip(e.location.code.strip(), 100),
+                                                  msg=msg),
+                          "skill": e.skill, "command": e.next_command})
+            continue
+        if inner.get("backend") and inner["backend"] not in _BUILTIN_BACKENDS and e.location \
+                and is_user_file(e.location.file):
+            steps.append({"why": f"your own backend '{inner['backend']}' raised {inner.get('type')} at {at}: {msg}; "
+                                 "fix it there (torch.compile's own backends are not involved)",
+                          "skill": None, "command": None})
+            continue
+        if compile_data_dependent(e):
+            # only where the read is transformers' own line ("Caused by: <code>  # transformers/...py:N")
+            caused = re.search(r"Caused by: (.*# transformers/\S+)", e.message or "")
+            lib = [x["setting"] for x in knowledge.library_settings("transformers", caused.group(1))] if caused else []
+            steps.append({"why": f"a library setting avoids it: {' '.join(lib[0].split())}" if lib
+                                 else knowledge.advice("data_dependent_under_compile"), "skill": "trace-dynamo",
+                          "command": None})
+            continue
+        if e.category == "torch_internal_error":   # torch's own code raised: a known cause's fix, else its line
+            steps.append({"why": f"{e.title}: " + (e.advice if inner.get("known") else "read torch's message and "
+                                 "that line (a setting of yours it checks?); work around it, try a newer torch, "
+                                 "report it with a minimal repro"),
+                          "skill": None if inner.get("known") else e.skill, "command": None})
+            continue
+        if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
+            steps.append({"why": e.advice, "skill": e.skill, "command": None})
+            continue
+        divisible = divisible_advice(e.suggested_fixes)   # a divisibility the model may itself need
+        if divisible:
+            steps.append({"why": divisible, "skill": e.skill, "command": None})
+            continue
+        if e.suggested_fixes:
+            steps.append({"why": "apply PyTorch's suggested fix: " + "; ".join(e.suggested_fixes[:3]),
+                          "skill": e.skill, "command": e.next_command})
+            continue
+        if i == 0 and v.get("accuracy"):   # measured (accuracy_check.apply): its verdict routes
+            steps.append(_accuracy_step(v["accuracy"], e, at, cli, target_str))
+            continue
+        if i == 0 and kind == "compile_only" and e.side == "user" and verdict.python_value_error(e):
+            compiled = ", ".join(f"`{g.function}`" + (f" ({os.path.basename(g.location.file)}:{g.location.line})"
+                                                      if g.location else "") for g in rep.graphs[:3]) or "?"
+            steps.append({"why": f"{e.type}: only fails compiled, on a Python value ({_first_lines(e.message, 1, 120)}); "
+                                 f"no accuracy check. {e.advice}" + (f" Compiled here: {compiled}; bisect's first step "
+                                 "is that backend=\"eager\" run" if e.next_command else ""),
+                          "skill": "bisect", "command": e.next_command})
+            continue
+        if i == 0 and kind == "compile_only" and e.side in ("user", "custom_op") and \
+                any(r["id"] == e.category and r.get("only_compiled") for r in knowledge.triage_rows()):
+            # the row explains why the user's code fails only compiled (knowledge/triage.yaml only_compiled)
+            steps.append({"why": f"{e.type}: {e.title}" + (f" at {at}" if at else "") + f": {e.advice}",
+                          "skill": e.skill, "command": None})
+            continue
+        if i == 0 and kind == "compile_only" and e.side == "user":
+            steps.append({"why": f"{e.type}: only fails compiled, not measured yet: torch's accuracy check (one run) "
+                                 "tells rounding from a compiled graph that computes differently",
+                          "skill": "bisect", "command": template_command("{cli} accuracy -- {target}", target_str)
+                          if target_str else None})
+            continue
+        if e.side == "user" and not e.next_command:
+            steps.append({"why": f"{e.type}: {e.title}" + (f" at {at}" if at else "") + f": {msg}",
+                          "skill": e.skill, "command": None})
+            continue
+        same = not e.next_command and any(r["id"] == e.category and r.get("command") == SAME_TRIAGE
+                                          for r in knowledge.triage_rows())
+        steps.append({"why": f"{e.type}: {e.title}" + ("; the graph breaks and recompiles below are what it is "
+                                                        "about: fix them there" if same else ""),
+                      "skill": e.skill, "command": e.next_command})
+    return steps
+
+
+def _accuracy_step(acc, e, at, cli, target_str):
+    """The next step a measurement decided: fix the gate (rounding), bisect (a measured miscompile), or
+    the cheapest step that can decide (not measured)."""
+    if acc.get("emulate_precision_casts") == "passes":
+        return {"why": e.advice, "skill": "trace-inductor", "command": None}
+    if acc["verdict"] == "rounding":
+        return {"why": f"rounding, measured (not a compiler bug): fix the output check{' at ' + at if at else ''}, "
+                       f"no bisect. Gate that fits: {acc['gate']}", "skill": None, "command": None}
+    if acc["verdict"] == "miscompile":
+        return {"why": f"{acc['summary']} → bisect names the layer, pass and op", "skill": "bisect",
+                "command": e.next_command}
+    if acc["verdict"] == "noise":
+        return {"why": f"{acc['summary']}. {knowledge.advice('noise_output')}",
+                "skill": None, "command": None}
+    why, _ = accuracy_check.next_command(acc["next"], cli, target_str or "<your command>")
+    if acc.get("int_sites"):
+        why = f"made from floats at {'; '.join(acc['int_sites'])}: {why}"
+    return {"why": f"{acc['summary']}; {why}", "skill": "bisect" if acc["next"] == "bisect" else None,
+            "command": e.next_command}
+
+
+def _local_imports(path):
+    """The program's own modules a script imports (`import kv_ops`, `from kv_ops import ...` next to it): a
+    custom op registered there fails the script without a traceback into it (blind A/B: a KV-cache op in
+    kv_ops.py, a bare exit in generate.py)."""
+    import ast
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level]
+    here = os.path.dirname(os.path.abspath(path))
+    out = []
+    for name in dict.fromkeys(names):
+        cand = os.path.join(here, *name.split(".")) + ".py"
+        if os.path.isfile(cand):
+            out.append(cand)
+    return out
+
+
+def _custom_op_mutation(files):
+    """(op name, Location, arg) of a custom op declared with mutates_args=() whose body changes an
+    argument in place (x.add_(...), x[...] = ..., x.copy_(...)); None when there is none."""
+    import ast
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            for dec in fn.decorator_list:
+                if not (isinstance(dec, ast.Call) and getattr(dec.func, "attr", getattr(dec.func, "id", "")) == "custom_op"):
+                    continue
+                kw = {k.arg: k.value for k in dec.keywords}
+                ma = kw.get("mutates_args")
+                if not (isinstance(ma, (ast.Tuple, ast.List, ast.Set)) and not ma.elts):
+                    continue
+                params = {a.arg for a in fn.args.args}
+                for node in ast.walk(fn):
+                    tgt = None
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                            and node.func.attr.endswith("_") and not node.func.attr.startswith("_") \
+                            and isinstance(node.func.value, ast.Name) and node.func.value.id in params:
+                        tgt = node.func.value.id
+                    elif isinstance(node, (ast.Assign, ast.AugAssign)):
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in params:
+                                tgt = t.value.id
+                    if tgt:
+                        name = dec.args[0].value if dec.args and isinstance(dec.args[0], ast.Constant) else fn.name
+                        return name, _loc(path, node.lineno, fn.name), tgt
+    return None

@@ -1,0 +1,357 @@
+"""A triage run: the user's command run ONCE with TORCH_TRACE into the run dir, analysed into a
+report.Report, and the extra runs that measure a failure (the program without torch.compile, a second
+eager run, the AOTInductor input check, precision casts, torch's accuracy check). No torch import here."""
+import os
+import re
+
+from . import accuracy_check, knowledge, semantics, verdict
+from .analyze import _next_steps, analyze, apply_verdict, compile_switches
+from .analyze_errors import _first_lines, _local_imports, _program_files, _read_text, compile_data_dependent
+from ..run import proc
+from ..read import trace as tracemod
+from ..read.frames import innermost_user, parse_exception, parse_py_frames, strip_rank_prefix
+from ..cmdline import clip, cli_command, command_line, script_of as _script_of
+
+LOW_PRECISION = ("float16", "bfloat16")
+
+
+def _check_precision_casts(rep, argv, run_dir, timeout, env_add):
+    """A measured miscompile in a float16/bfloat16 graph: one more run with emulate_precision_casts.
+    Inductor computes a fused chain of low-precision ops in fp32 and rounds once at the store, where
+    eager rounds after every op: code that relies on an op overflowing to inf (nan_to_num, an isinf
+    check) sees a finite fp32 value compiled (blind A/B batch 8; pytorch#183761 closed as intended).
+    Passing with the flag on is that difference, not a bug to bisect."""
+    acc = (rep.verdict or {}).get("accuracy") or {}
+    if acc.get("verdict") != "miscompile" or not set(acc.get("dtypes") or ()) & set(LOW_PRECISION):
+        return
+    proc.progress("the failing graph computes in float16/bfloat16: one more run with "
+                  "TORCHINDUCTOR_EMULATE_PRECISION_CASTS=1 (eager's rounding after every op)")
+    r = proc.run(argv, env_add={**(env_add or {}), "TORCHINDUCTOR_EMULATE_PRECISION_CASTS": "1", "TORCH_TRACE": None},
+                 timeout=timeout, stdout_path=os.path.join(run_dir, "precision_casts.stdout"),
+                 stderr_path=os.path.join(run_dir, "precision_casts.stderr"))
+    acc["emulate_precision_casts"] = "passes" if r.ok else ("timed out" if r.timed_out else f"fails (exit {r.returncode})")
+    if r.ok:
+        e = rep.errors[0]
+        e.category, e.side, e.skill = "low_precision_fusion", "user", "trace-inductor"
+        e.title = "Compiled low-precision math rounds differently from eager (measured: passes with emulate_precision_casts)"
+        e.advice = (f"{acc['summary']}, but the program passes with TORCHINDUCTOR_EMULATE_PRECISION_CASTS=1 (one more "
+                    "run): Inductor fuses float16/bfloat16 ops and computes them in fp32, rounding once at the store, "
+                    "where eager rounds after every op. By design (closer to fp64; pytorch#183761): code that relies on "
+                    "an op overflowing or rounding in low precision (nan_to_num or an isinf check after x*x, a clamp "
+                    "placed after the overflow) sees another value compiled. Make the intent explicit (clamp to the "
+                    "dtype's range before storing, or compute that part in float32), or set "
+                    "torch._inductor.config.emulate_precision_casts = True. No bisect.")
+        e.next_command = None
+
+
+_RERUN_RE = re.compile(r"^(.*? (?:bisect|minify)(?: --stdin (?:'[^']*'|\S+))?)(?: --bad-if-exception \S+)? -- .+$")
+
+
+def _reuse_this_run(rep, run_dir):
+    """bisect/minify next commands read this triage run (--from RUN_DIR: its command, classification
+    and bad-if signature) instead of running the program again to classify it."""
+    def sub(cmd):
+        m = _RERUN_RE.match(cmd or "")
+        return f"{m.group(1)} {command_line(['--from', run_dir])}" if m else cmd
+    for e in rep.errors:
+        e.next_command = sub(e.next_command)
+        if compile_data_dependent(e):   # the row's export route does not apply to a torch.compile run
+            e.skill, e.next_command, e.advice = "trace-dynamo", None, knowledge.advice("data_dependent_under_compile")
+    fix_given = False
+    for st in rep.next_steps:
+        st["command"] = sub(st.get("command"))
+        # graph breaks / recompiles: `fix --from` re-runs the program with each no-code-edit fix and
+        # measures it (one run covers every finding, so the command goes on the first such step)
+        if st.get("fixable") and not st["command"] and not fix_given and run_dir:
+            if st.get("code_edit") and rep.command:
+                # an edit of the user's own line is the usual fix: say how to check it in one call
+                st["why"] += (f"; after the edit: `{cli_command('compare', run_dir, '--', *rep.command)}`"
+                              "; config-only fixes, measured:")
+            st["command"] = cli_command("fix", "--from", run_dir)
+            fix_given = True
+        elif st.get("edit_only") and rep.command and run_dir and "after the edit" not in st["why"]:
+            st["why"] += f"; after the edit: `{cli_command('compare', run_dir, '--', *rep.command)}`"
+
+
+MEASURED = ("accuracy_mismatch", "user_error")
+
+
+def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlparse=True, eager_check=False,
+                    vs_eager=False, keep_on_interrupt=False):
+    """Run the target once with TORCH_TRACE into <run_dir>/trace; return the Report. When it fails
+    (not on timeout), eager_check re-runs it once with compilation off for the verdict. vs_eager: run it
+    without compilation in any case (or reuse the eager check's run) and compare what both print. On
+    Ctrl-C, keep_on_interrupt returns the report of what it did until then (rep.interrupted)."""
+    trace_dir = os.path.join(run_dir, "trace")
+    os.makedirs(trace_dir, exist_ok=True)
+    env = {"TORCH_TRACE": trace_dir, "PYTHONUNBUFFERED": "1"}
+    env.update(env_add or {})
+    res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, f"{tag}.stdout"),
+                   stderr_path=os.path.join(run_dir, f"{tag}.stderr"), keep_on_interrupt=keep_on_interrupt)
+    stdout, stderr = res.read_stdout(limit=2_000_000), strip_rank_prefix(res.read_stderr(limit=2_000_000))
+    rep = analyze(trace_dir, command=argv, run_dir=run_dir, res=res, stdout=stdout, stderr=stderr,
+                  target_str=command_line(argv))
+    rep.artifacts.update({"stdout": res.stdout_path, "stderr": res.stderr_path, "trace_dir": trace_dir})
+    failed = res.returncode not in (0, None) and rep.errors and rep.errors[0].message
+    rep.printed_tail, rep.printed_lines = verdict.tail(
+        stdout, stderr, rep.errors[0].message.strip().splitlines()[0] if failed and rep.errors[0].message.strip() else None)
+    rep.torch_warnings = verdict.warnings_with_rows(stderr)
+    if rep.errors and not res.timed_out and res.returncode not in (0, None):
+        def run_eager():
+            proc.progress("the compiled run failed; running it once more without torch.compile (eager check)")
+            r = verdict.run_eager(argv, run_dir, timeout=timeout, env_add=env_add)
+            rep.artifacts.update({"eager_check_stdout": r.stdout_path, "eager_check_stderr": r.stderr_path})
+            return r, r.read_stderr(limit=2_000_000)
+        apply_verdict(rep, stderr, target_str=command_line(argv), run_eager_fn=run_eager if eager_check else None)
+        if eager_check and (rep.verdict or {}).get("kind") == "compile_only" \
+                and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0]):
+            # fails only compiled, no specific class: a miscompile or rounding? one run measures every graph
+            proc.progress("only the compiled run fails, and no error class explains it; one more run under torch's "
+                          "accuracy check (every compiled graph vs eager and fp64, RMSE rule): miscompile or rounding?")
+            adir = os.path.join(run_dir, "accuracy_check")
+            chk = accuracy_check.run(argv, adir, timeout=timeout, env_add=env_add)
+            accuracy_check.apply(rep, chk, adir, (cli_command(), command_line(argv)))
+            rep.artifacts["accuracy_check"] = adir
+            _check_precision_casts(rep, argv, run_dir, timeout, env_add)
+            rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+    if eager_check and rep.errors and not res.timed_out and not res.interrupted and res.returncode not in (0, None):
+        _check_aoti_inputs(rep, argv, run_dir, timeout, env_add)
+    # the accuracy check found no numeric cause and the eager check's output is already here: compare them now
+    # (no run) instead of offering --vs-eager as the next step (blind A/B batch 16: one call each time)
+    eager_out = rep.artifacts.get("eager_check_stdout")
+    compared = ((rep.verdict or {}).get("accuracy") or {}).get("next") == "vs_eager" and eager_out \
+        and os.path.exists(eager_out)
+    if (vs_eager or compared) and not res.timed_out and not res.interrupted:
+        _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add)
+    _reuse_this_run(rep, run_dir)
+    if os.environ.get("TORCH_TRACE"):
+        rep.notes.append("your TORCH_TRACE was overridden for this run (the trace is in the run dir)")
+    if tlparse and not res.interrupted:
+        html = run_tlparse(trace_dir, os.path.join(run_dir, "tlparse"))
+        if html:
+            rep.artifacts["tlparse"] = html
+    return rep
+
+
+def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
+    """A failing program that loads an AOTInductor package runs once more with AOTI_RUNTIME_CHECK_INPUTS=1: the
+    package checks its inputs' sizes, strides, dtype and device only then, and computes on silently without it
+    (blind A/B batch 21: channels-last frames into a package built from a contiguous example, 23% agreement with
+    eager, read as "failed before torch.compile ran" with export's train-mode advice). The check's error, or
+    that it passed, goes into the verdict."""
+    from ..read import never_ran
+    if "1" in (os.environ.get("AOTI_RUNTIME_CHECK_INPUTS"), (env_add or {}).get("AOTI_RUNTIME_CHECK_INPUTS")):
+        return
+    loads = never_ran.aoti_loads(_program_files(rep))
+    e0 = rep.errors[0]
+    # only a failure that a package computing on a wrong layout can cause: an output check, or a crash (review: a
+    # KeyError or a missing directory after a package call that worked was re-labelled an input mismatch, as the
+    # check also rejects inputs that work, e.g. batch 1 under a dynamic batch dim's lower bound of 2)
+    if not loads or not (rep.signal or accuracy_check.is_output_check(
+            e0.type, "\n".join([e0.message or ""] + list(rep.printed_tail or [])))):
+        return
+    proc.progress("the program loads an AOTInductor package, which checks its inputs only when asked: running it "
+                  "once more with AOTI_RUNTIME_CHECK_INPUTS=1")
+    env = dict(env_add or {}, PYTHONUNBUFFERED="1", TORCH_TRACE=None, AOTI_RUNTIME_CHECK_INPUTS="1")
+    r = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, "aoti_check.stdout"),
+                 stderr_path=os.path.join(run_dir, "aoti_check.stderr"))
+    rep.artifacts.update({"aoti_check_stdout": r.stdout_path, "aoti_check_stderr": r.stderr_path})
+    text = r.read_stderr(limit=2_000_000)
+    # sizes within a dynamic range ("dim value is too small ... >= 2") are left out: batch 1 runs correctly below
+    # the exported lower bound; a static size, a stride, a dtype or a device that differs is read wrong
+    m = re.search(r"input_handles\[\d+\]: unmatched (?:stride value|dtype|device|dim value)[^\n]*", text)
+    call_at = innermost_user(parse_py_frames(text)) if m else None   # the program's line that called the package
+    path, line, call = next((x for x in loads if call_at and os.path.realpath(x[0]) == os.path.realpath(call_at.file)),
+                            loads[0])
+    rep.verdict = rep.verdict or {}
+    rep.verdict["aoti_inputs"] = {"load": f"{os.path.basename(path)}:{line} `{call}(...)`", "exit_code": r.returncode,
+                                  "timed_out": r.timed_out, "mismatch": m.group(0).strip() if m else None,
+                                  "call": f"{os.path.basename(call_at.file)}:{call_at.line}" + (
+                                      f" `{clip(call_at.code, 80)}`" if call_at.code else "") if call_at else None}
+    if not m:
+        return
+    row, err = knowledge.triage_row("aoti_input_mismatch"), rep.errors[0]
+    err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row.get("side", "user")
+    err.advice, err.next_command = " ".join(row["advice"].split()), None
+    rep.verdict.pop("export_call", None)   # the package's input, not the export's module mode
+    ai = rep.verdict["aoti_inputs"]
+    rep.verdict["summary"] = (f"the AOTInductor package ({ai['load']}) was called" + (f" at {ai['call']}" if ai["call"]
+                              else "") + " with an input unlike the one it was built for: with "
+                              "AOTI_RUNTIME_CHECK_INPUTS=1 it stops at "
+                              f"`{clip(m.group(0).strip(), 160)}`; without it, it computes on silently")
+    rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+
+
+def _small_numeric(cmp, rel=0.01):
+    """Every difference is a number within `rel` of eager's, on at most 5 lines (what a failing check prints
+    differs a little between two runs of a wrong program); a large difference is still measured."""
+    if not cmp.get("differ") or cmp["differ"] > 5 or len(cmp.get("first") or []) < cmp["differ"]:
+        return False
+    for f in cmp["first"]:
+        m = re.match(r"(-?[\d.]+(?:e[-+]?\d+)?) vs (-?[\d.]+(?:e[-+]?\d+)?)", f.get("why") or "")
+        if not m:
+            return False
+        a, b = float(m.group(1)), float(m.group(2))
+        if abs(a - b) > rel * max(abs(a), abs(b)):
+            return False
+    return True
+
+
+def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
+    """triage --vs-eager: the program's stdout compiled vs eager, line by line (the eager check's run when
+    there was one); a difference goes first in the next steps."""
+    path = rep.artifacts.get("eager_check_stdout")
+    if path and os.path.exists(path):
+        eres = None
+    else:
+        proc.progress("--vs-eager: running the program once more without torch.compile to compare its output")
+        eres = verdict.run_eager(argv, run_dir, timeout=timeout, env_add=env_add)
+        rep.artifacts.update({"eager_check_stdout": eres.stdout_path, "eager_check_stderr": eres.stderr_path})
+        path = eres.stdout_path
+
+    dtypes = accuracy_check.graph_dtypes(rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace"))
+    cmp = verdict.compare_outputs(verdict.printed(stdout, _read_text(rep.artifacts.get("stderr"))),
+                                  verdict.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr"))), dtypes)
+    ev = (rep.verdict or {}).get("eager") or {}
+    cmp["eager_exit_code"] = eres.returncode if eres is not None else ev.get("exit_code")
+    cmp["eager_timed_out"] = bool(eres.timed_out if eres is not None else ev.get("timed_out"))
+    failed = rep.exit_code not in (0, None)
+    if not cmp["differ"] and failed and cmp["eager_exit_code"] not in (0, None):
+        # both runs fail alike: a check inside the program that compares two of its own runs fails either way
+        # (blind A/B batch 9: "the same output" read as parity, where the program's parity gate failed both ways)
+        cmp["verdict"] += (f"; both runs fail (compiled exit {rep.exit_code}, eager exit {cmp['eager_exit_code']}): "
+                           "whatever the program checks fails without torch.compile too")
+    rep.vs_eager = cmp
+    rep.next_steps = [s for s in rep.next_steps if "triage --vs-eager" not in (s.get("command") or "")]   # just ran
+    if not cmp["differ"] and failed and (rep.verdict or {}).get("kind") == "compile_only" and not rep.next_steps:
+        # nothing measured explains it: the same output, graphs as close to fp64 as eager; bisect is what is left
+        rep.next_steps.append({"why": "compiled and eager print the same and no compiled graph is further from fp64 "
+                                      "than eager, yet only the compiled run fails: bisect finds the first backend "
+                                      "(eager, aot_eager, inductor) and pass where it fails",
+                               "skill": "bisect", "command": f"{cli_command()} bisect -- {command_line(argv)}"})
+    flags = compile_switches(argv) if not cmp["differ"] and cmp["lines"]["compiled"] and rep.graphs else []
+    if flags:
+        # the same output with compilation switched off by torch (the program unchanged): a difference the user
+        # sees with the program's own switch is in the code that switch changes besides compiling (blind A/B
+        # batch 16: `model.forward = torch.compile(model.forward)` then deepcopy for an EMA, whose copy kept the
+        # live model's bound forward; "the same output" read as "nothing to see")
+        from ..read import never_ran
+        script = _script_of(argv)
+        calls = never_ran.compile_calls([script] + _local_imports(script)) if script else []
+        where_ = ", ".join(f"{os.path.basename(p)}:{ln} `{clip(code, 70)}`" for p, ln, code in calls[:3])
+        rep.next_steps.insert(1 if rep.errors else 0, {
+            "why": f"torch.compile changes nothing this program prints (the same output with compilation switched off "
+                   f"by torch, every line of the program run as written). If your own switch ({', '.join(flags)}) "
+                   "gives other numbers, the difference is in what your code does differently on that path, not in "
+                   "compiling" + (f": the compile lines, {where_}, and what uses their result (a copy, a wrapper, "
+                                  "an attribute)" if where_ else "") + "; run your two paths and compare",
+            "skill": "overview", "command": None})
+    if cmp["differ"]:
+        tstr = command_line(argv)
+        # wrong output first: "if it is slow, perf" is noise beside it (blind A/B batch 9)
+        rep.next_steps = [s for s in rep.next_steps if " perf -- " not in (s.get("command") or "")]
+        trace_dir = rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace")
+        found = semantics.apply_differs(rep, tracemod.parse(trace_dir), stdout, _read_text(rep.artifacts.get("stderr")))
+        at = 1 if rep.errors else 0
+        # a by-design class the difference shows: its fix first; then NaN/inf only compiled, which random numbers do
+        # not explain (blind A/B batch 21) but a class such as the transformer fast path's padding does (review)
+        rng = [f for f in found if f["id"] == "compiled_rng"]
+        for f in [f for f in found if f["id"] != "compiled_rng"]:
+            rep.next_steps.insert(at, {"why": f"[{f['id']}] {f['fix']} Verify: {f['verify']}", "skill": None,
+                                       "command": None})
+            at += 1
+        if cmp.get("nonfinite"):
+            nf = cmp["nonfinite"]
+            rep.next_steps.insert(at, {"why": f"compiled prints NaN/inf (line {nf['compiled_line']}: "
+                                              f"`{clip(nf['compiled'].strip(), 100)}`), eager none: "
+                                              + knowledge.advice("nonfinite_only_compiled"),
+                                       "skill": "overview", "command": None})
+            at += 1
+        for f in rng:
+            rep.next_steps.insert(at, {"why": f"[{f['id']}] {f['fix']} Verify: {f['verify']}", "skill": None,
+                                       "command": None})
+            at += 1
+        if found and len(rng) < len(found):   # the class names the cause and how to confirm it; no accuracy run on top
+            return
+        extra = cmp["lines"]["compiled"] - cmp["lines"]["eager"]
+        if cmp["eager_exit_code"] not in (0, None) and not cmp["eager_timed_out"] and extra > 0 \
+                and cmp["differ"] == extra and all(f.get("why") == "only compiled" for f in cmp.get("first") or []):
+            # the run without torch.compile failed after printing the same first lines, and printed no more: the
+            # lines differ because it stopped, not by numbers; no accuracy run (blind A/B batch 18: an fp16
+            # masked_fill that eager rejects and Inductor folds to -inf; a custom op without autograd that fails
+            # at backward eagerly and at the forward's compile compiled)
+            cmp["stopped_early"] = True
+            cmp["verdict"] += (f"; the run without torch.compile failed (exit {cmp['eager_exit_code']}) after the "
+                               f"same first {cmp['lines']['eager']} of the compiled run's {cmp['lines']['compiled']} "
+                               "lines: the difference is where it stopped, not numbers; look at its failure first")
+            if not failed:   # no verdict names the eager failure: say what and where it was
+                eexc = parse_exception(_read_text(rep.artifacts.get("eager_check_stderr")))
+                eloc = innermost_user(eexc["frames"]) if eexc else None
+                if eexc and eexc.get("type"):
+                    at_e = f" at {os.path.basename(eloc.file)}:{eloc.line}" if eloc is not None and eloc.line else ""
+                    rep.next_steps.insert(at, {
+                        "why": f"the run without torch.compile failed{at_e}: {eexc['type']}: "
+                               f"{_first_lines(eexc.get('message') or '', 1, 200)} (the compiled run did not): fix or "
+                               "explain that failure first, then compare again", "skill": "overview", "command": None})
+            return
+        if failed and (rep.verdict or {}).get("kind") == "fails_eager_too" and _small_numeric(cmp):
+            # the program fails without torch.compile: what its failing check prints differs a little between
+            # two runs of a wrong program; no accuracy run (blind A/B batch 11: a parity gate on a module that
+            # updates its buffers each forward, 2044 vs 2043 mismatched elements)
+            cmp["verdict"] += (f"; both runs fail (compiled exit {rep.exit_code}, eager exit {cmp['eager_exit_code']}): "
+                               "fix the program's failure first, then compare again")
+            return
+        e0 = rep.errors[0] if rep.errors else None
+        if failed and (rep.verdict or {}).get("kind") == "fails_eager_too" and e0 is not None and \
+                accuracy_check.is_output_check(e0.type, "\n".join([e0.message or ""] + list(rep.printed_tail or []))):
+            # an output check that fails with compilation off too, printing other numbers than the compiled run: one
+            # more run without torch.compile decides whether the program's results vary by themselves (blind A/B
+            # batch 21: a BEV scatter with repeated indices on 2 threads); if its two eager runs agree, the compiled
+            # numbers differ for a reason of their own (review: a miscompile beside a too-tight stored reference)
+            proc.progress("both runs fail the program's check with other numbers; one more run without torch.compile: "
+                          "do its results vary by themselves?")
+            e2 = verdict.run_eager(argv, run_dir, timeout=timeout, env_add=env_add, name="eager_check2")
+            rep.artifacts.update({"eager_check2_stdout": e2.stdout_path})
+            ee = verdict.compare_outputs(verdict.printed(_read_text(path), ""), verdict.printed(_read_text(e2.stdout_path), ""),
+                                         dtypes)
+            first = (ee.get("first") or [{}])[0]
+            said = f"line {first.get('eager_line') or first.get('compiled_line')}: {first.get('why')}" if first else ""
+            cmp["eager_vs_eager"] = {"differ": ee["differ"], "first": said}
+            if ee["differ"]:
+                cmp["verdict"] += (f"; two runs without torch.compile differ too ({said}): the program's results vary "
+                                   "by themselves")
+                rep.next_steps.insert(at, {"why": knowledge.advice("check_fails_eager_too"), "skill": "overview",
+                                           "command": None})
+                return
+            cmp["verdict"] += "; two runs without torch.compile print the same: the compiled numbers differ on their own"
+        acc = (rep.verdict or {}).get("accuracy")
+        if acc and acc.get("next") == "vs_eager":   # graphs as close to fp64 as eager: the difference is from before them
+            for e in rep.errors:
+                if e.next_command and " triage --vs-eager " in e.next_command:   # the run just made
+                    e.next_command = None
+            rep.next_steps.insert(at, {"why": knowledge.advice("differs_not_numbers", verdict=cmp["verdict"]),
+                                       "skill": "trace-dynamo", "command": None})
+            return
+        if acc:   # this triage already ran the accuracy check: its step stands
+            return
+        rep.next_steps.insert(at, {
+            "why": f"compiled and eager print different output ({cmp['verdict']}): measure every compiled graph "
+                   "against eager and fp64 (one run); a failing graph is a miscompile, none means the difference "
+                   "comes from Python-side behaviour torch.compile changes (hooks added or removed after compiling, "
+                   "side effects that run once at trace time, random numbers, eager-only fast paths such as "
+                   "nn.TransformerEncoder's nested tensors: rows whose padding mask hides every key give NaN "
+                   "compiled, zeros eager)",
+            "skill": None, "command": f"{cli_command()} accuracy -- {tstr}"})
+
+
+def run_tlparse(trace_dir, out_dir, extra=(), timeout=180):
+    """tlparse's HTML report for the biggest trace file; None when tlparse is missing or fails."""
+    exe = proc.find_tool("tlparse")
+    files = tracemod.trace_files(trace_dir)
+    if not exe or not files:
+        return None
+    biggest = max(files, key=os.path.getsize)
+    res = proc.run([exe, biggest, "-o", out_dir, "--overwrite", "--no-browser", *extra], timeout=timeout,
+                   stdout_path=out_dir + ".log", stderr_path=out_dir + ".log.err")
+    index = os.path.join(out_dir, "index.html")
+    return index if res.ok and os.path.exists(index) else None
