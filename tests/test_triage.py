@@ -1246,6 +1246,23 @@ def test_a_break_inside_a_try_block_names_the_block(tmp_path):
     assert "the break is inside the `try` block at line 14" in md, md
 
 
+def test_a_break_in_a_helper_called_inside_a_try_names_the_callers_block(tmp_path):
+    """Review of batch 21: a break in a helper that forward calls from inside its try skipped forward too, and
+    the report said "graph break in a loop / unrecoverable": the helper's own lines have no block. The caller's
+    try is named, with the call to move out; the serving loop around model(...) is not compiled and not named."""
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", "python3", program("gb_in_try_helper.py"),
+                       timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    (b,) = data["graph_breaks"]
+    assert b["fix"]["skipped_in"] == {"kind": "try", "line": 20, "file": "gb_in_try_helper.py", "function": "forward",
+                                      "call": 21}, b["fix"]
+    first = data["next_steps"][0]["why"]
+    assert "inside the `try` block at gb_in_try_helper.py:20 (around the call at line 21, in forward)" in first, first
+    assert "move the call out" in first, first
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "the break is inside the `try` block at gb_in_try_helper.py:20" in md, md
+
+
 def test_enclosing_block_is_the_innermost_of_the_function():
     from cdlib.decide.analyze_dynamo import enclosing_block
     prog = program("gb_in_try_block.py")

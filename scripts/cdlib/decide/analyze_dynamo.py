@@ -188,15 +188,31 @@ def _graph_breaks(tr):
         if e.compile_id and e.compile_id not in b.frames:
             b.frames.append(e.compile_id)
     # a frame that broke and then produced no graph at all was skipped: it runs eagerly
-    no_graph = {e.compile_id for e in tr.of("compilation_metrics") if e.data.get("graph_op_count") is None}
+    metrics = [e for e in tr.of("compilation_metrics") if e.data.get("graph_op_count") is None]
+    no_graph = {e.compile_id for e in metrics}
+    no_graph_fns = {(e.data.get("co_name"), os.path.abspath(str(e.data.get("co_filename")))) for e in metrics}
     for b in sites.values():
         if b.frames and all(f in no_graph for f in b.frames):
             b.fix["frame_skipped"] = True
         if b.fix.get("frame_skipped") and b.location and b.location.line and is_user_file(b.location.file):
-            block = enclosing_block(b.location.file, b.location.line)
-            if block:
-                b.fix["skipped_in"] = block
+            b.fix.update(_skipped_block(b, no_graph_fns) or {})
     return sorted(sites.values(), key=lambda b: -b.count)
+
+
+def _skipped_block(b, no_graph_fns):
+    """{"skipped_in": block} for a skipped frame whose break is inside a try/with/loop: the break's own function,
+    or a caller of it that Dynamo compiled with no graph (the helper that breaks was inlined into it and called
+    from inside its try; review of batch 21). Callers outside the compiled frames are not looked at: a training
+    loop around model(x) is not compiled."""
+    outer = [f for f in reversed(b.user_stack[:-1]) if f.line and is_user_file(f.file)
+             and (f.function, os.path.abspath(f.file)) in no_graph_fns]
+    for i, f in enumerate([b.location] + outer):
+        block = enclosing_block(f.file, f.line)
+        if block:
+            if i:
+                block.update(file=os.path.basename(f.file), function=f.function, call=f.line)
+            return {"skipped_in": block}
+    return None
 
 
 _RESUMABLE_WITH = re.compile(r"\b(?:no_grad|enable_grad|set_grad_enabled|inference_mode|autocast)\b")
@@ -461,7 +477,16 @@ def parse_guard_failure(reason, known_files=()):
                         cause=cause, library=library_of(stack[-1].file) if stack else None)
 
 
-BLOCK_WORD = {"try": "`try` block", "with": "`with` block", "loop": "loop"}   # shown by views_dynamo too
+BLOCK_WORD = {"try": "`try` block", "with": "`with` block", "loop": "loop"}
+
+
+def block_where(blk):
+    """"the `try` block at line 16" or, for a caller's block, "the `try` block at prog.py:16 (around the call at
+    line 17, in forward)": the words views_dynamo and the Next step use for fix["skipped_in"]."""
+    if blk.get("call"):
+        return (f"the {BLOCK_WORD[blk['kind']]} at {blk['file']}:{blk['line']} (around the call at line {blk['call']}, "
+                f"in {blk['function']})")
+    return f"the {BLOCK_WORD[blk['kind']]} at line {blk['line']}"
 RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
 
 
@@ -693,11 +718,11 @@ def next_steps(rep):
         if b.in_library and b.stack:
             where += f" (inside {b.library}: {b.stack[-1].display}:{b.stack[-1].line})"
         blk = b.fix.get("skipped_in")
-        inside = (f": it is inside the {BLOCK_WORD[blk['kind']]} at line {blk['line']}, where Dynamo cannot resume "
+        inside = (f": it is inside {block_where(blk)}, where Dynamo cannot resume "
                   "after a break, so the whole function runs eagerly; " + (
                       "compute it before or after the loop, keep the loop outside torch.compile and compile its body "
                       "as a function of its own, or remove the break" if blk["kind"] == "loop" else
-                      "move the line out of that block first (the rest then compiles), or remove the break")
+                      f"move the {'call' if blk.get('call') else 'line'} out of that block first (the rest then compiles), or remove the break")
                   if blk and not b.in_library else "")
         steps.append({"why": f"fix graph break at {where} ({b.gb_id or b.category}){inside}; "
                              + ("workarounds above (no library edit)" if b.in_library else "recipe above"),

@@ -3,7 +3,7 @@ user's line through library code, torch's own hints first, and recompile causes 
 import os
 import re
 
-from ..decide.analyze_dynamo import BLOCK_WORD
+from ..decide.analyze_dynamo import block_where
 from ..read.frames import library_path
 from .output import clip
 
@@ -64,10 +64,9 @@ def graph_breaks_md(rep, base):
         out += chain_lines(b.stack)
         blk = b.fix.get("skipped_in")
         if blk:
-            word = BLOCK_WORD[blk["kind"]]
-            out.append(f"   ⚠ the whole function was skipped and runs EAGERLY: the break is inside the {word} at line "
-                       f"{blk['line']}, where Dynamo cannot resume" + ("" if blk["kind"] == "loop" else
-                                                                      "; move the line out of it (the rest then compiles)"))
+            out.append(f"   ⚠ the whole function was skipped and runs EAGERLY: the break is inside {block_where(blk)}, "
+                       "where Dynamo cannot resume" + ("" if blk["kind"] == "loop" else
+                                                                      f"; move the {'call' if blk.get('call') else 'line'} out of it (the rest then compiles)"))
         elif b.fix.get("frame_skipped"):
             out.append("   ⚠ the whole function was skipped and runs EAGERLY (graph break in a loop / unrecoverable)")
         recipe = b.fix.get("recipe_id") or b.gb_id or b.category
