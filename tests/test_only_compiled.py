@@ -623,3 +623,42 @@ def test_a_stable_program_failing_eager_too_keeps_the_accuracy_step(tmp_path):
     assert data["vs_eager"]["eager_vs_eager"]["differ"] == 0, data["vs_eager"]
     assert not any("results vary" in s["why"] for s in data["next_steps"]), data["next_steps"]
     assert any(" accuracy -- " in (s["command"] or "") for s in data["next_steps"]), data["next_steps"]
+
+
+def test_an_eager_only_inplace_error_comes_first_with_its_cause(tmp_path):
+    """Blind A/B batch 22: eager raised autograd's in-place error on a custom softmax's saved output (an in-place
+    dropout after it); the compiled run raised nothing, and the report's first Next was compiled_rng's
+    fallback_random. The eager failure is now the first step, and says why compiled is silent."""
+    data, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "r", "--", "python3",
+                       program("eager_only_inplace_saved.py"), timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    first = data["next_steps"][0]["why"]
+    assert first.startswith("the run without torch.compile failed at eager_only_inplace_saved.py:20: RuntimeError"), first
+    assert "not an over-strict check" in first and "does not run autograd's version check" in first, first
+    assert data["vs_eager"]["stopped_early"], data["vs_eager"]
+
+
+def test_a_compiled_function_that_returns_a_generator_is_named_without_bisect(tmp_path):
+    """Blind A/B batch 22: a streaming sampler's compiled start() returned its generator; Dynamo ran it to the end
+    and `yield from` got None. The Next was bisect; it now names the generator and the fix (compile the model)."""
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", "python3",
+                       program("compiled_returns_generator.py"), timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    first = data["next_steps"][0]
+    assert "`start` (compiled_returns_generator.py:19) returns a generator (`_denoise`, " \
+           "compiled_returns_generator.py:12 yields)" in first["why"], first
+    assert first["command"] is None and "bisect" not in (data["errors"][0]["next_command"] or ""), data["errors"][0]
+
+
+def test_returns_generator_needs_a_yield(tmp_path):
+    """Counter-case: a compiled function returning a call to a plain function is not a generator."""
+    from cdlib.decide.analyze_errors import _returns_generator
+    from cdlib.report import GraphInfo, Location
+    src = tmp_path / "m.py"
+    src.write_text("def helper(x):\n    return [x]\n\n\ndef start(x):\n    return helper(x)\n\n\n"
+                   "def gen(x):\n    yield x\n\n\ndef start2(x):\n    return gen(x)\n")
+    def g(name, line):
+        return GraphInfo(compile_id="0/0", function=name, location=Location(str(src), line))
+    assert _returns_generator([g("start", 5)]) is None
+    assert _returns_generator([g("start2", 13)]) == ("`start2` (m.py:13)", "`gen`, m.py:9")
+

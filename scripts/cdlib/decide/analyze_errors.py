@@ -418,6 +418,14 @@ def _error_steps(rep, target_str, cli):
         if i == 0 and v.get("accuracy"):   # measured (accuracy_check.apply): its verdict routes
             steps.append(_accuracy_step(v["accuracy"], e, at, cli, target_str))
             continue
+        gen = _returns_generator(rep.graphs) if i == 0 and kind == "compile_only" and e.side == "user" \
+            and verdict.python_value_error(e) else None
+        if gen:   # blind A/B batch 22: a streaming sampler's compiled start() returned its generator
+            e.next_command = None
+            steps.append({"why": f"{e.type}: only fails compiled, on a Python value ({_first_lines(e.message, 1, 120)}); "
+                                 + knowledge.advice("compiled_returns_generator", fn=gen[0], gen=gen[1]),
+                          "skill": "overview", "command": None})
+            continue
         if i == 0 and kind == "compile_only" and e.side == "user" and verdict.python_value_error(e):
             compiled = ", ".join(f"`{g.function}`" + (f" ({os.path.basename(g.location.file)}:{g.location.line})"
                                                       if g.location else "") for g in rep.graphs[:3]) or "?"
@@ -526,4 +534,42 @@ def _custom_op_mutation(files):
                     if tgt:
                         name = dec.args[0].value if dec.args and isinstance(dec.args[0], ast.Constant) else fn.name
                         return name, _loc(path, node.lineno, fn.name), tgt
+    return None
+
+
+def _returns_generator(graphs):
+    """("`start` (sampler.py:71)", "`_denoise`, sampler.py:80") when a compiled function is a generator or returns
+    a call to a generator function defined in the same file (Dynamo runs it to its end while tracing), else None."""
+    import ast
+    for g in graphs:
+        loc = g.location
+        if not (loc and loc.line and is_user_file(loc.file)):
+            continue
+        try:
+            tree = ast.parse(_read_text(loc.file) or "")
+        except (SyntaxError, ValueError):
+            continue
+        defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+        def yields(fn):
+            todo = list(fn.body)
+            while todo:
+                n = todo.pop()
+                if isinstance(n, (ast.Yield, ast.YieldFrom)):
+                    return True
+                if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                    todo.extend(ast.iter_child_nodes(n))
+            return False
+        fn = next((d for d in defs if d.lineno == loc.line and d.name == g.function.split(" ")[0]), None)
+        if fn is None:
+            continue
+        where = f"`{fn.name}` ({os.path.basename(loc.file)}:{fn.lineno})"
+        if yields(fn):
+            return where, f"`{fn.name}` itself"
+        for r in (n for n in ast.walk(fn) if isinstance(n, ast.Return) and isinstance(n.value, ast.Call)):
+            f = r.value.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            gen = next((d for d in defs if d.name == name and yields(d)), None)
+            if gen is not None:
+                return where, f"`{gen.name}`, {os.path.basename(loc.file)}:{gen.lineno}"
     return None

@@ -252,7 +252,7 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
         rep.next_steps = [s for s in rep.next_steps if " perf -- " not in (s.get("command") or "")]
         trace_dir = rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace")
         found = semantics.apply_differs(rep, tracemod.parse(trace_dir), stdout, _read_text(rep.artifacts.get("stderr")))
-        at = 1 if rep.errors else 0
+        at = at0 = 1 if rep.errors else 0
         # a by-design class the difference shows: its fix first; then NaN/inf only compiled, which random numbers do
         # not explain (blind A/B batch 21) but a class such as the transformer fast path's padding does (review)
         rng = [f for f in found if f["id"] == "compiled_rng"]
@@ -289,10 +289,16 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                 eloc = innermost_user(eexc["frames"]) if eexc else None
                 if eexc and eexc.get("type"):
                     at_e = f" at {os.path.basename(eloc.file)}:{eloc.line}" if eloc is not None and eloc.line else ""
-                    rep.next_steps.insert(at, {
+                    msg = eexc.get("message") or ""
+                    # first: a failure the eager run measured outranks a by-design class the compiled run only
+                    # suggests (blind A/B batch 22: compiled_rng came first, above an in-place error on a saved output)
+                    rep.next_steps.insert(at0, {
                         "why": f"the run without torch.compile failed{at_e}: {eexc['type']}: "
-                               f"{_first_lines(eexc.get('message') or '', 1, 200)} (the compiled run did not): fix or "
-                               "explain that failure first, then compare again", "skill": "overview", "command": None})
+                               f"{_first_lines(msg, 1, 200)} (the compiled run did not): " + (
+                                   knowledge.advice("eager_only_inplace_saved")
+                                   if "modified by an inplace operation" in msg else
+                                   "fix or explain that failure first, then compare again"),
+                        "skill": "overview", "command": None})
             return
         if failed and (rep.verdict or {}).get("kind") == "fails_eager_too" and _small_numeric(cmp):
             # the program fails without torch.compile: what its failing check prints differs a little between
