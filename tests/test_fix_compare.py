@@ -434,3 +434,14 @@ def test_a_break_whose_line_was_edited_is_still_there_not_new():
                   brk(44, "scale = float(items.mean())")):   # the review's: another .item() exposed further down
         g = cmp.compare(base, dict(after, graph_breaks=[other]))["graph_breaks"]
         assert len(g["new"]) == 1 and len(g["fixed"]) == 1 and not g["still"], g
+
+
+def test_a_new_break_that_cuts_compile_time_is_mixed_not_worse():
+    """Blind A/B batch 22: removing allow_rnn=True brought the LSTM's graph break back and cut compile time 290 → 46 s;
+    compare said "worse: new graph breaks or recompiles". A new break with compile time halved is a trade."""
+    from cdlib.decide import compare
+    f = {"exit_code": 0, "timed_out": False, "signal": None, "recompiles": 1, "unexpected_recompiles": 0,
+         "recompile_limit_hit": 0, "compile_time_s": 290.0}
+    v = compare.verdict(f, dict(f, compile_time_s=46.0), [], [{"site": "plate_model.py:30"}], "same")
+    assert v.startswith("mixed: new graph break(s), compile time 290 → 46 s"), v
+    assert compare.verdict(f, dict(f, compile_time_s=200.0), [], [{"site": "m.py:3"}], "same").startswith("worse")
