@@ -346,3 +346,52 @@ def test_an_unrolled_python_loop_is_named_with_its_fix(tmp_path):
     assert summary["repeated_code"] == rc and not summary["repeated_blocks"]
     got = compile_time_advice.suggestions(summary, {}, {}, ["python", "prog.py"])
     assert got[0]["id"] == "regional" and "unrolled" in got[0]["title"] and "times" in got[0]["title"]
+
+
+@pytest.fixture(scope="module")
+def compiled_step(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ct_opt") / "run"
+    p = run_cli("compile-time", "--json", "--no-tlparse", "--out", out, "--", "python",
+                program("ct_compiled_optimizer.py"), check=0, timeout=900)
+    return json.loads(p.stdout), out, p.stderr
+
+
+def test_a_compiled_optimizer_step_is_named_with_its_fix(compiled_step):
+    """opt.step() inside a compiled function (blind A/B batch 22's GPT: the compiled AdamW step was most of
+    the startup and grew with depth, and the report offered only regional compilation): the frame is named
+    as torch's optimizer code called from the program, and a suggestion says to run the step uncompiled
+    with the fused kernel. Without that frame, no such suggestion."""
+    res, _, err = compiled_step
+    assert res["target_status"] == "ok", err[-2000:]
+    step = [f for f in res["summary"]["frames"] if (f.get("torch_code") or "").startswith("torch/optim/")
+            and (f["ops"] or 0) >= 100]
+    assert len(step) == 1 and step[0]["function"].startswith("step (torch/optim/"), res["summary"]["frames"]
+    assert "called at ct_compiled_optimizer.py:17" in step[0]["function"]
+    sug = next(g for g in res["suggestions"] if g["id"] == "compiled_optimizer")
+    assert sug["compile_ids"] == [step[0]["compile_id"]] and f"{step[0]['ops']} ops" in sug["title"]
+    assert "fused=True" in sug["fix"] and sug["saving_kind"] == "expected" and sug["saving_s"] == round(step[0]["total_s"], 2)
+    from cdlib.decide import compile_time_advice
+    summary = dict(res["summary"], frames=[f for f in res["summary"]["frames"] if f not in step])
+    assert all(g["id"] != "compiled_optimizer" for g in compile_time_advice.suggestions(summary, {}, {}, []))
+
+
+def test_compare_takes_a_compile_time_run_and_the_fixed_command(compiled_step, tmp_path):
+    """compare BEFORE -- <fixed command> on a compile-time run (batch 22: compare refused compile-time run
+    dirs, so the agent timed the fix by hand): one cold run of the fix, the optimizer frame gone, the losses
+    printed the same, the suggestion no longer made; a triage run dir after a compile-time one is refused."""
+    res, before, _ = compiled_step
+    p = run_cli("compare", "--json", "--out", tmp_path / "cmp", str(before), "--", "python",
+                program("ct_compiled_optimizer.py"), "--fused-step", check=0, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    c = json.loads(p.stdout)
+    assert c["kind"] == "compile-time" and c["after"]["exit_code"] == 0 and c["output"] == "same", c
+    assert any(x.startswith("`step (torch/optim/") for x in c["frames"]["gone"]) and not c["frames"]["new"], c["frames"]
+    assert c["after"]["ops"] < c["before"]["ops"] and not c["verdict"].startswith("worse"), c["verdict"]
+    assert any(x.startswith("run the optimizer step uncompiled") for x in c["suggestions_gone"])
+    md = run_cli("compare", str(before), str(tmp_path / "cmp" / "after"), check=0).stdout
+    assert md.startswith("# compare (compile time): ") and "## Compiled frames: " in md
+    tri = tmp_path / "tri"
+    tri.mkdir()
+    (tri / "report.json").write_text(json.dumps({"command": "triage", "graph_breaks": []}))
+    p = run_cli("compare", str(before), str(tri))
+    assert p.returncode == 2 and "is a compile-time run" in p.stderr and "Traceback" not in p.stderr

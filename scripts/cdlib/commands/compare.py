@@ -1,7 +1,7 @@
 """compare: before/after of two triage runs (did my change work?)."""
 import os
 
-from ..decide import compare
+from ..decide import compare, compare_compile_time
 from ..decide.runs import run_and_analyze
 from ..run import proc, rundir, torch_versions
 from ..errors import CliError
@@ -20,7 +20,8 @@ with clock stamps and timings masked). With `-- <command>` it first runs triage 
 program) and compares that run with BEFORE. With `--torch VERSION -- <command>` it runs the same
 unmodified command under your torch and under torch VERSION (installed once into a cached throwaway
 venv that sees your other packages) and says what changed between the releases: "it broke after I
-upgraded torch". A multi-rank run dir (triage --nproc N) is compared rank by rank; with
+upgraded torch". Two compile-time run dirs (or one and a command) compare compile time, phases and
+compiled frames of their cold runs, and whether the printed output changed. A multi-rank run dir (triage --nproc N) is compared rank by rank; with
 `-- <command>` the command is launched again the same way (same --nproc and --torchrun-args)."""
 EPILOG = """examples:
   compile_debug.py compare /tmp/compile-debug/triage-A /tmp/compile-debug/triage-B
@@ -30,7 +31,7 @@ EPILOG = """examples:
 
 
 def add_arguments(p):
-    p.add_argument("runs", nargs="*", metavar="RUN_DIR", help="BEFORE [AFTER]: triage run dirs")
+    p.add_argument("runs", nargs="*", metavar="RUN_DIR", help="BEFORE [AFTER]: triage (or compile-time) run dirs")
     p.add_argument("--timeout", type=float, default=1800, metavar="SEC",
                    help="with `-- <command>`: kill the program after SEC seconds (default 1800)")
     p.add_argument("--torch", action="append", default=[], metavar="VERSION|PYTHON",
@@ -47,6 +48,9 @@ def run(args):
         return run_versions(args, runs, target)
     if runs and _ranks_of(runs[0]) is not None:
         return run_multirank(args, runs, target)
+    ct_before = compare_compile_time.load(runs[0]) if runs else None
+    if ct_before is not None:
+        return run_compile_time(args, ct_before, runs, target)
     if target and len(runs) == 1:
         before = compare.load_run(runs[0])
         argv = proc.resolve_target(target)
@@ -74,6 +78,38 @@ def run(args):
                                                                  else res["after"]["recompiles"])) \
         and not compare.done(res) else None
     emit(args, result, views_compare.markdown(res, nxt))
+    return 0
+
+
+def run_compile_time(args, before, runs, target):
+    """compare on compile-time runs: compile time, phases and frames of the cold runs, and whether the
+    printed output changed. With `-- <command>`, one cold compile-time run of the command first."""
+    if target and len(runs) == 1:
+        from . import compile_time
+        from ..decide import compile_time_advice
+        argv = proc.resolve_target(target)
+        run_dir = rundir.make(args.out, "compare")
+        after_dir = os.path.join(run_dir, "after")
+        proc.progress(f"compile-time cold run: {command_line(argv)} (fresh cache dir, timeout {args.timeout:.0f} s); "
+                      f"artifacts in {after_dir}")
+        cold, summary = compile_time._run(argv, after_dir, "cold", args.timeout, [])
+        d = {"command": "compile-time", "run_dir": after_dir, "target": command_line(argv),
+             "target_status": "ok" if cold["exit_code"] == 0 else f"exit {cold['exit_code']}",
+             "torch_version": summary["torch_version"], "summary": summary, "runs": {"cold": cold}}
+        d["suggestions"] = compile_time_advice.suggestions(summary, {"cold": summary}, {"cold": cold}, argv)
+        emit_quiet(after_dir, d)
+        after = compare_compile_time.load(after_dir)
+    elif len(runs) == 2 and not target:
+        after, run_dir = compare_compile_time.load(runs[1]), None
+        if after is None:
+            raise CliError(f"{runs[0]} is a compile-time run: compare it with another compile-time run dir, or "
+                           "with a command (compare RUN -- python train.py)")
+    else:
+        raise CliError("give two compile-time run dirs (compare BEFORE AFTER) or one and a command "
+                       "(compare BEFORE -- python prog.py)")
+    res = compare_compile_time.compare(before, after)
+    result = {"command": "compare", "run_dir": run_dir, "status": res["verdict"].split(":")[0], **res}
+    emit(args, result, views_compare.compile_time_markdown(res))
     return 0
 
 

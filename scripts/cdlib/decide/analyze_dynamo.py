@@ -512,10 +512,28 @@ def function_info(tr, frame_id):
                    else f"{name} in {where} ({lib} code)")
         if callers:
             c = callers[-1]
+            if is_torch_work(file):   # torch's own code (an optimizer's step), not the wrapper of a compiled module
+                return (f"{name} ({where}, called at {os.path.basename(c[0])}:{c[1]})",
+                        _loc(c[0], c[1], c[2], c[3]), f"{name} in {where} (torch code)")
             return (f"{name} (compiled module called at {os.path.basename(c[0])}:{c[1]})",
                     _loc(c[0], c[1], c[2], c[3]), wrapper)
         return name, _loc(file, line, name), wrapper
     return name or f"frame {frame_id}", _loc(file or "?", line, name), None
+
+
+_TORCH_WORK = ("torch/optim/", "torch/nn/utils/clip_grad")
+
+
+def is_torch_work(path):
+    """A torch file that does the work itself when compiled (an optimizer's step, gradient clipping), not a
+    wrapper around user code (nn.Module's call, torch.compile's frame)."""
+    return library_of(path or "") == "torch" and _short_torch_path(path).startswith(_TORCH_WORK)
+
+
+def code_file(tr, frame_id):
+    """The file of a compiled frame's code (co_filename), or None."""
+    return next((e.data.get("co_filename") for e in tr.of("compilation_metrics")
+                 if e.meta.get("frame_id") == frame_id and e.data.get("co_filename")), None)
 
 
 def _short_torch_path(path):

@@ -363,10 +363,14 @@ def summarize(tr, wall_s=None, top=5):
             total = sum(ph.values())
         frame_id = int(cid.lstrip("!").split("/")[-2]) if cid.count("/") else None
         name, loc, wrapper = analyze_dynamo.function_info(tr, frame_id) if frame_id is not None else (cid, None, None)
+        cfile = analyze_dynamo.code_file(tr, frame_id) if frame_id is not None else None
         rows.append({"compile_id": cid, "function": name, "location": loc.short() if loc else None,
                      "code": loc.code if loc else None, "user_code": bool(loc and is_user_file(loc.file)),
                      "total_s": _r(total), "frame_s": f["frame_compile_time_s"], "backward_s": f["backward_compile_time_s"],
                      "ops": f["ops"], "failed": f["failed"], "recompile": not cid.endswith("/0"),
+                     # torch's own code compiled as a frame (an optimizer's step): its path, else None
+                     "torch_code": analyze_dynamo._short_torch_path(cfile) if analyze_dynamo.is_torch_work(cfile)
+                     else None,
                      "phases": ph, "caches": sorted(set(caches_by_cid.get(cid, []))),
                      # what a cache hit would skip of this frame's compile (see CACHE_COVER)
                      "cache_skippable": {cv: {k: _r(v) for k, v in d.items() if k in SKIPPED_PHASES and v >= 0.0005}

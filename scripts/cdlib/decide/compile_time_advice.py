@@ -170,6 +170,29 @@ def _not_reused(summaries, argv):
             "saving": "the warm and cold runs compiled the same; a kept cache helps only once it is reused"}
 
 
+def _compiled_optimizer(summary, k, least_ops=100):
+    """A compiled frame of torch.optim's own code (opt.step() inside a compiled function, or the step
+    compiled directly) with a sizeable graph: its compile grows with the parameter tensors (blind A/B batch
+    22: a compiled AdamW step was most of a GPT's startup and grew with depth; the report offered only
+    regional compilation of the blocks)."""
+    frames = [f for f in summary["frames"] if (f.get("torch_code") or "").startswith("torch/optim/")
+              and (f.get("ops") or 0) >= least_ops]
+    if not frames:
+        return None
+    secs = round(sum(f["total_s"] or 0 for f in frames), 2)
+    ops = sum(f["ops"] or 0 for f in frames)
+    f = max(frames, key=lambda f: f["total_s"] or 0)
+    share = secs / summary["compile_time_s"] if summary["compile_time_s"] else 0
+    where = f"`{f['function']}`" + (f" and {len(frames) - 1} more" if len(frames) > 1 else "")
+    return {"id": "compiled_optimizer", "title": f"{k['title']}: the compiled optimizer step {where} is "
+                                                 f"{ops} ops, {secs} s of the {summary['compile_time_s']} s compile "
+                                                 f"({round(100 * share)}%)",
+            "fix": " ".join(k["fix"].split()), "saving_kind": "expected", "saving_s": secs, "share": share,
+            "saving": f"expected: up to {secs} s per cold start (that frame's compile in this run; it grows with "
+                      "the number of parameter tensors); the steady step may change: measure it with `perf`",
+            "compile_ids": [x["compile_id"] for x in frames]}
+
+
 def suggestions(summary, summaries, runs, argv):
     """What would help, each with its measured or expected saving (and which)."""
     k = knowledge.load("compile_time")["suggestions"]
@@ -190,6 +213,10 @@ def suggestions(summary, summaries, runs, argv):
                               f"{', '.join(f'{a} {n}' for a, n in (loaded.get('artifacts') or {}).items()) or 'nothing'})",
                     "saving_kind": "measured",
                     "saving_s": round(runs["cold"]["compile_s"] - runs["portable"]["compile_s"], 3)})
+    opt = _compiled_optimizer(summary, k["compiled_optimizer"])
+    if opt and opt.pop("share") >= 0.25:   # the larger part: before what cuts the model's own compile
+        out.append(opt)
+        opt = None
     blocks = summary["repeated_blocks"]
     code = summary.get("repeated_code") or []
     if code and not blocks:   # one cell or function traced once per loop step: the loop was unrolled
@@ -223,6 +250,8 @@ def suggestions(summary, summaries, runs, argv):
             out.append({"id": "regional", "title": title, "fix": fix, "saving_kind": "not measured",
                         "saving": "not measured (add --regional)", "saving_s": None,
                         "command": cli_command("compile-time", "--regional", "--", *argv) if argv else None})
+    if opt:
+        out.append(opt)
     to_fix = [f for f in summary["frames"] if f["recompile"] and not f.get("recompile_expected")]
     if to_fix:
         secs = round(sum(f["total_s"] or 0 for f in to_fix), 2)

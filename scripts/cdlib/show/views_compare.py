@@ -1,7 +1,10 @@
 """Markdown of a compare result (decide/compare.py builds it): the before/after table, graph breaks
 fixed / still / new, recompiles; and the table of one command under several torch releases."""
+import os
+
 from ..cmdline import clip
 from ..decide.compare import _exit, release_changes
+from ..decide.compile_time import PHASE_LABEL
 from .output import table
 from .views import printed_md
 
@@ -84,4 +87,34 @@ def releases_markdown(pairs, target):
         out += [f"- {c}" for c in ch]
         out.append(table(["", p["from"], p["to"]], facts_rows(p["before"], p["after"])))
         out.append(f"runs: {p['before']['run_dir']} · {p['after']['run_dir']}")
+    return "\n".join(out)
+
+
+def compile_time_markdown(res):
+    """Markdown of a compile-time compare (decide/compare_compile_time.py)."""
+    b, a, fr = res["before"], res["after"], res["frames"]
+    t = "{:.2f}"
+    rows = [["exit", _num(b["exit_code"]), _num(a["exit_code"])],
+            ["compile s (cold)", _num(b["compile_s"], t), _num(a["compile_s"], t)],
+            ["wall s", _num(b["wall_s"], t), _num(a["wall_s"], t)],
+            ["compiled frames / ops", f"{_num(b['frames'])} / {b['ops']}", f"{_num(a['frames'])} / {a['ops']}"],
+            ["recompiles", _num(b["recompiles"]), _num(a["recompiles"])]]
+    rows += [[PHASE_LABEL.get(p["phase"], p["phase"]), t.format(p["s"][0]), t.format(p["s"][1])] for p in res["phases"]]
+    out = [f"# compare (compile time): {res['verdict']}", f"before {b['run_dir']} · after {a['run_dir']}", "",
+           table(["", "before", "after"], rows)]
+    if res.get("note"):
+        out.append(f"⚠ {res['note']}")
+    busy = [n for n, f in (("before", b), ("after", a)) if (f.get("load") or 0) > 1.5 * (os.cpu_count() or 1)]
+    if busy:
+        out.append(f"⚠ the machine was busy before the {' and '.join(busy)} run (load above its cores): one cold run "
+                   "each, so a difference of a few seconds may be noise; repeat on an idle machine")
+    out.append(f"output: {res['output']}" + (f" (line {res['output_diff']['line']}: `{res['output_diff']['before']}` → "
+                                             f"`{res['output_diff']['after']}`)" if res.get("output_diff") else "")
+               + (" — clock stamps and timings masked" if not res["output"].startswith("unknown") else ""))
+    out.append(f"\n## Compiled frames: {len(fr['gone'])} gone, {len(fr['new'])} new, {len(fr['changed'])} changed")
+    out += [f"- gone: {x}" for x in fr["gone"][:8]] + [f"- NEW: {x}" for x in fr["new"][:8]]
+    out += [f"- changed: `{c['function']}` {c['ops'][0]} → {c['ops'][1]} ops, {c['s'][0]} → {c['s'][1]} s"
+            for c in fr["changed"]]
+    if res["suggestions_gone"]:
+        out.append("\nNo longer suggested: " + "; ".join(clip(x, 120) for x in res["suggestions_gone"]))
     return "\n".join(out)

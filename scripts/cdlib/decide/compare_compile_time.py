@@ -1,0 +1,124 @@
+"""Before/after of two compile-time runs (report.json of each run dir, command "compile-time"): compile and
+wall time of the cold run, phases, compiled frames gone / new / changed, suggestions that no longer apply,
+and whether the program's printed output changed (a fix for startup must not change the losses). No
+torch import."""
+import json
+import os
+import re
+
+from .compare import _first_diff, _read, _within_rounding, normalize_output
+from ..errors import CliError
+
+NOISE = 0.10     # one cold run each: a change of compile time under 10% is not a measured difference
+
+
+def load(path):
+    """A compile-time run dir (or its report.json) -> the report dict with "_stdout" (the cold run's output);
+    None when it is a run dir of another command."""
+    p = os.path.abspath(os.path.expanduser(path))
+    rj = p if p.endswith(".json") else os.path.join(p, "report.json")
+    try:
+        with open(rj, encoding="utf-8") as f:
+            rep = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rep, dict) or rep.get("command") != "compile-time":
+        return None
+    if not isinstance(rep.get("summary"), dict):
+        raise CliError(f"{rj}: a compile-time report without its summary")
+    cold = (rep.get("runs") or {}).get("cold") or {}
+    rep["_stdout"] = _read(os.path.join(os.path.dirname(rj), "cold", "stdout")) if cold else None
+    rep.setdefault("run_dir", os.path.dirname(rj))
+    return rep
+
+
+def _fn(name):
+    """A frame's function name without line numbers (a resume function's line shifts with edits)."""
+    return re.sub(r"\d+", "#", name or "")
+
+
+def _frames(rep):
+    return {(_fn(f.get("function")), os.path.basename((f.get("location") or "").rsplit(":", 1)[0])): f
+            for f in rep["summary"].get("frames") or []}
+
+
+def _label(f):
+    return f"`{f.get('function')}` ({f.get('ops') if f.get('ops') is not None else '?'} ops, {f.get('total_s')} s)"
+
+
+def _facts(rep):
+    s, cold = rep["summary"], (rep.get("runs") or {}).get("cold") or {}
+    return {"run_dir": rep.get("run_dir"), "target": rep.get("target"), "status": rep.get("target_status"),
+            "exit_code": cold.get("exit_code"), "compile_s": s.get("compile_time_s"), "wall_s": cold.get("wall_s"),
+            "frames": s.get("compiled_frames"), "recompiles": s.get("recompiles"),
+            "ops": sum(f.get("ops") or 0 for f in s.get("frames") or []), "load": cold.get("load"),
+            "phases": {p["phase"]: p["seconds"] for p in s.get("phases") or []}}
+
+
+def compare(before, after):
+    """Two compile-time report dicts -> one JSON-safe comparison dict."""
+    fb, fa = _facts(before), _facts(after)
+    frb, fra = _frames(before), _frames(after)
+    gone = [_label(frb[k]) for k in frb if k not in fra and (frb[k].get("total_s") or 0) >= 0.05]
+    new = [_label(fra[k]) for k in fra if k not in frb and (fra[k].get("total_s") or 0) >= 0.05]
+    changed = [{"function": frb[k].get("function"), "s": [frb[k].get("total_s"), fra[k].get("total_s")],
+                "ops": [frb[k].get("ops"), fra[k].get("ops")]}
+               for k in frb if k in fra and (frb[k].get("ops") != fra[k].get("ops")
+                                             or abs((frb[k].get("total_s") or 0) - (fra[k].get("total_s") or 0)) >= 1)]
+    changed.sort(key=lambda c: -abs((c["s"][0] or 0) - (c["s"][1] or 0)))
+    # the frames whose graphs did not change measure the machine: their time should not move
+    same = [(frb[k].get("total_s") or 0, fra[k].get("total_s") or 0) for k in frb
+            if k in fra and frb[k].get("ops") == fra[k].get("ops")]
+    struct = {"gone_s": round(sum(frb[k].get("total_s") or 0 for k in frb if k not in fra), 2),
+              "new_s": round(sum(fra[k].get("total_s") or 0 for k in fra if k not in frb), 2),
+              "same_graphs_s": [round(sum(x for x, _ in same), 2), round(sum(y for _, y in same), 2)],
+              "gone": sum(1 for k in frb if k not in fra), "new": sum(1 for k in fra if k not in frb),
+              "ops_changed": sum(1 for c in changed if c["ops"][0] != c["ops"][1])}
+    phases = sorted(({"phase": p, "s": [fb["phases"].get(p, 0.0), fa["phases"].get(p, 0.0)]}
+                     for p in set(fb["phases"]) | set(fa["phases"])), key=lambda x: -abs(x["s"][0] - x["s"][1]))
+    sb = {g["id"]: g["title"] for g in before.get("suggestions") or []}
+    sa = {g["id"] for g in after.get("suggestions") or []}
+    out_b, out_a = normalize_output(before.get("_stdout")), normalize_output(after.get("_stdout"))
+    if out_b is None or out_a is None:
+        output = "unknown (no captured output)"
+    elif out_b == out_a:
+        output = "same" if out_b else "nothing printed in either run"
+    else:
+        output = "same within rounding (numbers within √eps of float32)" if _within_rounding(out_b, out_a) else "changed"
+    diff = _first_diff(out_b, out_a) if output == "changed" else None
+    scripts = [next((os.path.basename(w) for w in (f["target"] or "").split() if w.endswith(".py")), None) for f in (fb, fa)]
+    note = (f"the two runs are of different programs ({scripts[0]} vs {scripts[1]})"
+            if all(scripts) and scripts[0] != scripts[1] else None)
+    return {"kind": "compile-time", "note": note, "before": fb, "after": fa, "frames": {"gone": gone, "new": new, "changed": changed[:8]},
+            "phases": phases[:4], "suggestions_gone": [sb[i] for i in sb if i not in sa],
+            "output": output, "output_diff": diff, "same_graphs_s": struct["same_graphs_s"],
+            "verdict": verdict(fb, fa, output, struct)}
+
+
+def verdict(fb, fa, output, struct):
+    a, b = fb["compile_s"] or 0, fa["compile_s"] or 0
+    move = f"compile {a} → {b} s" + (f" ({round(100 * (b - a) / a):+d}%)" if a else "")
+    if fb["exit_code"] == 0 and fa["exit_code"] != 0:
+        return f"worse: the after run failed (exit {fa['exit_code']}); {move} covers only what it compiled"
+    if fa["exit_code"] != 0:
+        return f"not measured: the after run failed too (exit {fa['exit_code']}); {move}"
+    sb, sa = struct["same_graphs_s"]
+    drift = sb >= 1 and abs(sa - sb) > 2 * NOISE * sb   # the unchanged graphs' compile moved: the machine did
+    if drift and (struct["gone"] or struct["new"]) and not struct["ops_changed"]:
+        d = round(struct["gone_s"] - struct["new_s"], 2)
+        head = (f"{'better' if d > 0 else 'worse' if d < 0 else 'same'}: {struct['gone']} compiled frame(s) gone "
+                f"({struct['gone_s']} s in the before run), {struct['new']} new ({struct['new_s']} s); the total, {move}, "
+                f"is not comparable: the frames whose graphs did not change took {sb} → {sa} s (the machine's speed "
+                "differed between the runs; repeat both on an idle machine for the total)")
+    elif drift:
+        head = (f"not conclusive: {move}, but the frames whose graphs did not change took {sb} → {sa} s (the "
+                "machine's speed differed between the runs; repeat both on an idle machine)")
+    elif a and b <= (1 - NOISE) * a:
+        head = f"better: {move}"
+    elif a and b >= (1 + NOISE) * a:
+        head = f"worse: {move}"
+    else:
+        head = f"same: {move}, within {round(100 * NOISE)}% (one cold run each)"
+    if output == "changed":
+        return f"{head}; but the printed output changed: check the change did not alter the results"
+    return head
