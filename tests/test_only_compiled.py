@@ -648,6 +648,8 @@ def test_a_compiled_function_that_returns_a_generator_is_named_without_bisect(tm
     assert "`start` (compiled_returns_generator.py:19) returns a generator (`_denoise`, " \
            "compiled_returns_generator.py:12 yields)" in first["why"], first
     assert first["command"] is None and "bisect" not in (data["errors"][0]["next_command"] or ""), data["errors"][0]
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "Route: Next 1 below names the cause and its fix; no bisect." in md and "bisect/minify" not in md, md[:3000]
 
 
 def test_returns_generator_needs_a_yield(tmp_path):

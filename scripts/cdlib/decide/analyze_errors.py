@@ -424,7 +424,7 @@ def _error_steps(rep, target_str, cli):
             e.next_command = None
             steps.append({"why": f"{e.type}: only fails compiled, on a Python value ({_first_lines(e.message, 1, 120)}); "
                                  + knowledge.advice("compiled_returns_generator", fn=gen[0], gen=gen[1]),
-                          "skill": "overview", "command": None})
+                          "skill": "overview", "command": None, "decides": True})
             continue
         if i == 0 and kind == "compile_only" and e.side == "user" and verdict.python_value_error(e):
             compiled = ", ".join(f"`{g.function}`" + (f" ({os.path.basename(g.location.file)}:{g.location.line})"
@@ -438,7 +438,7 @@ def _error_steps(rep, target_str, cli):
                 any(r["id"] == e.category and r.get("only_compiled") for r in knowledge.triage_rows()):
             # the row explains why the user's code fails only compiled (knowledge/triage.yaml only_compiled)
             steps.append({"why": f"{e.type}: {e.title}" + (f" at {at}" if at else "") + f": {e.advice}",
-                          "skill": e.skill, "command": None})
+                          "skill": e.skill, "command": None, "decides": True})
             continue
         if i == 0 and kind == "compile_only" and e.side == "user":
             steps.append({"why": f"{e.type}: only fails compiled, not measured yet: torch's accuracy check (one run) "

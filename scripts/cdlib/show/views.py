@@ -94,6 +94,11 @@ def verdict_lines(rep, base=None):
                                            "nothing cheaper can.")
     if v["kind"] == "compile_only" and rep.errors and rep.errors[0].side == "semantics":
         route = "Route: torch.compile behaves differently here by design (the section above): its fix, no bisect."
+    elif v["kind"] == "compile_only" and not acc and any(s.get("decides") for s in rep.next_steps):
+        # a Next step names the failure's cause and its fix (a row of ours, a compiled generator): not the
+        # generic "backend → bisect" route (batch 22's review: the Route line contradicted that Next)
+        n = next(i for i, s in enumerate(rep.next_steps, 1) if s.get("decides"))
+        route = f"Route: Next {n} below names the cause and its fix; no bisect."
     if route:
         out.append(route)
     return out
