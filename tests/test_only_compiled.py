@@ -444,6 +444,18 @@ def test_a_printed_difference_no_graph_shows_is_not_called_rounding():
                "error bound 5e-2 ok, observed 1e-7", "Greatest relative difference: 31250.0 at index (1,)"):
         assert ac.printed_difference([ln]) is None, ln
     assert ac.printed_difference(["max|diff|=1.907e-06  mean|diff|=4.514e-07  argmax agree=1.000"]) == 1.907e-06
+    # eager and compiled values printed side by side (blind A/B batch 22's gate table): their difference; timings
+    # and errors-vs-reference are not values to pair
+    table = ["eager 5.1s | compiled 93.1s (incl. compilation)",
+             "epoch  mask  train eager   train comp  val eager   val comp  status",
+             "    0  0.25     0.973288     0.973288   0.958971   0.958971  ok",
+             "    2  0.50     0.972660     0.913046   0.979820   0.921999  MISMATCH",
+             "FAIL: compiled pretraining diverged from eager (rtol=0.001)"]
+    assert abs(ac.printed_difference(table) - 0.059614) < 1e-9
+    assert abs(ac.printed_difference(["recall@1 eager=0.062 compiled=0.031"]) - 0.031) < 1e-12
+    for ln in ("fixed run: eager 2.20 s, compiled 2.06 s -> speedup 1.07x", "eager 12 compiled 14 graphs",
+               "logits: eager err vs fp64 0.000263, compiled err vs fp64 0.000141 -> PASS"):
+        assert ac.printed_difference([ln]) is None, ln
     out = {"dtype": "float32", "rmse_eager_vs_fp64": 2.3e-8, "rmse_compiled_vs_fp64": 2.8e-8, "max_abs_eager": 3.0,
            "max_abs_fp64": 3.0, "max_abs_diff": 5.7e-7, "passed": True, "assert_close_defaults": True}
     chk = {"graphs": [{"graph": "g", "outputs": [out], "passed": True}], "failed": True,

@@ -669,10 +669,56 @@ _DIFF_VALUE = re.compile(r"(?i)\bdiff(?:erence)?\b[^\d\n-]{0,30}?\[?(-?\d*\.\d+(
 _RELATIVE = re.compile(r"(?i)\brel(?:ative)?\b|%|\bppm\b")
 
 
+_NUM = r"-?\d*\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+"
+_EAGER_AT = re.compile(r"(?i)\beager\b[ \t]*[=:]?[ \t]*(" + _NUM + r")(?![\w%.])")
+_COMPILED_AT = re.compile(r"(?i)\b(?:compiled?|comp)\b[ \t]*[=:]?[ \t]*(" + _NUM + r")(?![\w%.])")
+_COLUMN = re.compile(r"(?i)^(?:eager|compiled?|comp)$")
+_NOT_VALUES = re.compile(r"(?i)speed|\btime|latency|throughput|<time>")
+
+
+def _paired_differences(lines):
+    """|eager - compiled| of values a program printed side by side: on one line (`recall eager=0.062
+    compiled=0.031`), or in a table whose header names eager and compiled columns and whose rows align under
+    them (blind A/B batch 22: `train eager   train comp` per epoch; the check said "rounding" of a 6%
+    difference, as no single difference value was printed). Timings are not values."""
+    from .verdict import mask_times
+    out, cols = [], None
+    for raw in lines or []:
+        ln = mask_times(raw)
+        if _NOT_VALUES.search(ln):
+            cols = None
+            continue
+        e, c = _EAGER_AT.findall(ln), _COMPILED_AT.findall(ln)
+        out += [abs(float(a) - float(b)) for a, b in zip(e, c)]
+        toks = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", ln)]
+        named = [(a, b, t.lower()) for a, b, t in toks if _COLUMN.match(t)]
+        if not re.search(r"\d", ln) and any(t == "eager" for *_, t in named) and any(t != "eager" for *_, t in named):
+            cols = named   # a header: the columns of eager and compiled values
+            continue
+        if cols is None:
+            continue
+        nums = [(a, b, t) for a, b, t in toks if re.fullmatch(_NUM, t, re.I)]
+        if not nums:
+            cols = None
+            continue
+        under = []
+        for a, b, name in cols:   # the number whose span overlaps the header word (right- or left-aligned)
+            hit = [float(t) for x, y, t in nums if x < b and a < y]
+            under.append((name, hit[0] if len(hit) == 1 else None))
+        for i, (name, v) in enumerate(under):
+            if name == "eager" and v is not None:
+                nxt = next(((n, w) for n, w in under[i + 1:] if n != "eager"), None)
+                if nxt and nxt[1] is not None:
+                    out.append(abs(v - nxt[1]))
+    return out
+
+
 def printed_difference(lines):
     """The largest absolute difference a program printed (with a decimal point or an exponent: counts such as
-    17/160 are not differences); None when it printed none."""
+    17/160 are not differences), or between the eager and compiled values it printed side by side; None when
+    it printed none."""
     vals = [abs(float(x)) for ln in lines or [] if not _RELATIVE.search(ln) for x in _DIFF_VALUE.findall(ln)]
+    vals += _paired_differences(lines)
     return max(vals) if vals else None
 
 
