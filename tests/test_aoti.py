@@ -200,3 +200,22 @@ def test_triage_reruns_a_failing_aoti_program_with_the_input_check(flags, mismat
     else:
         assert ai["mismatch"] is None and data["errors"][0]["category"] != "aoti_input_mismatch", ai
         assert "AOTI input check re-run (AOTI_RUNTIME_CHECK_INPUTS=1): no input error" in md, md
+
+
+@pytest.mark.slow
+def test_a_stride_on_a_size1_dim_is_not_called_an_input_mismatch(tmp_path):
+    """Batch 21's review: torch's AOTI input check compares every stride exactly, so a (2, 64, 1) feature map
+    transposed to (2, 1, 64) stops it at dim 1 (stride 1, expected 64) although a size-1 dim reads the same memory.
+    The startup hook records the inputs' shapes at the failing call; the report says the stride is not the cause
+    and keeps the program's own failure (a strict check) as it is."""
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                       program("aoti_size1_stride.py"), timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    ai = data["verdict"]["aoti_inputs"]
+    if ai["mismatch"] is None and not ai.get("size1_stride"):
+        pytest.skip(f"this torch's AOTI input check passed these strides: {ai}")
+    assert ai["mismatch"] is None and "(that input's shape [2, 1, 64])" in ai["size1_stride"], ai
+    assert ai["size1_stride"].startswith("input_handles[0]: unmatched stride value at 1"), ai
+    assert data["errors"][0]["category"] != "aoti_input_mismatch", data["errors"][0]
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "a stride on a size-1 dim, which reads the same memory" in md and "with an input unlike" not in md, md

@@ -1,6 +1,7 @@
 """A triage run: the user's command run ONCE with TORCH_TRACE into the run dir, analysed into a
 report.Report, and the extra runs that measure a failure (the program without torch.compile, a second
 eager run, the AOTInductor input check, precision casts, torch's accuracy check). No torch import here."""
+import json
 import os
 import re
 
@@ -153,6 +154,10 @@ def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
     proc.progress("the program loads an AOTInductor package, which checks its inputs only when asked: running it "
                   "once more with AOTI_RUNTIME_CHECK_INPUTS=1")
     env = dict(env_add or {}, PYTHONUNBUFFERED="1", TORCH_TRACE=None, AOTI_RUNTIME_CHECK_INPUTS="1")
+    shapes_at = os.path.join(run_dir, "aoti_check.inputs.json")
+    if "COMPILE_DEBUG_STARTUP" not in env:   # record the inputs' shapes at a failing package call
+        from ..run.workers import aoti_hooks
+        env.update(proc.startup_env(run_dir, [{"code": aoti_hooks.code(shapes_at)}], name="aoti_check"))
     r = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, "aoti_check.stdout"),
                  stderr_path=os.path.join(run_dir, "aoti_check.stderr"))
     rep.artifacts.update({"aoti_check_stdout": r.stdout_path, "aoti_check_stderr": r.stderr_path})
@@ -160,12 +165,16 @@ def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
     # sizes within a dynamic range ("dim value is too small ... >= 2") are left out: batch 1 runs correctly below
     # the exported lower bound; a static size, a stride, a dtype or a device that differs is read wrong
     m = re.search(r"input_handles\[\d+\]: unmatched (?:stride value|dtype|device|dim value)[^\n]*", text)
+    size1 = _size1_stride(m.group(0) if m else "", shapes_at)
+    if size1:   # the check stopped at a stride that reads the same memory: not a mismatch, and it checked no further
+        m = None
     call_at = innermost_user(parse_py_frames(text)) if m else None   # the program's line that called the package
     path, line, call = next((x for x in loads if call_at and os.path.realpath(x[0]) == os.path.realpath(call_at.file)),
                             loads[0])
     rep.verdict = rep.verdict or {}
     rep.verdict["aoti_inputs"] = {"load": f"{os.path.basename(path)}:{line} `{call}(...)`", "exit_code": r.returncode,
                                   "timed_out": r.timed_out, "mismatch": m.group(0).strip() if m else None,
+                                  "size1_stride": size1,
                                   "call": f"{os.path.basename(call_at.file)}:{call_at.line}" + (
                                       f" `{clip(call_at.code, 80)}`" if call_at.code else "") if call_at else None}
     if not m:
@@ -180,6 +189,22 @@ def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
                               "AOTI_RUNTIME_CHECK_INPUTS=1 it stops at "
                               f"`{clip(m.group(0).strip(), 160)}`; without it, it computes on silently")
     rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+
+
+def _size1_stride(msg, shapes_at):
+    """'input_handles[0]: unmatched stride value at 1, ... (shape [8, 1, 64])' when torch's AOTI check stopped at a
+    stride of a size-1 dim (the same memory whatever the stride: torch compares every stride exactly; batch 21's
+    review), from the input shapes the startup hook recorded; else None."""
+    m = re.match(r"input_handles\[(\d+)\]: unmatched stride value at (\d+)", msg)
+    if not m:
+        return None
+    try:
+        with open(shapes_at, encoding="utf-8") as f:
+            shapes = json.load(f)
+        shape = shapes[int(m.group(1))]["shape"]
+        return f"{msg.strip()} (that input's shape {shape})" if shape[int(m.group(2))] == 1 else None
+    except (OSError, ValueError, LookupError, TypeError):
+        return None
 
 
 def _small_numeric(cmp, rel=0.01):

@@ -64,7 +64,12 @@ def verdict_lines(rep, base=None):
             msg = clip((e.get("message") or "").splitlines()[0], 200) if e.get("message") else ""
             out.append(f"Eager re-run (compilation off){where}: {e['type']}" + (f": {msg}" if msg else " as well"))
     ai = v.get("aoti_inputs")
-    if ai and not ai.get("mismatch"):
+    if ai and ai.get("size1_stride"):
+        out.append(f"AOTI input check re-run (AOTI_RUNTIME_CHECK_INPUTS=1): it stopped at `{clip(ai['size1_stride'], 160)}`: "
+                   "a stride on a size-1 dim, which reads the same memory whatever its value, so not the cause; torch's "
+                   "check compares every stride exactly and checked nothing after it (to check the rest, call the "
+                   "package with that input made contiguous like its build, e.g. `x.contiguous()`)")
+    elif ai and not ai.get("mismatch"):
         out.append("AOTI input check re-run (AOTI_RUNTIME_CHECK_INPUTS=1): " + (
             "timed out" if ai.get("timed_out") else f"no input error (exit {ai.get('exit_code')}): where the package "
             "was called, its inputs' strides, dtype, device and static sizes match its build"))

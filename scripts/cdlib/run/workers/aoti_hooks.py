@@ -1,0 +1,42 @@
+"""Code triage's AOTI input check runs INSIDE the user's unmodified program through the startup hook
+(cdlib.run.proc.startup_env [{"code": ...}]): when a loaded AOTInductor package's call raises, the shapes and
+strides of the tensors it was given (input_handles[i] in torch's check message is the i-th) are written as
+JSON to `report`, and the error propagates unchanged. torch's AOTI_RUNTIME_CHECK_INPUTS message names a
+stride's dim and values but not the sizes; a stride on a size-1 dim reads the same memory."""
+import json
+import os
+
+
+def code(report):
+    return ("import importlib.util as _u\n"
+            f"_s = _u.spec_from_file_location('_cd_aoti_hooks', {os.path.abspath(__file__)!r})\n"
+            "_m = _u.module_from_spec(_s); _s.loader.exec_module(_m)\n"
+            f"_m.record_inputs({report!r})\n")
+
+
+def record_inputs(report):
+    import torch
+    from torch.utils import _pytree as pytree
+    cls = None
+    for mod in ("torch.export.pt2_archive._package", "torch._inductor.package.package"):   # 2.15 / 2.9
+        try:
+            cls = getattr(__import__(mod, fromlist=["AOTICompiledModel"]), "AOTICompiledModel")
+            break
+        except (ImportError, AttributeError):
+            continue
+    if cls is None:
+        return
+    call = cls.__call__
+
+    def __call__(self, *args, **kwargs):
+        try:
+            return call(self, *args, **kwargs)
+        except Exception:
+            try:
+                flat = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
+                with open(report, "w", encoding="utf-8") as f:
+                    json.dump([{"shape": list(x.shape), "stride": list(x.stride())} for x in flat], f)
+            except Exception:   # never change the program's own error
+                pass
+            raise
+    cls.__call__ = __call__
