@@ -59,21 +59,20 @@ def compare(before, after):
     """Two compile-time report dicts -> one JSON-safe comparison dict."""
     fb, fa = _facts(before), _facts(after)
     frb, fra = _frames(before), _frames(after)
-    gone = [_label(frb[k]) for k in frb if k not in fra and (frb[k].get("total_s") or 0) >= 0.05]
-    new = [_label(fra[k]) for k in fra if k not in frb and (fra[k].get("total_s") or 0) >= 0.05]
+    gone_k = [k for k in frb if k not in fra and (frb[k].get("total_s") or 0) >= 0.05]   # not the empty frames
+    new_k = [k for k in fra if k not in frb and (fra[k].get("total_s") or 0) >= 0.05]
+    gone, new = [_label(frb[k]) for k in gone_k], [_label(fra[k]) for k in new_k]
     changed = [{"function": frb[k].get("function"), "s": [frb[k].get("total_s"), fra[k].get("total_s")],
                 "ops": [frb[k].get("ops"), fra[k].get("ops")]}
-               for k in frb if k in fra and (frb[k].get("ops") != fra[k].get("ops")
-                                             or abs((frb[k].get("total_s") or 0) - (fra[k].get("total_s") or 0)) >= 1)]
+               for k in frb if k in fra and frb[k].get("ops") != fra[k].get("ops")]
     changed.sort(key=lambda c: -abs((c["s"][0] or 0) - (c["s"][1] or 0)))
     # the frames whose graphs did not change measure the machine: their time should not move
     same = [(frb[k].get("total_s") or 0, fra[k].get("total_s") or 0) for k in frb
             if k in fra and frb[k].get("ops") == fra[k].get("ops")]
-    struct = {"gone_s": round(sum(frb[k].get("total_s") or 0 for k in frb if k not in fra), 2),
-              "new_s": round(sum(fra[k].get("total_s") or 0 for k in fra if k not in frb), 2),
+    struct = {"gone_s": round(sum(frb[k].get("total_s") or 0 for k in gone_k), 2),
+              "new_s": round(sum(fra[k].get("total_s") or 0 for k in new_k), 2),
               "same_graphs_s": [round(sum(x for x, _ in same), 2), round(sum(y for _, y in same), 2)],
-              "gone": sum(1 for k in frb if k not in fra), "new": sum(1 for k in fra if k not in frb),
-              "ops_changed": sum(1 for c in changed if c["ops"][0] != c["ops"][1])}
+              "gone": len(gone_k), "new": len(new_k), "ops_changed": len(changed)}
     phases = sorted(({"phase": p, "s": [fb["phases"].get(p, 0.0), fa["phases"].get(p, 0.0)]}
                      for p in set(fb["phases"]) | set(fa["phases"])), key=lambda x: -abs(x["s"][0] - x["s"][1]))
     sb = {g["id"]: g["title"] for g in before.get("suggestions") or []}

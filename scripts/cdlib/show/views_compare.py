@@ -115,6 +115,9 @@ def compile_time_markdown(res):
     out += [f"- gone: {x}" for x in fr["gone"][:8]] + [f"- NEW: {x}" for x in fr["new"][:8]]
     out += [f"- changed: `{c['function']}` {c['ops'][0]} → {c['ops'][1]} ops, {c['s'][0]} → {c['s'][1]} s"
             for c in fr["changed"]]
+    sb, sa = res.get("same_graphs_s") or [0, 0]
+    if sb or sa:
+        out.append(f"- the frames whose graphs did not change (same ops): {sb} → {sa} s of compile (what the machine did)")
     if res["suggestions_gone"]:
         out.append("\nNo longer suggested: " + "; ".join(clip(x, 120) for x in res["suggestions_gone"]))
     return "\n".join(out)
