@@ -351,7 +351,7 @@ def test_an_unrolled_python_loop_is_named_with_its_fix(tmp_path):
 @pytest.fixture(scope="module")
 def compiled_step(tmp_path_factory):
     out = tmp_path_factory.mktemp("ct_opt") / "run"
-    p = run_cli("compile-time", "--json", "--no-tlparse", "--out", out, "--", "python",
+    p = run_cli("compile-time", "--json", "--no-tlparse", "--out", out, "--", sys.executable,
                 program("ct_compiled_optimizer.py"), check=0, timeout=900)
     return json.loads(p.stdout), out, p.stderr
 
@@ -380,7 +380,7 @@ def test_compare_takes_a_compile_time_run_and_the_fixed_command(compiled_step, t
     dirs, so the agent timed the fix by hand): one cold run of the fix, the optimizer frame gone, the losses
     printed the same, the suggestion no longer made; a triage run dir after a compile-time one is refused."""
     res, before, _ = compiled_step
-    p = run_cli("compare", "--json", "--out", tmp_path / "cmp", str(before), "--", "python",
+    p = run_cli("compare", "--json", "--out", tmp_path / "cmp", str(before), "--", sys.executable,
                 program("ct_compiled_optimizer.py"), "--fused-step", check=0, timeout=900)
     assert p.returncode == 0, p.stderr[-2000:]
     c = json.loads(p.stdout)
