@@ -219,3 +219,18 @@ def test_a_stride_on_a_size1_dim_is_not_called_an_input_mismatch(tmp_path):
     assert data["errors"][0]["category"] != "aoti_input_mismatch", data["errors"][0]
     md = (tmp_path / "r" / "report.md").read_text()
     assert "a stride on a size-1 dim, which reads the same memory" in md and "with an input unlike" not in md, md
+
+
+@pytest.mark.slow
+def test_the_size1_rule_reads_the_input_torch_named(tmp_path):
+    """The review's counter-case: keyword inputs given out of the exported order. torch's input_handles[0] is `a`
+    (a transposed view: a real mismatch), not `b` (the first keyword given, size 1 at dim 0): the recorded inputs
+    follow the exported order, so the mismatch stays a mismatch."""
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                       program("aoti_kwargs_order.py"), timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    ai = data["verdict"]["aoti_inputs"]
+    if ai["mismatch"] is None and not ai.get("size1_stride"):
+        pytest.skip(f"this torch's AOTI input check passed these strides: {ai}")
+    assert ai["mismatch"].startswith("input_handles[0]: unmatched stride value at 0") and not ai["size1_stride"], ai
+    assert data["errors"][0]["category"] == "aoti_input_mismatch", data["errors"][0]

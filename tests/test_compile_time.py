@@ -373,6 +373,44 @@ def test_a_compiled_optimizer_step_is_named_with_its_fix(compiled_step):
     from cdlib.decide import compile_time_advice
     summary = dict(res["summary"], frames=[f for f in res["summary"]["frames"] if f not in step])
     assert all(g["id"] != "compiled_optimizer" for g in compile_time_advice.suggestions(summary, {}, {}, []))
+    # the review's: an EMA model's forward (torch/optim/swa_utils.py) is not an optimizer step
+    ema = dict(step[0], function="forward (torch/optim/swa_utils.py, called at ema.py:7)",
+               torch_code="torch/optim/swa_utils.py")
+    summary = dict(res["summary"], frames=[f for f in res["summary"]["frames"] if f not in step] + [ema])
+    assert all(g["id"] != "compiled_optimizer" for g in compile_time_advice.suggestions(summary, {}, {}, []))
+
+
+def _ct_report(frames, compile_s, exit_code=0, hits=0, suggestions=()):
+    """A compile-time report dict as report.json holds it (the fields compare reads)."""
+    fr = [{"compile_id": cid, "function": fn, "location": f"/x/train.py:{10 + i}", "ops": ops, "total_s": t}
+          for i, (cid, fn, ops, t) in enumerate(frames)]
+    return {"command": "compile-time", "target": "python train.py", "run_dir": "/r", "_stdout": "loss 1.0\n",
+            "summary": {"frames": fr, "compile_time_s": compile_s, "compiled_frames": len(fr), "recompiles": 0,
+                        "phases": [], "caches": {"fx_graph_cache": {"hit": hits}}},
+            "runs": {"cold": {"exit_code": exit_code, "wall_s": compile_s + 5}},
+            "suggestions": [{"id": i, "title": i} for i in suggestions]}
+
+
+def test_compare_compile_time_rules():
+    """The review's cases of compare on compile-time runs: a function's recompiles are frames of their own; a
+    before run that was killed is not comparable; frames gone while the unchanged graphs got slower is not
+    "better"; a cache hit (a setting) is not the machine; suggestions that need a warm run are not "gone"."""
+    from cdlib.decide import compare_compile_time as cct
+    fwd = [("0/0", "forward", 50, 4.0), ("0/1", "forward", 50, 5.0), ("0/2", "forward", 50, 5.0)]
+    res = cct.compare(_ct_report(fwd, 14.0), _ct_report(fwd[:1], 4.2))
+    assert len(res["frames"]["gone"]) == 2 and res["same_graphs_s"] == [4.0, 4.0], res
+    assert res["verdict"].startswith("better: compile 14.0 → 4.2 s"), res["verdict"]
+    res = cct.compare(_ct_report(fwd[:1], 4.0, exit_code=-9), _ct_report(fwd, 14.0))
+    assert res["verdict"].startswith("not comparable: the before run failed (exit -9"), res["verdict"]
+    opt = ("1/0", "step (torch/optim/adam.py, called at train.py:9)", 500, 6.0)
+    res = cct.compare(_ct_report([fwd[0][:3] + (16.0,), opt], 22.0), _ct_report([fwd[0][:3] + (30.0,)], 30.0))
+    assert res["verdict"].startswith("not conclusive on time: 1 compiled frame(s) gone (6.0 s"), res["verdict"]
+    res = cct.compare(_ct_report([fwd[0][:3] + (16.0,), opt], 22.0), _ct_report([fwd[0][:3] + (12.0,)], 12.0))
+    assert res["verdict"].startswith("better: 1 compiled frame(s) gone"), res["verdict"]
+    res = cct.compare(_ct_report([fwd[0][:3] + (16.0,)], 16.0), _ct_report([fwd[0][:3] + (3.0,)], 3.0, hits=1))
+    assert res["verdict"].startswith("better: compile 16.0 → 3.0 s"), res["verdict"]
+    res = cct.compare(_ct_report(fwd[:1], 4.0, suggestions=("warm_cache", "regional")), _ct_report(fwd[:1], 4.0))
+    assert res["suggestions_gone"] == ["regional"], res["suggestions_gone"]
 
 
 def test_compare_takes_a_compile_time_run_and_the_fixed_command(compiled_step, tmp_path):

@@ -454,8 +454,14 @@ def test_a_printed_difference_no_graph_shows_is_not_called_rounding():
     assert abs(ac.printed_difference(table) - 0.059614) < 1e-9
     assert abs(ac.printed_difference(["recall@1 eager=0.062 compiled=0.031"]) - 0.031) < 1e-12
     for ln in ("fixed run: eager 2.20 s, compiled 2.06 s -> speedup 1.07x", "eager 12 compiled 14 graphs",
-               "logits: eager err vs fp64 0.000263, compiled err vs fp64 0.000141 -> PASS"):
+               "logits: eager err vs fp64 0.000263, compiled err vs fp64 0.000141 -> PASS",
+               # the review's: timings, throughput and memory are not values to compare
+               "warmup eager 0.52 compiled 45.10", "tokens/s eager 1234.5 compiled 2345.6",
+               "peak mem eager 1.25 GB compiled 0.98 GB", "elapsed eager 3.1 compiled 1.0"):
         assert ac.printed_difference([ln]) is None, ln
+    assert ac.printed_difference(["latency (ms):", "model   eager  compiled", "resnet18 12.31 8.02"]) is None
+    # a log line after the table is not a row of it
+    assert ac.printed_difference(table[1:3] + ["step 3 lr 0.001 grad 1.234 clip 5.000"]) == 0.0
     out = {"dtype": "float32", "rmse_eager_vs_fp64": 2.3e-8, "rmse_compiled_vs_fp64": 2.8e-8, "max_abs_eager": 3.0,
            "max_abs_fp64": 3.0, "max_abs_diff": 5.7e-7, "passed": True, "assert_close_defaults": True}
     chk = {"graphs": [{"graph": "g", "outputs": [out], "passed": True}], "failed": True,

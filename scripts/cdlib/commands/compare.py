@@ -107,9 +107,14 @@ def run_compile_time(args, before, runs, target):
     else:
         raise CliError("give two compile-time run dirs (compare BEFORE AFTER) or one and a command "
                        "(compare BEFORE -- python prog.py)")
-    res = compare_compile_time.compare(before, after)
+    try:
+        res = compare_compile_time.compare(before, after)
+        md = views_compare.compile_time_markdown(res)
+    except (KeyError, TypeError, AttributeError, ValueError) as e:
+        raise CliError(f"a compile-time report.json that this version cannot read ({type(e).__name__}: {e}): run "
+                       "compile-time again on the command")
     result = {"command": "compare", "run_dir": run_dir, "status": res["verdict"].split(":")[0], **res}
-    emit(args, result, views_compare.compile_time_markdown(res))
+    emit(args, result, md)
     return 0
 
 

@@ -673,7 +673,8 @@ _NUM = r"-?\d*\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+"
 _EAGER_AT = re.compile(r"(?i)\beager\b[ \t]*[=:]?[ \t]*(" + _NUM + r")(?![\w%.])")
 _COMPILED_AT = re.compile(r"(?i)\b(?:compiled?|comp)\b[ \t]*[=:]?[ \t]*(" + _NUM + r")(?![\w%.])")
 _COLUMN = re.compile(r"(?i)^(?:eager|compiled?|comp)$")
-_NOT_VALUES = re.compile(r"(?i)speed|\btime|latency|throughput|<time>")
+_NOT_VALUES = re.compile(r"(?i)speed|\btimes?\b|timing|latency|throughput|<time>|warm-?up|elapsed|duration|runtime|"
+                         r"\bwall\b|\bsecs?\b|\bms\b|/s\b|/iter|\bit/|\bmem|\b[KMG]i?B\b|\bfps\b|flops|bench")
 
 
 def _paired_differences(lines):
@@ -682,10 +683,12 @@ def _paired_differences(lines):
     them (blind A/B batch 22: `train eager   train comp` per epoch; the check said "rounding" of a 6%
     difference, as no single difference value was printed). Timings are not values."""
     from .verdict import mask_times
-    out, cols = [], None
+    out, cols, width, timed = [], None, None, False
     for raw in lines or []:
         ln = mask_times(raw)
-        if _NOT_VALUES.search(ln):
+        nv = bool(_NOT_VALUES.search(ln))   # a timing line, or the title of a table of timings (`latency (ms):`)
+        was_timed, timed = timed, nv and not re.search(r"\d", raw)
+        if nv:
             cols = None
             continue
         e, c = _EAGER_AT.findall(ln), _COMPILED_AT.findall(ln)
@@ -693,14 +696,15 @@ def _paired_differences(lines):
         toks = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", ln)]
         named = [(a, b, t.lower()) for a, b, t in toks if _COLUMN.match(t)]
         if not re.search(r"\d", ln) and any(t == "eager" for *_, t in named) and any(t != "eager" for *_, t in named):
-            cols = named   # a header: the columns of eager and compiled values
+            cols, width = (None if was_timed else named), None   # a header: the eager and compiled columns
             continue
         if cols is None:
             continue
         nums = [(a, b, t) for a, b, t in toks if re.fullmatch(_NUM, t, re.I)]
-        if not nums:
+        if not nums or (width is not None and len(toks) != width):   # the table ended (another kind of line)
             cols = None
             continue
+        width = len(toks)
         under = []
         for a, b, name in cols:   # the number whose span overlaps the header word (right- or left-aligned)
             hit = [float(t) for x, y, t in nums if x < b and a < y]

@@ -25,6 +25,9 @@ def load_run(path):
             rep = json.load(f)
     except ValueError as e:
         raise CliError(f"{rj}: not a JSON report ({e})")
+    if isinstance(rep, dict) and rep.get("command") == "compile-time":
+        raise CliError(f"{path} is a compile-time run: compare it with another compile-time run (BEFORE and AFTER of "
+                       "the same command)")
     if not isinstance(rep, dict) or "graph_breaks" not in rep:
         raise CliError(f"{rj}: not a triage report (no graph_breaks); compare takes triage run dirs")
     run_dir = os.path.dirname(rj)

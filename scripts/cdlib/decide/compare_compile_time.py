@@ -38,8 +38,17 @@ def _fn(name):
 
 
 def _frames(rep):
-    return {(_fn(f.get("function")), os.path.basename((f.get("location") or "").rsplit(":", 1)[0])): f
-            for f in rep["summary"].get("frames") or []}
+    """{(function, file, recompile index): frame}: a function's recompiles are frames of their own."""
+    return {(_fn(f.get("function")), os.path.basename((f.get("location") or "").rsplit(":", 1)[0]),
+             str(f.get("compile_id") or "").rsplit("/", 1)[-1]): f for f in rep["summary"].get("frames") or []}
+
+
+# suggestions that only a run the after run of compare did not make can give (it is one cold run)
+_NEEDS_RUN = {"warm_cache": "warm", "cache_not_reused": "warm", "portable": "portable"}
+
+
+def _hits(rep):
+    return sum((c or {}).get("hit", 0) for c in (rep["summary"].get("caches") or {}).values())
 
 
 def _label(f):
@@ -72,10 +81,15 @@ def compare(before, after):
     struct = {"gone_s": round(sum(frb[k].get("total_s") or 0 for k in gone_k), 2),
               "new_s": round(sum(fra[k].get("total_s") or 0 for k in new_k), 2),
               "same_graphs_s": [round(sum(x for x, _ in same), 2), round(sum(y for _, y in same), 2)],
-              "gone": len(gone_k), "new": len(new_k), "ops_changed": len(changed)}
+              "gone": len(gone_k), "new": len(new_k), "ops_changed": len(changed),
+              # a compile setting changed, not the machine: cache hits (loaded artifacts, a kept cache dir) or
+              # autotuning (max-autotune) differ
+              "setting": _hits(before) != _hits(after)
+              or abs(fb["phases"].get("autotune", 0.0) - fa["phases"].get("autotune", 0.0)) > 1.0}
     phases = sorted(({"phase": p, "s": [fb["phases"].get(p, 0.0), fa["phases"].get(p, 0.0)]}
                      for p in set(fb["phases"]) | set(fa["phases"])), key=lambda x: -abs(x["s"][0] - x["s"][1]))
-    sb = {g["id"]: g["title"] for g in before.get("suggestions") or []}
+    ran = set((after.get("runs") or {}))
+    sb = {g["id"]: g["title"] for g in before.get("suggestions") or [] if _NEEDS_RUN.get(g["id"], "cold") in ran}
     sa = {g["id"] for g in after.get("suggestions") or []}
     out_b, out_a = normalize_output(before.get("_stdout")), normalize_output(after.get("_stdout"))
     if out_b is None or out_a is None:
@@ -97,21 +111,29 @@ def compare(before, after):
 def verdict(fb, fa, output, struct):
     a, b = fb["compile_s"] or 0, fa["compile_s"] or 0
     move = f"compile {a} → {b} s" + (f" ({round(100 * (b - a) / a):+d}%)" if a else "")
-    if fb["exit_code"] == 0 and fa["exit_code"] != 0:
-        return f"worse: the after run failed (exit {fa['exit_code']}); {move} covers only what it compiled"
-    if fa["exit_code"] != 0:
-        return f"not measured: the after run failed too (exit {fa['exit_code']}); {move}"
+    failed = [x["exit_code"] not in (0, None) for x in (fb, fa)]   # None: a recorded trace (--trace), no run
+    if failed[1]:
+        return (f"worse: the after run failed (exit {fa['exit_code']}); {move} covers only what it compiled"
+                if not failed[0] else f"not measured: both runs failed (exit {fb['exit_code']}, then "
+                                      f"{fa['exit_code']}); {move}")
+    if failed[0]:
+        return (f"not comparable: the before run failed (exit {fb['exit_code']}: killed or crashed) and compiled only "
+                f"part of the program; the after run ran to the end and compiled {b} s")
     sb, sa = struct["same_graphs_s"]
-    drift = sb >= 1 and abs(sa - sb) > 2 * NOISE * sb   # the unchanged graphs' compile moved: the machine did
+    # the unchanged graphs' compile moved while no compile setting did: the machine's speed differed
+    drift = not struct["setting"] and sb >= 1 and abs(sa - sb) > 2 * NOISE * sb
+    machine = (f"the frames whose graphs did not change took {sb} → {sa} s: the machine's speed (or a compile "
+               "setting: threads, environment) differed between the runs; repeat both on an idle machine")
     if drift and (struct["gone"] or struct["new"]) and not struct["ops_changed"]:
         d = round(struct["gone_s"] - struct["new_s"], 2)
-        head = (f"{'better' if d > 0 else 'worse' if d < 0 else 'same'}: {struct['gone']} compiled frame(s) gone "
-                f"({struct['gone_s']} s in the before run), {struct['new']} new ({struct['new_s']} s); the total, {move}, "
-                f"is not comparable: the frames whose graphs did not change took {sb} → {sa} s (the machine's speed "
-                "differed between the runs; repeat both on an idle machine for the total)")
+        what = (f"{struct['gone']} compiled frame(s) gone ({struct['gone_s']} s in the before run), "
+                f"{struct['new']} new ({struct['new_s']} s)")
+        if (d > 0) == (b < a) and d:
+            head = f"{'better' if d > 0 else 'worse'}: {what}; {move}, but {machine}"
+        else:
+            head = f"not conclusive on time: {what}, yet {move}; {machine}"
     elif drift:
-        head = (f"not conclusive: {move}, but the frames whose graphs did not change took {sb} → {sa} s (the "
-                "machine's speed differed between the runs; repeat both on an idle machine)")
+        head = f"not conclusive: {move}, but {machine}"
     elif a and b <= (1 - NOISE) * a:
         head = f"better: {move}"
     elif a and b >= (1 + NOISE) * a:

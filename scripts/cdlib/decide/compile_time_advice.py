@@ -170,13 +170,20 @@ def _not_reused(summaries, argv):
             "saving": "the warm and cold runs compiled the same; a kept cache helps only once it is reused"}
 
 
+def _optimizer_step(f):
+    """A frame of an optimizer's step in torch/optim (or the rest of it after a graph break); not an EMA's
+    forward (swa_utils) or a scheduler (review: `AveragedModel(model).compile()` was called an optimizer step)."""
+    code = f.get("torch_code") or ""
+    return code.startswith("torch/optim/") and not code.startswith(("torch/optim/swa_utils", "torch/optim/lr_scheduler")) \
+        and (f.get("function") or "").split(" ")[0] in ("step", "_use_grad", "wrapper")
+
+
 def _compiled_optimizer(summary, k, least_ops=100):
     """A compiled frame of torch.optim's own code (opt.step() inside a compiled function, or the step
     compiled directly) with a sizeable graph: its compile grows with the parameter tensors (blind A/B batch
     22: a compiled AdamW step was most of a GPT's startup and grew with depth; the report offered only
     regional compilation of the blocks)."""
-    frames = [f for f in summary["frames"] if (f.get("torch_code") or "").startswith("torch/optim/")
-              and (f.get("ops") or 0) >= least_ops]
+    frames = [f for f in summary["frames"] if _optimizer_step(f) and (f.get("ops") or 0) >= least_ops]
     if not frames:
         return None
     secs = round(sum(f["total_s"] or 0 for f in frames), 2)

@@ -195,14 +195,16 @@ def _size1_stride(msg, shapes_at):
     """'input_handles[0]: unmatched stride value at 1, ... (shape [8, 1, 64])' when torch's AOTI check stopped at a
     stride of a size-1 dim (the same memory whatever the stride: torch compares every stride exactly; batch 21's
     review), from the input shapes the startup hook recorded; else None."""
-    m = re.match(r"input_handles\[(\d+)\]: unmatched stride value at (\d+)", msg)
+    m = re.match(r"input_handles\[(\d+)\]: unmatched stride value at (\d+), expected: -?\d+, but got: (-?\d+)", msg)
     if not m:
         return None
     try:
         with open(shapes_at, encoding="utf-8") as f:
             shapes = json.load(f)
-        shape = shapes[int(m.group(1))]["shape"]
-        return f"{msg.strip()} (that input's shape {shape})" if shape[int(m.group(2))] == 1 else None
+        x, d = shapes[int(m.group(1))], int(m.group(2))
+        # the recorded input must be the one torch named: its stride there is the one the message got
+        return f"{msg.strip()} (that input's shape {x['shape']})" if x["shape"][d] == 1 and \
+            x["stride"][d] == int(m.group(3)) else None
     except (OSError, ValueError, LookupError, TypeError):
         return None
 

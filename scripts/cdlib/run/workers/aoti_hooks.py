@@ -18,7 +18,7 @@ def record_inputs(report):
     import torch
     from torch.utils import _pytree as pytree
     cls = None
-    for mod in ("torch.export.pt2_archive._package", "torch._inductor.package.package"):   # 2.15 / 2.9
+    for mod in ("torch.export.pt2_archive._package", "torch._inductor.package.package"):   # 2.9-2.15 / older
         try:
             cls = getattr(__import__(mod, fromlist=["AOTICompiledModel"]), "AOTICompiledModel")
             break
@@ -32,7 +32,10 @@ def record_inputs(report):
         try:
             return call(self, *args, **kwargs)
         except Exception:
-            try:
+            try:   # the order torch's call numbers the inputs in: keyword arguments in the exported order
+                if kwargs:
+                    from torch.export._tree_utils import reorder_kwargs
+                    kwargs = reorder_kwargs(kwargs, pytree.treespec_loads(self.loader.get_call_spec()[0]))
                 flat = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
                 with open(report, "w", encoding="utf-8") as f:
                     json.dump([{"shape": list(x.shape), "stride": list(x.stride())} for x in flat], f)
