@@ -287,8 +287,10 @@ def next_steps(result, ranks, tstr, nproc, extra):
         for s in r["_rep"].next_steps:
             if result["timed_out"] and s["skill"] == "overview" and "timeout" in (s.get("command") or "") + s["why"].lower():
                 continue  # the hang section above replaces "raise the timeout"
-            if "triage --vs-eager" in (s.get("command") or ""):
-                continue  # --vs-eager runs one process: not with --nproc
+            if " --vs-eager " in (s.get("command") or ""):
+                # --vs-eager runs one process: not with --nproc (blind A/B batch 23: the rank's step had become
+                # `triage --nproc 2 --vs-eager`, which the CLI refuses)
+                continue
             if s["skill"] == "trace-inductor":
                 if div["divergent"] or result["status"] != "clean":
                     continue

@@ -405,6 +405,9 @@ _TORCH_WARNING = re.compile(r"(?:(?:site|dist)-packages/torch/\S+|/torch/(?:_\w+
                             r"autograd|cuda|distributed|export|amp|backends)/\S+)\.py:\d+: (\w*Warning): (.+)$")
 
 
+_PY_WARNING = re.compile(r"^\S+\.py:\d+: (\w*Warning): (.+)$", re.M)
+
+
 def torch_warnings(text, limit=5, glog=True):
     """PyTorch's warning lines in a log, each once: Python warnings raised from torch's files
     (`.../torch/...py:N: UserWarning: ...`) and, with glog, torch's glog-style lines (`W1126 ...
@@ -427,10 +430,20 @@ def warnings_with_rows(stderr, limit=5):
     (knowledge/triage.yaml rows marked `warning: true`): [{warning, row, title, advice}]."""
     from . import knowledge
     out = []
-    for w in torch_warnings(stderr or "", limit=50, glog=False):
-        row = next((r for r in knowledge.triage_rows() if r.get("warning")
-                    and any(re.search(p, w) for p in r.get("patterns") or [])), None)
-        out.append({"warning": w, "row": row and row["id"], "title": row and row["title"],
+
+    def row_of(w):
+        return next((r for r in knowledge.triage_rows() if r.get("warning")
+                     and any(re.search(p, w) for p in r.get("patterns") or [])), None)
+    found = [(w, row_of(w), "torch") for w in torch_warnings(stderr or "", limit=50, glog=False)]
+    # the program's own warnings that quote a torch error a row explains (blind A/B batch 23: a fallback helper
+    # warned "compiled f failed (torch.compile with fullgraph=True found no compiled frames...); running eagerly")
+    for m in _PY_WARNING.finditer(stderr or ""):
+        w = clip(": ".join(m.groups()).strip(), 300)
+        row = row_of(w)
+        if not _TORCH_WARNING.search(m.group(0)) and row and all(row is not r for _, r, _ in found):
+            found.append((w, row, "program"))
+    for w, row, by in found:
+        out.append({"warning": w, "row": row and row["id"], "title": row and row["title"], "by": by,
                     "advice": row and " ".join((row.get("advice") or "").split())})
     return sorted(out, key=lambda w: w["row"] is None)[:limit]   # the explained ones first
 

@@ -187,7 +187,8 @@ def triage_markdown(rep, target_str=None, cwd=None):
     known = [w for w in rep.torch_warnings if w.get("row")]
     other = [w for w in rep.torch_warnings if not w.get("row")]
     for w in known:
-        out.append(f"PyTorch warns: {w['warning']}\n  → [{w['row']}] {w['advice']}")
+        who = "The program warns (quoting torch's error)" if w.get("by") == "program" else "PyTorch warns"
+        out.append(f"{who}: {w['warning']}\n  → [{w['row']}] {w['advice']}")
     if other:
         out.append(f"PyTorch's other warnings ({len(other)}, in target.stderr): {clip(other[0]['warning'], 160)}"
                    + (" …" if len(other) > 1 else ""))
