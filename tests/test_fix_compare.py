@@ -320,6 +320,10 @@ def test_printed_leaves_out_torchs_multiline_warnings():
     err = ("/venv/lib/python3.11/site-packages/torch/_dynamo/utils.py:10: UserWarning: something\n"
            "  warnings.warn(msg)\n  epoch 1  loss 0.5\n  epoch 2  loss 0.4\nsummary\n")
     assert verdict.printed("", err) == "[stderr]   epoch 1  loss 0.5\n[stderr]   epoch 2  loss 0.4\n[stderr] summary"
+    # torchrun's rank prefix on torch's glog lines (blind A/B batch 23: a pid in one was "output changed")
+    err = ("[rank1]:W1202 09:19:54.162000 25065 torch/utils/cpp_extension.py:183] [0/0] No CUDA runtime is found\n"
+           "[rank1]:[W1202 09:21:02.123456 ProcessGroupGloo.cpp:516] Warning: x\nrank 1 done")
+    assert verdict.printed("", err) == "[stderr] rank 1 done"
 
 
 @pytest.mark.slow

@@ -581,6 +581,11 @@ def test_divergence_synthetic():
     # same compile id, different graph
     d = analyze_multirank.divergence([_rank(0, [g0], hashes={"0/0": "a"}), _rank(1, [g0], hashes={"0/0": "b"})])
     assert d["divergent"] and d["graphs"]["different_graphs"][0]["compile_id"] == "0/0"
+    # ... and nothing else differs (blind A/B batch 23: a rank index baked into each rank's graph): rank-specialized
+    assert d["rank_specialized"] and "indexes or branches on the rank" in d["summary"][-1]
+    d = analyze_multirank.divergence([_rank(0, [g0], hashes={"0/0": "a"}), _rank(1, [g0], hashes={"0/0": "b"},
+                                                                              status="failed")])
+    assert not d["rank_specialized"]
     # one rank failed
     d = analyze_multirank.divergence([_rank(0, [g0]), _rank(1, [g0], status="failed")])
     assert d["divergent"] and d["failed_ranks"] == [1]

@@ -404,6 +404,16 @@ def divergence(ranks):
     div["divergent"] = bool(only or differ or coll_diff or div["graph_breaks"] or div["recompiles"]
                             or len(set(counts.values())) > 1 or div["compile_time"].get("significant")
                             or len(set(statuses.values())) > 1)
+    # only the graphs' text differs, with the same collectives on every rank that all ended well: code that indexes
+    # or branches on the rank (blind A/B batch 23: `gathered[self.rank] = x` baked a different constant into each
+    # rank's graph; "ranks DIVERGE" read as alarming)
+    div["rank_specialized"] = bool(differ) and not (only or coll_diff or div["graph_breaks"] or div["recompiles"]
+                                                    or len(set(counts.values())) > 1 or len(set(statuses.values())) > 1
+                                                    or div["failed_ranks"] or div["timed_out_ranks"])
+    if div["rank_specialized"]:
+        div["summary"].append("the ranks' graphs differ but hold the same collectives and every rank ended the same: "
+                              "expected when the code indexes or branches on the rank (a Python int baked into each "
+                              "rank's graph); it matters only if shapes or collectives differ")
     return div
 
 

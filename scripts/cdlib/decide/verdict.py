@@ -324,7 +324,9 @@ def _close(a, b, rtol):
 
 
 # stderr lines that are torch's or Python's, not the program's own (compiled runs print more of them)
-_NOT_PROGRAM = re.compile(r"^[VIWEC]\d{4} \d{2}:\d{2}|site-packages/|/torch/|^\s+warnings\.warn\(|Warning: |"
+# (torchrun prefixes each rank's lines, `[rank1]:W1202 09:19:54.16 25065 torch/utils/...]`: blind A/B batch 23's
+# compare said "output changed" for rank 1 from such a line's pid)
+_NOT_PROGRAM = re.compile(r"^(?:\[(?:default)?rank\d+\]:)?\[?[VIWEC]\d{4} \d{2}:\d{2}|site-packages/|/torch/|^\s+warnings\.warn\(|Warning: |"
                           r"^\s*(?:File \"|Traceback \(most recent call last\))|^\[compile-debug")
 
 

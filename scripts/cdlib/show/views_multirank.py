@@ -50,6 +50,8 @@ def _title(result):
         kind = ((first or {}).get("verdict") or {}).get("kind")
         if kind in VERDICT_TITLE:
             head += f": {VERDICT_TITLE[kind]}"
+    elif div["divergent"] and div.get("rank_specialized") and not div["compile_time"].get("significant"):
+        head = "ranks compiled different graphs (same collectives: rank-dependent code, no hang risk seen)"
     elif div["divergent"]:
         head = "ranks DIVERGE"
     else:
