@@ -234,3 +234,26 @@ def test_the_size1_rule_reads_the_input_torch_named(tmp_path):
         pytest.skip(f"this torch's AOTI input check passed these strides: {ai}")
     assert ai["mismatch"].startswith("input_handles[0]: unmatched stride value at 0") and not ai["size1_stride"], ai
     assert data["errors"][0]["category"] == "aoti_input_mismatch", data["errors"][0]
+
+
+@pytest.mark.slow
+def test_a_package_whose_custom_op_is_not_registered_names_the_import(tmp_path):
+    """Blind A/B batch 23: a serving worker loaded a package that calls a Python custom op without importing the
+    module that registers it. torch says "Could not find schema ... without Python environment. Consider using C++
+    TORCH_LIBRARY APIs", after a "Loading outdated pt2 file" warning. The row says to import the op's module, and
+    its claim holds: with the import the same package loads and runs."""
+    pkg = tmp_path / "m.pt2"
+    p = subprocess.run([sys.executable, program("aoti_custom_op_serve.py"), "--export", str(pkg)], capture_output=True,
+                       text=True, timeout=900, cwd=os.path.dirname(program("aoti_custom_op_serve.py")))
+    assert p.returncode == 0, p.stderr[-2000:]
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                       program("aoti_custom_op_serve.py"), str(pkg), timeout=900)
+    e = data["errors"][0]
+    assert e["category"] == "aoti_custom_op_unregistered" and "cdtest::scaled_relu" in e["message"], e
+    first = data["next_steps"][0]["why"]
+    assert "Import the module that defines it" in first and "model.eval()" not in first, first
+    code = ("import sys, torch; sys.path.insert(0, sys.argv[2]); import aoti_op_lib; "
+            "print(torch._inductor.aoti_load_package(sys.argv[1])(torch.randn(2, 8)).shape)")
+    ok = subprocess.run([sys.executable, "-c", code, str(pkg), os.path.dirname(program("aoti_op_lib.py"))],
+                        capture_output=True, text=True, timeout=600)
+    assert ok.returncode == 0 and "torch.Size([2, 4])" in ok.stdout, ok.stderr[-1500:]

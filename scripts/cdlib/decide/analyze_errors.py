@@ -326,8 +326,12 @@ def _error_steps(rep, target_str, cli):
                 why = (f"fix your program{' at ' + at if at else ''}: {etype}{': ' + msg if msg else ''} "
                        f"({'it fails the same way without torch.compile' if kind == 'fails_eager_too' else 'torch.compile never ran'}; "
                        "no compiler bisect needed)")
-                if v.get("export_call"):
+                if v.get("export_call") and e.category in semantics.GENERIC:
                     why += f"; the program uses torch.export ({v['export_call']}): {knowledge.advice('export_semantics')}"
+                elif e.side == "user" and e.advice and (v.get("export_call") or e.skill == "aoti"):
+                    # the row that names this error, in full (blind A/B batch 23: a serving worker's unregistered
+                    # custom op got export's model.eval() advice, and the row's advice was clipped above)
+                    why += f"; {e.title}: {' '.join(e.advice.split())}"
                 if e.category == "aoti_input_mismatch":
                     why = f"{e.title} ({(v.get('aoti_inputs') or {}).get('mismatch')}): {e.advice}"
                 if e.side == "custom_op":
