@@ -8,7 +8,7 @@ import os
 import re
 
 from . import knowledge
-from ..read.frames import (chain, innermost_user, is_stdlib, is_user_file, library_of, loc as _loc,
+from ..read.frames import (chain, innermost_user, is_stdlib, is_user_file, library_of, library_path, loc as _loc,
                            parse_py_frames, qualified_name, src_line)
 from ..report import FunctionRecompiles, GraphBreak, GuardFailure, Location, Recompile
 from .wrappers import split_by_wrapper, wrapper_label, wrapper_of
@@ -537,7 +537,11 @@ def code_file(tr, frame_id):
 
 
 def _short_torch_path(path):
-    i = path.replace("\\", "/").find("/torch/")
+    """'torch/optim/adam.py': the path inside site-packages (a venv under /opt/torch/... has another /torch/)."""
+    rel = library_path(path or "")
+    if rel and rel.startswith("torch/"):
+        return rel
+    i = (path or "").replace("\\", "/").rfind("/torch/")
     return path[i + 1:] if i >= 0 else path
 
 
