@@ -324,6 +324,14 @@ def test_printed_leaves_out_torchs_multiline_warnings():
     err = ("[rank1]:W1202 09:19:54.162000 25065 torch/utils/cpp_extension.py:183] [0/0] No CUDA runtime is found\n"
            "[rank1]:[W1202 09:21:02.123456 ProcessGroupGloo.cpp:516] Warning: x\nrank 1 done")
     assert verdict.printed("", err) == "[stderr] rank 1 done"
+    # pytest's report of a failing test: torch's log records and glog lines it captured are not the program's
+    out = ("E   AssertionError: Tensor-likes are not close!\n"
+           "----------------------------- Captured stderr call -----------------------------\n"
+           "W1202 09:51:26.827000 4170 torch/utils/cpp_extension.py:183] [0/0] No CUDA runtime is found\n"
+           "------------------------------ Captured log call -------------------------------\n"
+           "DEBUG    torch.__trace:_internal.py:1390 \nDEBUG    torch._dynamo.output_graph:output_graph.py:1 x\n"
+           "1 failed in 5.50s")
+    assert verdict.printed(out, "") == "E   AssertionError: Tensor-likes are not close!\n1 failed in 5.50s"
 
 
 @pytest.mark.slow

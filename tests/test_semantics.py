@@ -20,7 +20,8 @@ SIGNALS = {"error", "output", "recompile", "guards_mixed", "guards_none", "dynam
 # verdict says so and the class (seen from PyTorch's warning) still gives the fix
 VERDICT = {"hooks_changed_after_compile": None, "global_hooks_extra_call": "fails_eager_too",
            "compiled_state_dict_prefix": None, "uninitialized_empty": None,
-           "transformer_fastpath_padding": None, "collective_grad_compiled": None}
+           "transformer_fastpath_padding": None, "collective_grad_compiled": None,
+           "class_method_patched_after_compile": None}
 API_RE = re.compile(r"\btorch(?:\.[A-Za-z_]\w*)+")
 
 

@@ -814,6 +814,18 @@ def test_a_fallback_that_quotes_fullgraph_no_compiled_frames_is_explained(tmp_pa
     assert "w after 3 steps: 0.70" in ok.stdout, ok.stdout + ok.stderr[-1000:]
 
 
+def test_a_pytest_gate_that_fails_eagerly_too_prints_the_same(tmp_path):
+    """Blind A/B batch 23: a pytest CI gate comparing two models with different weights fails without
+    torch.compile too; pytest's report of the compiled run carried hundreds of torch DEBUG log records
+    (torch.__trace) that the eager run has not, and --vs-eager said the compiled numbers differ, with the
+    accuracy check as a Next. Those lines are not the program's output: the same output, both fail."""
+    d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, "-m",
+                    "pytest", "-q", "-p", "no:cacheprovider", program("pytest_parity_gate.py"), timeout=600)
+    assert d["verdict"]["kind"] == "fails_eager_too", d["verdict"]
+    assert not d["vs_eager"]["differ"] and "both runs fail" in d["vs_eager"]["verdict"], d["vs_eager"]
+    assert not any(" accuracy " in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]
+
+
 def test_torch_warning_in_a_clean_run_is_shown_with_its_row(tmp_path):
     """A Library.define op that returns a view of its input (blind A/B batch 12, vllm#44130): the run exits
     0 and torch only warns; in CI (CI=true, 2.15) the same run raises. The report shows torch's warning with
