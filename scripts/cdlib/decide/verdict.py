@@ -361,7 +361,7 @@ def printed(stdout, stderr):
     return "\n".join([ln for ln in (stdout or "").splitlines() if not _TORCH_LOG_RECORD.match(ln)] + err)
 
 
-# torch's own log records as pytest's log capture prints them in a failing test's report (`DEBUG    torch.__trace:
+# torch's own log records as pytest's log capture prints them in a failing test's report (`DEBUG    torch.<name>:
 # _internal.py:1390`): hundreds of lines with TORCH_TRACE on, none in the eager run (blind A/B batch 23's CI gate:
 # --vs-eager called that "the compiled numbers differ" and offered the accuracy check)
 # torch's glog lines and pytest's headers above captured output go with them (compiled runs have more of both)
