@@ -143,3 +143,24 @@ def script_source(command, limit=500_000):
             return f.read(limit)
     except (OSError, TypeError):
         return ""
+
+
+def local_imports(path):
+    """The program's own modules a script imports (`import kv_ops`, `from kv_ops import ...` next to it): a
+    custom op registered there fails the script without a traceback into it (blind A/B: a KV-cache op in
+    kv_ops.py, a bare exit in generate.py)."""
+    import ast
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+    names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level]
+    here = os.path.dirname(os.path.abspath(path))
+    out = []
+    for name in dict.fromkeys(names):
+        cand = os.path.join(here, *name.split(".")) + ".py"
+        if os.path.isfile(cand):
+            out.append(cand)
+    return out

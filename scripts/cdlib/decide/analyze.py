@@ -9,10 +9,11 @@ from . import knowledge, semantics, verdict
 from ..read import trace as tracemod
 from .analyze_dynamo import RESUME_RE, breaks_from_errors, function_info as _function_info, _graph_breaks, _recompiles
 from .analyze_dynamo import fake_kernel_errors, next_steps as _dynamo_next_steps
-from .analyze_errors import (_custom_op_mutation, _error_steps, _errors, _export_calls, _local_imports)
+from .analyze_errors import _custom_op_mutation, _error_steps, _errors, _export_calls
 from ..run import proc
 from ..read.frames import display_path, innermost_user, is_user_file, loc as _loc, parse_exception, strip_rank_prefix
-from ..cmdline import cli_command, script_of as _script_of, script_source, scripts_of, template_command
+from ..cmdline import (cli_command, local_imports as _local_imports, script_of as _script_of, script_source, scripts_of,
+                       template_command)
 from ..report import GraphInfo, Report
 
 def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=None, eager_stderr=None):

@@ -9,7 +9,7 @@ from .analyze_dynamo import GB_URL_RE
 from .export import divisible_advice
 from ..run import proc
 from ..read.frames import innermost_user, is_user_file, loc as _loc, parse_exception, parse_py_frames, src_line as _src_line
-from ..cmdline import clip, cli_command, scripts_of, template_command
+from ..cmdline import clip, cli_command, local_imports as _local_imports, scripts_of, template_command
 from ..report import ErrorInfo
 
 # ---- errors -------------------------------------------------------------------------------
@@ -481,27 +481,6 @@ def _accuracy_step(acc, e, at, cli, target_str):
         why = f"made from floats at {'; '.join(acc['int_sites'])}: {why}"
     return {"why": f"{acc['summary']}; {why}", "skill": "bisect" if acc["next"] == "bisect" else None,
             "command": e.next_command}
-
-
-def _local_imports(path):
-    """The program's own modules a script imports (`import kv_ops`, `from kv_ops import ...` next to it): a
-    custom op registered there fails the script without a traceback into it (blind A/B: a KV-cache op in
-    kv_ops.py, a bare exit in generate.py)."""
-    import ast
-    try:
-        with open(path, encoding="utf-8") as f:
-            tree = ast.parse(f.read())
-    except (OSError, SyntaxError, ValueError):
-        return []
-    names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
-    names += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and not n.level]
-    here = os.path.dirname(os.path.abspath(path))
-    out = []
-    for name in dict.fromkeys(names):
-        cand = os.path.join(here, *name.split(".")) + ".py"
-        if os.path.isfile(cand):
-            out.append(cand)
-    return out
 
 
 def _custom_op_mutation(files):

@@ -7,11 +7,11 @@ import re
 
 from . import accuracy_check, knowledge, semantics, verdict
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
-from .analyze_errors import _first_lines, _local_imports, _program_files, _read_text, compile_data_dependent
+from .analyze_errors import _first_lines, _program_files, _read_text, compile_data_dependent
 from ..run import proc
 from ..read import trace as tracemod
 from ..read.frames import innermost_user, parse_exception, parse_py_frames, strip_rank_prefix
-from ..cmdline import clip, cli_command, command_line, script_of as _script_of
+from ..cmdline import clip, cli_command, command_line, local_imports as _local_imports, script_of as _script_of
 
 LOW_PRECISION = ("float16", "bfloat16")
 

@@ -13,7 +13,7 @@ import re
 
 from . import knowledge
 from ..read.frames import is_user_file, parse_py_frames
-from ..cmdline import clip, scripts_of
+from ..cmdline import clip, local_imports, scripts_of
 
 SIDE = "semantics"
 GENERIC = ("user_error", "accuracy_mismatch")   # failures that no specific triage row explains
@@ -74,8 +74,7 @@ class _Run:
         fs += [f for f, _ in self.traced_lines]
         # and the program's own modules its script imports (blind A/B batch 23: the patch of a class's method
         # was in an ablation helper that neither the traceback nor the traced frames enter)
-        from .analyze_errors import _local_imports
-        fs += [m for f in scripts_of(self.rep.command) if os.path.isfile(f) for m in _local_imports(f)]
+        fs += [m for f in scripts_of(self.rep.command) if os.path.isfile(f) for m in local_imports(f)]
         return [f for f in dict.fromkeys(fs) if is_user_file(f) and os.path.isfile(f)]
 
 
