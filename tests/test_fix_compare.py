@@ -332,6 +332,10 @@ def test_printed_leaves_out_torchs_multiline_warnings():
            "DEBUG    torch.__trace:_internal.py:1390 \nDEBUG    torch._dynamo.output_graph:output_graph.py:1 x\n"
            "1 failed in 5.50s")
     assert verdict.printed(out, "") == "E   AssertionError: Tensor-likes are not close!\n1 failed in 5.50s"
+    out = ("FAILED t.py::test_x\n=============================== warnings summary ===============================\n"
+           "t.py::test_x\n  /v/site-packages/torch/_inductor/lowering.py:1: UserWarning: x\n    warnings.warn(\n\n"
+           "-- Docs: https://docs.pytest.org/en/stable/how-to/capture-warnings.html\n1 failed, 1 warning in 5.5s")
+    assert verdict.printed(out, "") == "FAILED t.py::test_x\n1 failed in 5.5s"
 
 
 @pytest.mark.slow

@@ -358,7 +358,22 @@ def printed(stdout, stderr):
             continue
         if not in_tb and ln.strip() and not _NOT_PROGRAM.search(ln) and not _TORCH_LOG_RECORD.match(ln):
             err.append(f"[stderr] {ln}")
-    return "\n".join([ln for ln in (stdout or "").splitlines() if not _TORCH_LOG_RECORD.match(ln)] + err)
+    out, in_summary = [], False
+    for ln in (stdout or "").splitlines():
+        # pytest's "warnings summary" section lists the warnings a run raised: a compiled run raises torch's own
+        # (Inductor, CUDA), the eager run none; it ends at its "-- Docs: ..." line
+        if _PYTEST_WARNINGS.match(ln):
+            in_summary = True
+        elif in_summary and ln.startswith("-- Docs: "):
+            in_summary = False
+        elif not in_summary and not _TORCH_LOG_RECORD.match(ln):
+            # and its count in pytest's last line ("1 failed, 1 warning in 5.50s")
+            out.append(re.sub(r", \d+ warnings?\b", "", ln) if _PYTEST_TOTALS.match(ln) else ln)
+    return "\n".join(out + err)
+
+
+_PYTEST_WARNINGS = re.compile(r"^=+ warnings summary =+$")
+_PYTEST_TOTALS = re.compile(r"^=*\s*\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|warnings?)\b.* in [\d.]+s")
 
 
 # torch's own log records as pytest's log capture prints them in a failing test's report (`DEBUG    torch.<name>:
