@@ -492,11 +492,7 @@ RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
 
 def function_info(tr, frame_id):
     """(name, Location, wrapper) of a compiled frame, mapped to user code when it is a torch wrapper."""
-    name = file = line = None
-    for e in tr.of("compilation_metrics"):
-        if e.meta.get("frame_id") == frame_id and e.data.get("co_name"):
-            name, file, line = e.data["co_name"], e.data.get("co_filename"), e.data.get("co_firstlineno")
-            break
+    name, file, line = frame_code(tr, frame_id)
     starts = [e for e in tr.of("dynamo_start") if e.meta.get("frame_id") == frame_id]
     frames = tr.frames(starts[0].data.get("stack")) if starts else []
     if name is None and frames:
@@ -530,10 +526,11 @@ def is_torch_work(path):
     return library_of(path or "") == "torch" and _short_torch_path(path).startswith(_TORCH_WORK)
 
 
-def code_file(tr, frame_id):
-    """The file of a compiled frame's code (co_filename), or None."""
-    return next((e.data.get("co_filename") for e in tr.of("compilation_metrics")
-                 if e.meta.get("frame_id") == frame_id and e.data.get("co_filename")), None)
+def frame_code(tr, frame_id):
+    """(co_name, co_filename, co_firstlineno) of a compiled frame from its compilation_metrics, else Nones."""
+    e = next((e for e in tr.of("compilation_metrics") if e.meta.get("frame_id") == frame_id and e.data.get("co_name")),
+             None)
+    return (e.data["co_name"], e.data.get("co_filename"), e.data.get("co_firstlineno")) if e else (None, None, None)
 
 
 def _short_torch_path(path):

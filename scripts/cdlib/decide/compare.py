@@ -99,6 +99,14 @@ def _same_expr(before, after):
     return bool(rb and ra) and (rb in (after or "") or ra in (before or ""))
 
 
+def different_programs(target_b, target_a):
+    """A note when two runs' commands name different .py scripts, else None."""
+    scripts = [next((os.path.basename(w) for w in (t or "").split() if w.endswith(".py")), None)
+               for t in (target_b, target_a)]
+    return (f"the two runs are of different programs ({scripts[0]} vs {scripts[1]})"
+            if all(scripts) and scripts[0] != scripts[1] else None)
+
+
 def _fn_key(name):
     """A compiled function's name without line numbers (a resume function's break line shifts with edits)."""
     return re.sub(r"\d+", "#", name or "") or None
@@ -255,9 +263,7 @@ def compare(before, after):
             output = EAGER_NOW
     diff = _first_diff(out_b, out_a) if output != "same" and not output.startswith("unknown") else None
     rec = _recompile_diff(fb["recompiling_functions"], fa["recompiling_functions"])
-    scripts = [next((os.path.basename(w) for w in (f["target"] or "").split() if w.endswith(".py")), None) for f in (fb, fa)]
-    note = (f"the two runs are of different programs ({scripts[0]} vs {scripts[1]})"
-            if all(scripts) and scripts[0] != scripts[1] else None)
+    note = different_programs(fb["target"], fa["target"])
     if not note and not run_ok(fa) and fa.get("cache_hits") and not run_ok(fb) \
             and (fb["first_error"] or {}).get("type") == (fa["first_error"] or {}).get("type"):
         # blind A/B: a custom op's fixed mutates_args looked like a failed fix, the cache served the old graph

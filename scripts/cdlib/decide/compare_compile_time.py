@@ -4,9 +4,8 @@ and whether the program's printed output changed (a fix for startup must not cha
 torch import."""
 import json
 import os
-import re
 
-from .compare import _first_diff, _read, _within_rounding, normalize_output
+from .compare import _first_diff, _fn_key, _read, _within_rounding, different_programs, normalize_output
 from ..errors import CliError
 
 NOISE = 0.10     # one cold run each: a change of compile time under 10% is not a measured difference
@@ -32,14 +31,9 @@ def load(path):
     return rep
 
 
-def _fn(name):
-    """A frame's function name without line numbers (a resume function's line shifts with edits)."""
-    return re.sub(r"\d+", "#", name or "")
-
-
 def _frames(rep):
     """{(function, file, recompile index): frame}: a function's recompiles are frames of their own."""
-    return {(_fn(f.get("function")), os.path.basename((f.get("location") or "").rsplit(":", 1)[0]),
+    return {(_fn_key(f.get("function")), os.path.basename((f.get("location") or "").rsplit(":", 1)[0]),
              str(f.get("compile_id") or "").rsplit("/", 1)[-1]): f for f in rep["summary"].get("frames") or []}
 
 
@@ -99,9 +93,7 @@ def compare(before, after):
     else:
         output = "same within rounding (numbers within √eps of float32)" if _within_rounding(out_b, out_a) else "changed"
     diff = _first_diff(out_b, out_a) if output == "changed" else None
-    scripts = [next((os.path.basename(w) for w in (f["target"] or "").split() if w.endswith(".py")), None) for f in (fb, fa)]
-    note = (f"the two runs are of different programs ({scripts[0]} vs {scripts[1]})"
-            if all(scripts) and scripts[0] != scripts[1] else None)
+    note = different_programs(fb["target"], fa["target"])
     return {"kind": "compile-time", "note": note, "before": fb, "after": fa, "frames": {"gone": gone, "new": new, "changed": changed[:8]},
             "phases": phases[:4], "suggestions_gone": [sb[i] for i in sb if i not in sa],
             "output": output, "output_diff": diff, "same_graphs_s": struct["same_graphs_s"],

@@ -363,7 +363,7 @@ def summarize(tr, wall_s=None, top=5):
             total = sum(ph.values())
         frame_id = int(cid.lstrip("!").split("/")[-2]) if cid.count("/") else None
         name, loc, wrapper = analyze_dynamo.function_info(tr, frame_id) if frame_id is not None else (cid, None, None)
-        cfile = analyze_dynamo.code_file(tr, frame_id) if frame_id is not None else None
+        cfile = analyze_dynamo.frame_code(tr, frame_id)[1] if frame_id is not None else None
         rows.append({"compile_id": cid, "function": name, "location": loc.short() if loc else None,
                      "code": loc.code if loc else None, "user_code": bool(loc and is_user_file(loc.file)),
                      "total_s": _r(total), "frame_s": f["frame_compile_time_s"], "backward_s": f["backward_compile_time_s"],
