@@ -176,8 +176,8 @@ def launch_result(run_dir, run, ranks, *, nproc, extra, argv, tstr, torchrun_str
         status = "interrupted"
     elif any(r["status"] in ("failed", "killed", "not_started") for r in ranks) or (res.returncode not in (0, None)):
         status = "error"
-    elif div["divergent"]:
-        status = "divergent"
+    elif div["divergent"] and not div.get("rank_specialized"):   # graphs that differ by the rank index only: not
+        status = "divergent"                                        # a divergence to act on
     elif any(r["report_status"] == "issues" for r in ranks):
         status = "issues"
     elif all(r["report_status"] == "no-compile" for r in ranks):
@@ -292,7 +292,7 @@ def next_steps(result, ranks, tstr, nproc, extra):
                 # `triage --nproc 2 --vs-eager`, which the CLI refuses)
                 continue
             if s["skill"] == "trace-inductor":
-                if div["divergent"] or result["status"] != "clean":
+                if (div["divergent"] and not div.get("rank_specialized")) or result["status"] != "clean":
                     continue
                 s = dict(s, command=None, why=s["why"] + " (perf runs one process: time a single-rank run)")
             k = (s["skill"], s["command"], s["why"])
