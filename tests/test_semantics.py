@@ -122,6 +122,20 @@ def test_triage_names_the_gpu_class(c, tmp_path):
     _check(c, rep, md)
 
 
+@pytest.mark.parametrize("code, rng", [
+    ("# Topologically Sorted Source Nodes: [dropout], Original ATen: [aten.native_dropout]", True),   # 2.15
+    ("result[offset_idx] = randn_cpu(tmp0, offset[offset_idx]);", True),   # 2.9 / 2.11 C++: "Original ATen: []"
+    ("tmp3 = tl.rand(tmp0, (tmp2).to(tl.uint32))", True),                  # Triton
+    ("# Topologically Sorted Source Nodes: [], Original ATen: []", False),
+    ("# Topologically Sorted Source Nodes: [linear], Original ATen: [aten.t, aten.addmm]", False)])
+def test_compiled_random_numbers_are_seen_in_the_code_of_every_release(code, rng):
+    """compiled_rng (and fix's fallback_random re-check) reads Inductor's code: torch 2.9 and 2.11 write an empty
+    "Original ATen: []" above a fused randn_like kernel, so the kernel's own random call is matched too (the fix
+    test failed on 2.9.1 and 2.11 for this)."""
+    cls = next(c for c in knowledge.load("semantics")["classes"] if c["id"] == "compiled_rng")
+    assert all(bool(re.search(d["inductor_code"], code)) == rng for d in cls["detect"])
+
+
 def test_state_dict_before_compiling_is_the_modules_own():
     """`model.state_dict()` above `model = torch.compile(model)` is the module's own (no "_orig_mod."
     keys): not the checkpoint class (a CompileQA answer's triage said it was); below it, it is."""

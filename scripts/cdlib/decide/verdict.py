@@ -367,8 +367,9 @@ def printed(stdout, stderr):
         elif in_summary and ln.startswith("-- Docs: "):
             in_summary = False
         elif not in_summary and not _TORCH_LOG_RECORD.match(ln):
-            # and its count in pytest's last line ("1 failed, 1 warning in 5.50s")
-            out.append(re.sub(r", \d+ warnings?\b", "", ln) if _PYTEST_TOTALS.match(ln) else ln)
+            # and its count in pytest's last line ("1 failed, 1 warning in 62.71s (0:01:02)"), with the clock
+            # form pytest adds past a minute (a compiled run takes longer: seen on torch 2.11)
+            out.append(re.sub(r", \d+ warnings?\b| \(\d+:\d\d:\d\d\)", "", ln) if _PYTEST_TOTALS.match(ln) else ln)
     return "\n".join(out + err)
 
 
