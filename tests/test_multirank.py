@@ -322,6 +322,25 @@ def test_ddp_one_rank_bad_shard(tmp_path):
     assert "2 graph breaks inside DDP (DistributedDataParallel), not in your code" in md
     assert "fix graph break" not in md.split("## Next")[1]
     assert _procs_mentioning(str(out)) == []
+    for r in res["ranks"]:   # rank 1's steps were rebuilt by the eager check: still this launch
+        rmd = (out / f"rank_{r['rank']}" / "report.md").read_text()
+        assert " --vs-eager " not in rmd and "triage --nproc 2 --nproc" not in rmd, rmd
+
+
+def test_a_ranks_steps_are_this_launch_and_never_vs_eager():
+    """A rank's `triage -- prog` becomes `triage --nproc 2 -- prog` once (as_rank_launch runs again after the
+    eager check), and a `triage --vs-eager` step goes: it runs one process (blind A/B batch 23)."""
+    from types import SimpleNamespace
+    from cdlib.decide import multirank
+    t = "python3 train.py"
+    rep = SimpleNamespace(errors=[SimpleNamespace(next_command=f"python3 cd.py triage --nproc <N> -- {t}")],
+                          next_steps=[{"command": f"python3 cd.py triage --vs-eager -- {t}", "why": "a"},
+                                      {"command": f"python3 cd.py triage --no-tlparse -- {t}", "why": "b"},
+                                      {"command": None, "why": "c"}])
+    for _ in range(2):
+        multirank.as_rank_launch(rep, t, 2, [])
+    assert rep.errors[0].next_command == f"python3 cd.py triage --nproc 2 -- {t}"
+    assert [x["command"] for x in rep.next_steps] == [f"python3 cd.py triage --nproc 2 --no-tlparse -- {t}", None]
 
 
 def test_ddp_clean_breaks_are_ddps_and_the_inner_compile_has_none(tmp_path):

@@ -71,6 +71,7 @@ def run_triage(args, *, nproc, torchrun_args, target, timeout, tlparse=True):
                             enabled=not getattr(args, "no_eager_check", False))
     for r in ranks:
         rep = r["_rep"]
+        multirank.as_rank_launch(rep, tstr, nproc, extra)   # the eager check rebuilt failed ranks' steps
         r["report"], r["report_status"], r["verdict"] = rep.to_dict(), rep.status, multirank.verdict_brief(rep.verdict)
         os.makedirs(os.path.join(run_dir, f"rank_{r['rank']}"), exist_ok=True)
         with open(os.path.join(run_dir, f"rank_{r['rank']}", "report.json"), "w") as f:

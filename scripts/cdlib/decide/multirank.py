@@ -46,10 +46,7 @@ def rank_result(run_dir, r, run, *, argv, shim, sargs, tstr, nproc, extra):
         rep.errors = [e for e in rep.errors if e.source != "signal"]
         rep.next_steps = [x for x in rep.next_steps if "SIG" not in x["why"]]
         rep.notes.append(f"rank {r} was stopped by torchrun (exit code {code}) because another rank failed")
-    for e in rep.errors:   # a rank's `triage -- prog` is this launch again: --nproc N
-        e.next_command = _as_launch(e.next_command, tstr, nproc, extra)
-    for x in rep.next_steps:
-        x["command"] = _as_launch(x.get("command"), tstr, nproc, extra)
+    as_rank_launch(rep, tstr, nproc, extra)
     tr = tracemod.parse(tdir) if os.path.isdir(tdir) else tracemod.Trace([], {}, [])
     facts = trace_facts(tr)
     stack_file = os.path.join(run_dir, "stacks", f"rank_{r}.txt")
@@ -236,10 +233,22 @@ def recorded_result(run_dir, ranks, *, nproc, trace_path, html):
 
 # ---- next steps (both) -------------------------------------------------------------------
 
+def as_rank_launch(rep, tstr, nproc, extra):
+    """A rank's report's commands as this same launch (a rank's `triage -- prog` is this launch again:
+    --nproc N). Steps that run `triage --vs-eager` go: it runs one process, not with --nproc (blind A/B batch
+    23: a rank's step had become `triage --nproc 2 --vs-eager`, which the CLI refuses). Called again after the
+    eager check rebuilt a failed rank's steps (analyze.apply_verdict), before its report.md is written."""
+    for e in rep.errors:
+        e.next_command = _as_launch(e.next_command, tstr, nproc, extra)
+    rep.next_steps = [dict(x, command=_as_launch(x.get("command"), tstr, nproc, extra)) for x in rep.next_steps
+                      if " --vs-eager " not in (x.get("command") or "")]
+
+
 def _as_launch(cmd, tstr, nproc, extra):
     """A rank's suggested `triage [--nproc <N>] ... -- prog` as this same launch: --nproc N (and
-    --torchrun-args); other commands unchanged."""
-    if not cmd or not tstr or not cmd.endswith(" -- " + tstr) or " triage " not in cmd:
+    --torchrun-args); other commands unchanged (and one already made so)."""
+    if not cmd or not tstr or not cmd.endswith(" -- " + tstr) or " triage " not in cmd \
+            or " --nproc " in cmd[: -len(tstr)].replace(" --nproc <N>", ""):
         return cmd
     opts = command_line(["--nproc", nproc] + (["--torchrun-args=" + shlex.join(extra)] if extra else []))
     head = cmd[: -len(tstr)].replace(" --nproc <N>", "")
@@ -287,10 +296,6 @@ def next_steps(result, ranks, tstr, nproc, extra):
         for s in r["_rep"].next_steps:
             if result["timed_out"] and s["skill"] == "overview" and "timeout" in (s.get("command") or "") + s["why"].lower():
                 continue  # the hang section above replaces "raise the timeout"
-            if " --vs-eager " in (s.get("command") or ""):
-                # --vs-eager runs one process: not with --nproc (blind A/B batch 23: the rank's step had become
-                # `triage --nproc 2 --vs-eager`, which the CLI refuses)
-                continue
             if s["skill"] == "trace-inductor":
                 if (div["divergent"] and not div.get("rank_specialized")) or result["status"] != "clean":
                     continue
