@@ -699,3 +699,14 @@ def test_one_process_with_a_process_group_prints_rank_prefixed_tracebacks():
             '[rank0]:     step()\n[rank0]: ValueError: bad value\n')
     exc = frames.parse_exception(text)
     assert exc["type"] == "ValueError" and exc["message"] == "bad value" and exc["frames"][0].line == 3, exc
+
+
+def test_ranks_that_recompile_for_the_same_reason_do_not_diverge():
+    """Each process prints other object ids in a type guard (`___check_type_id(x, 94006869064208)`): two ranks
+    that recompile for the same reason are not "recompiles on some ranks only" (blind A/B batch 24)."""
+    from cdlib.decide.analyze_multirank import _same_in_every_process as same
+    a = "___check_type_id(self._modules['drop_path'], 94006869064208), type=<class 'Identity'>"
+    b = "___check_type_id(self._modules['drop_path'], 94234744478224), type=<class 'Identity'>"
+    assert same(a) == same(b) and "<id>" in same(a)
+    assert same("___check_obj_id(L['f'].__code__, 1402)") == same("___check_obj_id(L['f'].__code__, 9)")
+    assert same("L['x'].size()[0] == 8") != same("L['x'].size()[0] == 9")   # a value is not an id

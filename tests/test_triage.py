@@ -1317,3 +1317,40 @@ def test_enclosing_block_is_the_outermost_and_skips_grad_mode_blocks(tmp_path):
                    "        m = int(xs[0].sum())\n    return out, m\n")
     assert enclosing_block(str(src), 7) == {"kind": "loop", "line": 5}
     assert enclosing_block(str(src), 10) is None
+
+
+def test_a_failure_only_with_the_warm_compile_cache_is_measured_and_named(tmp_path):
+    """Blind A/B batch 24: a custom op's output dtype came from a global set by an environment variable;
+    a warm cache from a run with the flag off served a graph that checks for float32, and torch's message
+    (and this report's row) blamed the fake kernel. A run that fails only compiled and loaded graphs from
+    the cache runs once more with an empty throwaway cache: it passes, so the cache is named, not the
+    compiler or the fake kernel. The user's cache is not touched."""
+    prog = program("warm_cache_global_dtype.py")
+    cache = tmp_path / "user-cache"
+    env = {"TORCHINDUCTOR_CACHE_DIR": str(cache)}
+    p = subprocess.run([sys.executable, prog], env={**os.environ, **env}, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and "float32" in p.stdout, p.stderr[-2000:]
+    before = sorted(str(f.relative_to(cache)) for f in cache.rglob("*"))
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog,
+                    env={**env, "HALF_OUT": "1"}, timeout=600)
+    err = d["errors"][0]
+    assert err["category"] == "warm_cache_only" and d["verdict"]["cold_cache"] == "passes", (err, d["verdict"])
+    assert d["next_steps"][0]["decides"] and "op argument" in d["next_steps"][0]["why"], d["next_steps"]
+    assert not (tmp_path / "t" / "cold_cache").exists()   # the throwaway cache is gone
+    assert sorted(str(f.relative_to(cache)) for f in cache.rglob("*")) == before   # the failing run only read it
+
+
+def test_a_ddp_optimizer_crash_is_torchs_and_optimize_ddp_off_decides(tmp_path):
+    """Blind A/B batch 24: BackendCompilerFailed with backend='compile_fn' under DDP is torch's DDPOptimizer
+    (torch/_dynamo/backends/distributed.py), not "your own backend": a float attribute made dynamic crosses
+    the DDP split. The Next says so and names the one run that decides (optimize_ddp = False), which holds."""
+    prog = program("ddp_float_attr_split.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert d["errors"] and d["errors"][0]["inner"]["backend"] == "compile_fn", d["errors"]
+    first = d["next_steps"][0]
+    assert first["why"].startswith("torch's DDP optimizer raised AttributeError") and first["decides"], first
+    assert "optimize_ddp = False" in first["why"]
+    assert not any("your own backend" in s["why"] for s in d["next_steps"]), d["next_steps"]
+    p = subprocess.run([sys.executable, prog, "--no-split"], capture_output=True, text=True, timeout=600,
+                       env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "c")})
+    assert p.returncode == 0 and p.stdout.startswith("loss "), p.stderr[-2000:]

@@ -281,6 +281,11 @@ def _program_files(rep):
     return list(dict.fromkeys(f for s in scripts_of(rep.command or []) for f in [s] + _local_imports(s)))
 
 
+def _uses_ddp(rep):
+    """Does the program (its script and local imports) wrap a model in DistributedDataParallel?"""
+    return any(re.search(r"\bDistributedDataParallel\b|\bDDP\(", _read_text(f)) for f in _program_files(rep))
+
+
 def _export_calls(rep, err):
     """[(path, line, call)] of the torch.export calls in the program's scripts and their own imports, for a
     program that exports and never compiles, whose failure is not at a line above its export call in the same
@@ -388,6 +393,12 @@ def _error_steps(rep, target_str, cli):
                                                   msg=msg),
                           "skill": e.skill, "command": e.next_command})
             continue
+        if inner.get("backend") == "compile_fn" and _uses_ddp(rep):
+            # DDPOptimizer.compile_fn (torch/_dynamo/backends/distributed.py) compiles each piece of the graph it
+            # split at DDP's buckets: torch's, not the user's (blind A/B batch 24: "your own backend" misled)
+            steps.append({"why": knowledge.advice("ddp_optimizer_raised", type=inner.get("type"), at=at, msg=msg),
+                          "skill": "trace-dynamo", "command": None, "decides": True})
+            continue
         if inner.get("backend") and inner["backend"] not in _BUILTIN_BACKENDS and e.location \
                 and is_user_file(e.location.file):
             steps.append({"why": f"your own backend '{inner['backend']}' raised {inner.get('type')} at {at}: {msg}; "
@@ -407,6 +418,10 @@ def _error_steps(rep, target_str, cli):
                                  "that line (a setting of yours it checks?); work around it, try a newer torch, "
                                  "report it with a minimal repro"),
                           "skill": None if inner.get("known") else e.skill, "command": None})
+            continue
+        if e.category == "warm_cache_only":   # measured (runs._check_cold_cache): the cache, not the compiler
+            steps.append({"why": f"{e.type}: {e.title}: {e.advice}", "skill": e.skill, "command": None,
+                          "decides": True})
             continue
         if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
             steps.append({"why": e.advice, "skill": e.skill, "command": None})

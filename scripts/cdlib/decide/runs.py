@@ -4,6 +4,7 @@ eager run, the AOTInductor input check, precision casts, torch's accuracy check)
 import json
 import os
 import re
+import shutil
 
 from . import accuracy_check, knowledge, semantics, verdict
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
@@ -43,6 +44,40 @@ def _check_precision_casts(rep, argv, run_dir, timeout, env_add):
                     "dtype's range before storing, or compute that part in float32), or set "
                     "torch._inductor.config.emulate_precision_casts = True. No bisect.")
         e.next_command = None
+
+
+def _check_cold_cache(rep, argv, run_dir, timeout, env_add):
+    """Fails only compiled, and the run loaded compiled graphs from the compile caches: one more run with an
+    empty, throwaway cache (in the run dir; the user's cache is not touched). Passing then is a stale cache
+    entry: something that changes the compiled code is not in the caches' key (blind A/B batch 24: a custom
+    op's output dtype read from a global set by an environment variable; torch's message blamed the fake
+    kernel, and so did this report's row)."""
+    st = rep.stats or {}
+    hits = (st.get("fx_graph_cache_hits") or 0) + (st.get("aotautograd_cache_hits") or 0)
+    if (rep.verdict or {}).get("kind") != "compile_only" or not hits or not rep.errors:
+        return
+    proc.progress(f"only the compiled run fails and it loaded {hits} compiled graph(s) from the compile cache: one "
+                  "more run with an empty throwaway cache (yours is not touched)")
+    cache = os.path.join(run_dir, "cold_cache")
+    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, "TORCHINDUCTOR_CACHE_DIR": cache,
+                                "TRITON_CACHE_DIR": os.path.join(cache, "triton")},
+                 timeout=timeout, stdout_path=os.path.join(run_dir, "cold_cache.stdout"),
+                 stderr_path=os.path.join(run_dir, "cold_cache.stderr"))
+    shutil.rmtree(cache, ignore_errors=True)
+    rep.artifacts.update({"cold_cache_stdout": r.stdout_path, "cold_cache_stderr": r.stderr_path})
+    rep.verdict["cold_cache"] = "passes" if r.ok else ("timed out" if r.timed_out else f"fails (exit {r.returncode})")
+    if not r.ok:
+        rep.notes.append(f"with an empty compile cache it {rep.verdict['cold_cache']} too (one more run): "
+                         "not a stale cache entry")
+        return
+    e = rep.errors[0]
+    e.category, e.side, e.skill, e.next_command = "warm_cache_only", "user", "overview", None
+    e.title = (f"Fails only with the warm compile cache ({hits} graph(s) loaded from it); passes with an empty one "
+               "(measured)")
+    e.advice = knowledge.advice("warm_cache_only")
+    rep.verdict["summary"] = ("only fails compiled, and only with the warm compile cache: an empty cache passes "
+                              "(measured, one more run)")
+    rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
 
 
 _RERUN_RE = re.compile(r"^(.*? (?:bisect|minify)(?: --stdin (?:'[^']*'|\S+))?)(?: --bad-if-exception \S+)? -- .+$")
@@ -104,6 +139,8 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             rep.artifacts.update({"eager_check_stdout": r.stdout_path, "eager_check_stderr": r.stderr_path})
             return r, r.read_stderr(limit=2_000_000)
         apply_verdict(rep, stderr, target_str=command_line(argv), run_eager_fn=run_eager if eager_check else None)
+        if eager_check:
+            _check_cold_cache(rep, argv, run_dir, timeout, env_add)
         if eager_check and (rep.verdict or {}).get("kind") == "compile_only" \
                 and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0]):
             # fails only compiled, no specific class: a miscompile or rounding? one run measures every graph
