@@ -21,7 +21,7 @@ SIGNALS = {"error", "output", "recompile", "guards_mixed", "guards_none", "dynam
 VERDICT = {"hooks_changed_after_compile": None, "global_hooks_extra_call": "fails_eager_too",
            "compiled_state_dict_prefix": None, "uninitialized_empty": None,
            "transformer_fastpath_padding": None, "collective_grad_compiled": None,
-           "class_method_patched_after_compile": None}
+           "class_method_patched_after_compile": None, "set_iteration_order": None}
 API_RE = re.compile(r"\btorch(?:\.[A-Za-z_]\w*)+")
 
 

@@ -1354,3 +1354,27 @@ def test_a_ddp_optimizer_crash_is_torchs_and_optimize_ddp_off_decides(tmp_path):
     p = subprocess.run([sys.executable, prog, "--no-split"], capture_output=True, text=True, timeout=600,
                        env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "c")})
     assert p.returncode == 0 and p.stdout.startswith("loss "), p.stderr[-2000:]
+
+
+def test_a_scan_that_torchs_eager_switch_breaks_is_not_sure_and_the_read_is_inductors(tmp_path):
+    """Blind A/B batch 24: an SSM's scan. Compiled, Inductor's scan-to-while_loop pass reads the loop index with
+    .item() (InductorError, DataDependentOutputException); with compiling switched off by torch the scan still
+    traces its step function and fails on the outside parameter, so the eager check said "fails differently"
+    where the program without torch.compile runs. Now: not sure, and Next names Inductor's own read, whose
+    switch (capture_scalar_outputs) gives the uncompiled program's numbers."""
+    prog = program("scan_closure_eager_check.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    if d["exit_code"] == 0:
+        pytest.skip("this torch compiles the scan")
+    if d["verdict"]["kind"] != "not_sure":   # torch's switch ran the scan: nothing to judge here
+        assert d["verdict"]["kind"] == "compile_only", d["verdict"]
+    else:
+        assert "higher-order ops" in d["verdict"]["summary"], d["verdict"]
+    first = d["next_steps"][0]
+    assert first["why"].startswith("Inductor raised it while compiling") and first["decides"], first
+    plain = subprocess.run([sys.executable, prog, "--no-compile"], capture_output=True, text=True, timeout=600)
+    fixed = subprocess.run([sys.executable, "-c", "import runpy, sys, torch; torch._dynamo.config.capture_scalar_outputs"
+                            f" = True; sys.argv = [{str(prog)!r}]; runpy.run_path(sys.argv[0], run_name='__main__')"],
+                           capture_output=True, text=True, timeout=600,
+                           env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "c")})
+    assert plain.returncode == fixed.returncode == 0 and plain.stdout == fixed.stdout, (plain.stdout, fixed.stderr[-1500:])

@@ -405,6 +405,12 @@ def _error_steps(rep, target_str, cli):
                                  "fix it there (torch.compile's own backends are not involved)",
                           "skill": None, "command": None})
             continue
+        if compile_data_dependent(e) and e.type == "InductorError":
+            # Dynamo traced the program; the read is in Inductor's own pass (blind A/B batch 24: scan lowered to a
+            # while_loop reads its index with .item(); "find the read in your code" misled)
+            steps.append({"why": knowledge.advice("data_dependent_in_inductor", msg=msg), "skill": "trace-inductor",
+                          "command": None, "decides": True})
+            continue
         if compile_data_dependent(e):
             # only where the read is transformers' own line ("Caused by: <code>  # transformers/...py:N")
             caused = re.search(r"Caused by: (.*# transformers/\S+)", e.message or "")

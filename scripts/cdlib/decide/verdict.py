@@ -231,6 +231,15 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
         return {"kind": "fails_eager_too", "location": at_e, "eager": eager,
                 "summary": "fails the same way without torch.compile: a bug in your program"
                            + (f" at {at_e}" if at_e else "")}
+    if re.search(r"torch/_higher_order_ops/|Please convert all Tensors to FakeTensors", eager_stderr or ""):
+        # blind A/B batch 24: a model's scan (torch._higher_order_ops) fails with compiling switched off by torch
+        # (force_eager / TORCH_COMPILE_DISABLE) when its step function uses an outside tensor, where the program
+        # without any torch.compile runs: "fails differently" sent the agent to an eager bug that plain eager has not
+        return {"kind": "not_sure", "location": at, "eager": eager,
+                "summary": "not sure: the run with compiling switched off by torch failed inside torch's higher-order "
+                           f"ops ({esig['type'] if esig else 'exit'}; torch/_higher_order_ops: scan, cond, while_loop "
+                           "still trace their functions then), which says nothing of your code: compare with a run "
+                           "whose torch.compile call is removed from the program"}
     return {"kind": "different_failure_eager", "location": at, "eager": eager,
             "summary": f"fails differently without torch.compile ({esig['type'] if esig else 'exit'}"
                        f"{': ' + _first(esig['message']) if esig and esig['message'] else ''}); "
