@@ -1378,3 +1378,21 @@ def test_a_scan_that_torchs_eager_switch_breaks_is_not_sure_and_the_read_is_indu
                            capture_output=True, text=True, timeout=600,
                            env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "c")})
     assert plain.returncode == fixed.returncode == 0 and plain.stdout == fixed.stdout, (plain.stdout, fixed.stderr[-1500:])
+
+
+@pytest.mark.parametrize("bug", [False, True], ids=["dropout_only", "dropout_and_relu_bug"])
+def test_random_numbers_are_named_only_when_fallback_random_gives_eagers_output(bug, tmp_path):
+    """Blind A/B batch 24: compiled numbers that differ from eager in a program with dropout got the by-design
+    class compiled_rng as Next 1, where an Inductor bug made the gradients 256x too small. One more compiled
+    run with fallback_random=True decides: eager's output then keeps the class; a difference that stays (here
+    PyTorch's injected ReLU bug) drops it."""
+    args = [sys.executable, program("rng_beside_miscompile.py")] + (["--relu-bug"] if bug else [])
+    d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", *args, timeout=600)
+    assert d["vs_eager"]["differ"], d["vs_eager"]
+    ids = [f["id"] for f in d["semantics"]]
+    if bug:
+        assert "compiled_rng" not in ids and "random numbers do not explain it" in d["vs_eager"]["verdict"], d["vs_eager"]
+        assert not any("[compiled_rng]" in s["why"] for s in d["next_steps"]), d["next_steps"]
+    else:
+        assert ids == ["compiled_rng"] and "the random numbers explain it" in d["vs_eager"]["verdict"], d["vs_eager"]
+        assert d["next_steps"][0]["why"].startswith("[compiled_rng]"), d["next_steps"]
