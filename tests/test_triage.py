@@ -1387,7 +1387,9 @@ def test_random_numbers_are_named_only_when_fallback_random_gives_eagers_output(
     run with fallback_random=True decides: eager's output then keeps the class; a difference that stays (here
     PyTorch's injected ReLU bug) drops it."""
     args = [sys.executable, program("rng_beside_miscompile.py")] + (["--relu-bug"] if bug else [])
-    d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", *args, timeout=600)
+    # a cold cache of its own: the class reads Inductor's code, which a warm cache's hit may not log (seen on 2.11)
+    d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", *args, timeout=600,
+                    env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")})
     assert d["vs_eager"]["differ"], d["vs_eager"]
     ids = [f["id"] for f in d["semantics"]]
     if bug:
