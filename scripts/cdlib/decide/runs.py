@@ -427,10 +427,13 @@ def _rng_explains(rep, argv, run_dir, timeout, env_add, eager_stdout, dtypes):
                   "(eager's random ops): do they explain the difference?")
     d = os.path.join(run_dir, "fallback_random")
     os.makedirs(d, exist_ok=True)
-    env = {**(env_add or {}), "TORCH_TRACE": None, "PYTHONUNBUFFERED": "1",
+    cache = os.path.join(d, "cache")   # its own throwaway cache: a changed config is not written into the user's
+    env = {**(env_add or {}), "TORCH_TRACE": None, "PYTHONUNBUFFERED": "1", "TORCHINDUCTOR_CACHE_DIR": cache,
+           "TRITON_CACHE_DIR": os.path.join(cache, "triton"),
            **proc.startup_env(d, [{"config": {"torch._inductor.config.fallback_random": True}}])}
     r = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(d, "target.stdout"),
                  stderr_path=os.path.join(d, "target.stderr"))
+    shutil.rmtree(cache, ignore_errors=True)
     if r.timed_out or r.interrupted:
         return True   # not measured: the class stays, with its own check
     cmp = verdict.compare_outputs(verdict.printed(_read_text(r.stdout_path), _read_text(r.stderr_path)),
