@@ -125,6 +125,7 @@ def test_triage_names_the_gpu_class(c, tmp_path):
 @pytest.mark.parametrize("code, rng", [
     ("# Topologically Sorted Source Nodes: [dropout], Original ATen: [aten.native_dropout]", True),   # 2.15
     ("result[offset_idx] = randn_cpu(tmp0, offset[offset_idx]);", True),   # 2.9 / 2.11 C++: "Original ATen: []"
+    ("auto tmp4 = normalized_rand_cpu(tmp1, static_cast<uint32_t>(x0));", True),   # 2.9 C++ dropout
     ("tmp3 = tl.rand(tmp0, (tmp2).to(tl.uint32))", True),                  # Triton
     ("# Topologically Sorted Source Nodes: [], Original ATen: []", False),
     ("# Topologically Sorted Source Nodes: [linear], Original ATen: [aten.t, aten.addmm]", False)])

@@ -1353,7 +1353,7 @@ def test_a_ddp_optimizer_crash_is_torchs_and_optimize_ddp_off_decides(tmp_path):
     assert not any("your own backend" in s["why"] for s in d["next_steps"]), d["next_steps"]
     p = subprocess.run([sys.executable, prog, "--no-split"], capture_output=True, text=True, timeout=600,
                        env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "c")})
-    assert p.returncode == 0 and p.stdout.startswith("loss "), p.stderr[-2000:]
+    assert p.returncode == 0 and re.search(r"^loss ", p.stdout, re.M), p.stderr[-2000:]   # (2.9's gloo prints too)
 
 
 def test_a_scan_that_torchs_eager_switch_breaks_is_not_sure_and_the_read_is_inductors(tmp_path):
