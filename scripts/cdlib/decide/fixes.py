@@ -226,7 +226,7 @@ def effect(base, trial, ctrl, deterministic):
     return e
 
 
-FALLBACK_RANDOM = {"config": {"torch._inductor.config.fallback_random": True}}
+FALLBACK_RANDOM = runs.FALLBACK_RANDOM
 
 
 def draws_random(rep):

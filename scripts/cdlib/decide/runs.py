@@ -59,8 +59,7 @@ def _check_cold_cache(rep, argv, run_dir, timeout, env_add):
     proc.progress(f"only the compiled run fails and it loaded {hits} compiled graph(s) from the compile cache: one "
                   "more run with an empty throwaway cache (yours is not touched)")
     cache = os.path.join(run_dir, "cold_cache")
-    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, "TORCHINDUCTOR_CACHE_DIR": cache,
-                                "TRITON_CACHE_DIR": os.path.join(cache, "triton")},
+    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, **proc.private_cache_env(cache)},
                  timeout=timeout, stdout_path=os.path.join(run_dir, "cold_cache.stdout"),
                  stderr_path=os.path.join(run_dir, "cold_cache.stderr"))
     shutil.rmtree(cache, ignore_errors=True)
@@ -418,6 +417,10 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             "skill": None, "command": f"{cli_command()} accuracy -- {tstr}"})
 
 
+# Inductor's random ops as eager's: a startup step (proc.startup_env); fix's re-check uses it too
+FALLBACK_RANDOM = {"config": {"torch._inductor.config.fallback_random": True}}
+
+
 def _rng_explains(rep, argv, run_dir, timeout, env_add, eager_stdout, dtypes):
     """compiled_rng is the only class the difference shows: one more compiled run with Inductor's random ops as
     eager's (fallback_random = True). The same output as eager then: random numbers explain it (True). Still
@@ -428,9 +431,8 @@ def _rng_explains(rep, argv, run_dir, timeout, env_add, eager_stdout, dtypes):
     d = os.path.join(run_dir, "fallback_random")
     os.makedirs(d, exist_ok=True)
     cache = os.path.join(d, "cache")   # its own throwaway cache: a changed config is not written into the user's
-    env = {**(env_add or {}), "TORCH_TRACE": None, "PYTHONUNBUFFERED": "1", "TORCHINDUCTOR_CACHE_DIR": cache,
-           "TRITON_CACHE_DIR": os.path.join(cache, "triton"),
-           **proc.startup_env(d, [{"config": {"torch._inductor.config.fallback_random": True}}])}
+    env = {**(env_add or {}), "TORCH_TRACE": None, "PYTHONUNBUFFERED": "1", **proc.private_cache_env(cache),
+           **proc.startup_env(d, [FALLBACK_RANDOM])}
     r = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(d, "target.stdout"),
                  stderr_path=os.path.join(d, "target.stderr"))
     shutil.rmtree(cache, ignore_errors=True)

@@ -389,6 +389,12 @@ def run_worker(name, worker_args, *, run_dir, timeout, env_add=None, tag=None, c
 STARTUP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "startup")
 
 
+def private_cache_env(cache):
+    """Env vars that give a run its own Inductor and Triton caches under `cache` (the user's are not read or
+    written); the caller deletes the directory when the run is done."""
+    return {"TORCHINDUCTOR_CACHE_DIR": cache, "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
+
+
 def startup_env(run_dir, steps, name="startup"):
     """Env vars that make the target apply `steps` right after it imports torch (see
     cdlib/startup/sitecustomize.py): [{"stance": ...}, {"config": {...}}, {"code": "..."}].
