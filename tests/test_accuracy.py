@@ -100,8 +100,8 @@ def test_float32_rounding_is_measured(tmp_path):
 def test_gate_with_dtype_defaults_names_an_atol_at_the_outputs_scale():
     """Defaults that accept each graph's first call can still fail the program's own check on values near
     zero (a bf16 CI gate of the blind A/B failed 17/160 with them): the gate also names atol at scale."""
-    from cdlib.decide import accuracy_check
-    g = accuracy_check.gate([{"dtype": "bfloat16", "assert_close_defaults": True, "max_abs_eager": 0.41,
+    from cdlib.decide import accuracy_judge
+    g = accuracy_judge.gate([{"dtype": "bfloat16", "assert_close_defaults": True, "max_abs_eager": 0.41,
                               "max_abs_diff": 0.00195}])
     assert "accepts every output checked here (each graph's first call)" in g
     assert "rtol 0.016, atol ≈ 2 × eps(bfloat16) × max|output| = 0.0064" in g, g
@@ -118,7 +118,7 @@ def test_a_zero_valued_output_that_differs_by_noise_is_not_a_miscompile():
     eager 9.3e-9 and compiled 7.5e-9; torch's rule flagged it by its own scale and triage said "measured
     miscompile → bisect". Judged at its graph's scale it is noise; the verdict sends to the traced graphs,
     not to bisect. A real miscompile of a small but non-zero output is still one."""
-    from cdlib.decide import accuracy_check as ac
+    from cdlib.decide import accuracy_judge as ac
     weight = _out(True, 0.13, 0.0, 0.13, 1e-9, 1e-9)
     bias = _out(False, 9.3e-9, 1.8e-9, 1.7e-18, 7.5e-9, 1e-12, shape=(1,))
     chk = {"graphs": [{"graph": "bwd", "passed": False, "outputs": [weight, bias]}], "failing_graph": "bwd"}

@@ -304,7 +304,7 @@ def test_integer_sites_are_int_tensors_made_from_float_tensors():
     integer or bool tensor from a float tensor, read from the graph's dtypes. Size arithmetic in a view
     (`c // heads` makes SymInts), integer division of an integer tensor (exact) and a float round that stays
     float are not named; a tuple op's indices (topk, max(dim)) are; returned tensors' lines come first."""
-    from cdlib.decide.accuracy_check import _int_from_float_lines
+    from cdlib.decide.accuracy_judge import _int_from_float_lines
     g = ('''class GraphModule(torch.nn.Module):
     def forward(self, L_x_: "f32[8, 64][64, 1]cpu", L_n_: "i64[8][1]cpu"):
         l_x_ = L_x_
@@ -408,7 +408,7 @@ def test_a_gate_on_an_output_that_is_noise_in_eager_too_is_not_a_miscompile(tmp_
 def test_noise_is_judged_at_the_graphs_scale_not_the_outputs_own():
     """A gradient that cancels to ~0 (its own scale ~1e-9) beside outputs of scale 1 is not called noise
     (blind A/B batch 5's bias gradient); an output whose eager error is 28% of the graph's scale is."""
-    from cdlib.decide import accuracy_check as ac
+    from cdlib.decide import accuracy_judge as ac
 
     def rec(rmse_e, rmse_c, eager, fp64):
         return {"dtype": "float32", "rmse_eager_vs_fp64": rmse_e, "rmse_compiled_vs_fp64": rmse_c,
@@ -434,7 +434,7 @@ def test_a_printed_difference_no_graph_shows_is_not_called_rounding():
     gives each graph cloned inputs that do not overlap, every graph matched eager to 5.7e-07, and the report
     said "rounding: fix the gate" of the program's 0.836. A printed difference far beyond every graph's is
     "not sure" now, with the runs that decide; timestamps and counts are not differences."""
-    from cdlib.decide import accuracy_check as ac
+    from cdlib.decide import accuracy_judge as ac
     lines = ["[stderr] 2026-11-28 15:02:56,024 INFO max abs diff vs offline eager: 8.358e-01 (mean 2.487e-02)",
              "[stderr] 15:02:56.024 diff check done, mismatched 17/160", "loss 0.5"]
     assert ac.printed_difference(lines) == 0.8358 and ac.printed_difference(lines[1:]) is None

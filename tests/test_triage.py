@@ -1017,7 +1017,7 @@ def test_a_carried_float_guard_is_read_in_both_forms():
     """torch 2.11 prints the guard on a float carried across a break as `___as_tensor(___stack2).item() ==
     0.09375` (seen on the GPU machine), 2.14+ as `___stack2 == 0.09375`: both are the graph_break_value kind."""
     from cdlib.decide import knowledge
-    from cdlib.decide.analyze_dynamo import guard_cause
+    from cdlib.decide.analyze_recompiles import guard_cause
     for g in ("___stack2 == 0.0", "___as_tensor(___stack2).item() == 0.09375"):
         k = knowledge.guard_kind(g)["kind"]
         assert k == "graph_break_value" and guard_cause(g, k) == "value carried across the graph break (`___stack2`)"
@@ -1173,7 +1173,8 @@ def test_review_of_batch_16_rules_on_small_inputs(tmp_path, monkeypatch):
     from cdlib.cmdline import scripts_of
     from cdlib.decide import knowledge
     from cdlib.decide.analyze import compile_switches
-    from cdlib.decide.analyze_dynamo import _OPTIMIZER_STEP_RE, parse_guard_failure
+    from cdlib.decide.analyze_dynamo import _OPTIMIZER_STEP_RE
+    from cdlib.decide.analyze_recompiles import parse_guard_failure
     from cdlib.read import never_ran
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sub").mkdir()
@@ -1209,7 +1210,7 @@ def test_review_of_batch_16_rules_on_small_inputs(tmp_path, monkeypatch):
     (tmp_path / "b.py").write_text("import re, torch\nrx = re.compile('a')\nm = torch.compile(f)\nnet.compile()\n")
     assert [ln for _, ln, _ in never_ran.compile_calls(["b.py"])] == [3, 4]
     # a dynamic dim's lower bound failed: a size of 0 or 1 arrived (batch 17: labelled automatic dynamic)
-    from cdlib.decide.analyze_dynamo import _expected
+    from cdlib.decide.analyze_recompiles import _expected
     assert _expected("shape", "2 <= kwargs['attention_mask'].size()[0]", 1, False).startswith("0/1 specialization")
     assert _expected("shape", "2 <= args[0].size()[0] <= 4096", 1, False).startswith("0/1 specialization")
     assert _expected("shape", "tensor 'x' size mismatch at index 0. expected 8, actual 5", 1, False).startswith(

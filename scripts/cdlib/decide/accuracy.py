@@ -3,7 +3,7 @@ which config makes it pass), and of a script target's run under torch's accuracy
 graph re-measured alone); the result the views render, next command included."""
 import sys
 
-from . import accuracy_check
+from . import accuracy_judge
 from .. import cmdline
 
 
@@ -64,7 +64,7 @@ def script_result(args, run_dir, argv, chk, measure_graph):
     result = {"command": "accuracy", "run_dir": run_dir, "target": argv, "exit_code": res.returncode,
               "signal": res.signal, "stderr": res.stderr_path}
     nxt_bisect = cmdline.cli_command("bisect", "--", *args.target)
-    j = accuracy_check.judge(chk)
+    j = accuracy_judge.judge(chk)
     result["measured"] = {k: j[k] for k in ("verdict", "summary", "why", "graph", "worst", "graphs_checked",
                                              "outputs_checked", "dtypes", "gate", "tolerance")}
     if j.get("check_raised"):
@@ -83,10 +83,10 @@ def script_result(args, run_dir, argv, chk, measure_graph):
             result["next_command"] = cmdline.cli_command("triage", "--", *args.target)
         elif j["verdict"] == "rounding":
             # the program's own comparison failed although every graph is as close to fp64 as eager
-            result.update(status="precision", meaning=accuracy_check.precision_meaning(), ulp_band=bool(j.get("ulp_band")))
+            result.update(status="precision", meaning=accuracy_judge.precision_meaning(), ulp_band=bool(j.get("ulp_band")))
             result["next_command"] = "Next: fix the program's output check (no compiler bisect)."
         else:
-            why, cmd = accuracy_check.next_command(j["next"], cmdline.cli_command(), _shown(args.target),
+            why, cmd = accuracy_judge.next_command(j["next"], cmdline.cli_command(), _shown(args.target),
                                                    timeout=args.timeout)
             result.update(status="noise" if j["verdict"] == "noise" else "not_sure", meaning=j["why"], next_why=why)
             result["next_command"] = cmd or ""

@@ -7,8 +7,8 @@ import re
 
 from . import knowledge, semantics, verdict
 from ..read import trace as tracemod
-from .analyze_dynamo import RESUME_RE, breaks_from_errors, function_info as _function_info, _graph_breaks, _recompiles
-from .analyze_dynamo import fake_kernel_errors, next_steps as _dynamo_next_steps
+from .analyze_dynamo import breaks_from_errors, fake_kernel_errors, _graph_breaks, next_steps as _dynamo_next_steps
+from .analyze_recompiles import RESUME_RE, function_info as _function_info, _recompiles
 from .analyze_errors import _custom_op_mutation, _error_steps, _errors, _export_calls
 from ..run import proc
 from ..read.frames import display_path, innermost_user, is_user_file, loc as _loc, parse_exception, strip_rank_prefix

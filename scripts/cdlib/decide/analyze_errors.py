@@ -4,7 +4,7 @@ data-dependent ops, accuracy). No torch import here."""
 import os
 import re
 
-from . import accuracy_check, knowledge, semantics, verdict
+from . import accuracy_judge, knowledge, semantics, verdict
 from .analyze_dynamo import GB_URL_RE
 from .export import divisible_advice
 from ..run import proc
@@ -440,7 +440,7 @@ def _error_steps(rep, target_str, cli):
             steps.append({"why": "apply PyTorch's suggested fix: " + "; ".join(e.suggested_fixes[:3]),
                           "skill": e.skill, "command": e.next_command})
             continue
-        if i == 0 and v.get("accuracy"):   # measured (accuracy_check.apply): its verdict routes
+        if i == 0 and v.get("accuracy"):   # measured (accuracy_judge.apply): its verdict routes
             steps.append(_accuracy_step(v["accuracy"], e, at, cli, target_str))
             continue
         gen = _returns_generator(rep.graphs) if i == 0 and kind == "compile_only" and e.side == "user" \
@@ -497,7 +497,7 @@ def _accuracy_step(acc, e, at, cli, target_str):
     if acc["verdict"] == "noise":
         return {"why": f"{acc['summary']}. {knowledge.advice('noise_output')}",
                 "skill": None, "command": None}
-    why, _ = accuracy_check.next_command(acc["next"], cli, target_str or "<your command>")
+    why, _ = accuracy_judge.next_command(acc["next"], cli, target_str or "<your command>")
     if acc.get("int_sites"):
         why = f"made from floats at {'; '.join(acc['int_sites'])}: {why}"
     return {"why": f"{acc['summary']}; {why}", "skill": "bisect" if acc["next"] == "bisect" else None,

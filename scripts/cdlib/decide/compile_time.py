@@ -7,7 +7,7 @@ compile-time command's result: status(summary), suggestions(...) (what would hel
 import json
 import re
 
-from . import analyze, analyze_dynamo, knowledge
+from . import analyze, analyze_recompiles, knowledge
 from ..read.frames import is_user_file
 from ..read import trace as tracemod
 
@@ -322,7 +322,7 @@ def summarize(tr, wall_s=None, top=5):
     if isinstance(tr, str):
         tr = tracemod.parse(tr)
     phase_by_cid, covered = _phase_times(tr)
-    whys = analyze_dynamo.recompile_whys(analyze_dynamo._recompiles(tr, ""))
+    whys = analyze_recompiles.recompile_whys(analyze_recompiles._recompiles(tr, ""))
     frames = {}
     autotune_compile_us = autotune_runtime_us = triton_us = 0
     restart_s = 0.0
@@ -362,14 +362,14 @@ def summarize(tr, wall_s=None, top=5):
         if not total and ph:
             total = sum(ph.values())
         frame_id = int(cid.lstrip("!").split("/")[-2]) if cid.count("/") else None
-        name, loc, wrapper = analyze_dynamo.function_info(tr, frame_id) if frame_id is not None else (cid, None, None)
-        cfile = analyze_dynamo.frame_code(tr, frame_id)[1] if frame_id is not None else None
+        name, loc, wrapper = analyze_recompiles.function_info(tr, frame_id) if frame_id is not None else (cid, None, None)
+        cfile = analyze_recompiles.frame_code(tr, frame_id)[1] if frame_id is not None else None
         rows.append({"compile_id": cid, "function": name, "location": loc.short() if loc else None,
                      "code": loc.code if loc else None, "user_code": bool(loc and is_user_file(loc.file)),
                      "total_s": _r(total), "frame_s": f["frame_compile_time_s"], "backward_s": f["backward_compile_time_s"],
                      "ops": f["ops"], "failed": f["failed"], "recompile": not cid.endswith("/0"),
                      # torch's own code compiled as a frame (an optimizer's step): its path, else None
-                     "torch_code": analyze_dynamo._short_torch_path(cfile) if analyze_dynamo.is_torch_work(cfile)
+                     "torch_code": analyze_recompiles._short_torch_path(cfile) if analyze_recompiles.is_torch_work(cfile)
                      else None,
                      "phases": ph, "caches": sorted(set(caches_by_cid.get(cid, []))),
                      # what a cache hit would skip of this frame's compile (see CACHE_COVER)

@@ -6,7 +6,7 @@ import os
 import re
 import shutil
 
-from . import accuracy_check, knowledge, semantics, verdict
+from . import accuracy_check, accuracy_judge, knowledge, semantics, verdict
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
 from .analyze_errors import _first_lines, _program_files, _read_text, compile_data_dependent
 from ..run import proc
@@ -147,7 +147,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
                           "accuracy check (every compiled graph vs eager and fp64, RMSE rule): miscompile or rounding?")
             adir = os.path.join(run_dir, "accuracy_check")
             chk = accuracy_check.run(argv, adir, timeout=timeout, env_add=env_add)
-            accuracy_check.apply(rep, chk, adir, (cli_command(), command_line(argv)))
+            accuracy_judge.apply(rep, chk, adir, (cli_command(), command_line(argv)))
             rep.artifacts["accuracy_check"] = adir
             _check_precision_casts(rep, argv, run_dir, timeout, env_add)
             rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
@@ -184,7 +184,7 @@ def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
     # only a failure that a package computing on a wrong layout can cause: an output check, or a crash (review: a
     # KeyError or a missing directory after a package call that worked was re-labelled an input mismatch, as the
     # check also rejects inputs that work, e.g. batch 1 under a dynamic batch dim's lower bound of 2)
-    if not loads or not (rep.signal or accuracy_check.is_output_check(
+    if not loads or not (rep.signal or accuracy_judge.is_output_check(
             e0.type, "\n".join([e0.message or ""] + list(rep.printed_tail or [])))):
         return
     proc.progress("the program loads an AOTInductor package, which checks its inputs only when asked: running it "
@@ -376,7 +376,7 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             return
         e0 = rep.errors[0] if rep.errors else None
         if failed and (rep.verdict or {}).get("kind") == "fails_eager_too" and e0 is not None and \
-                accuracy_check.is_output_check(e0.type, "\n".join([e0.message or ""] + list(rep.printed_tail or []))):
+                accuracy_judge.is_output_check(e0.type, "\n".join([e0.message or ""] + list(rep.printed_tail or []))):
             # an output check that fails with compilation off too, printing other numbers than the compiled run: one
             # more run without torch.compile decides whether the program's results vary by themselves (blind A/B
             # batch 21: a BEV scatter with repeated indices on 2 threads); if its two eager runs agree, the compiled

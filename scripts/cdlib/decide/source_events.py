@@ -36,7 +36,7 @@ def recompiles(qdir, base, slots):
     """[{function, kind, cause, guard, title, expected, in_program, line, code}]: one entry per cause of a
     recompiled function (the guard that failed, in words: "value of `self.step`"), causes torch does not
     expect first (automatic dynamic's one recompile last)."""
-    from .analyze_dynamo import _recompiles
+    from .analyze_recompiles import _recompiles
     try:
         frs = _recompiles(_trace(qdir), "")
     except Exception:   # noqa: BLE001

@@ -1,6 +1,6 @@
 """Markdown of an accuracy result (decide/accuracy.py builds it): per output the error table against
 fp64 and the configs tried; for a script target, what torch's accuracy check measured."""
-from ..decide import accuracy_check
+from ..decide import accuracy_check, accuracy_judge
 from . import output
 
 
@@ -64,7 +64,7 @@ def script_md(result):
         worst = result["worst_output"]
         md = ["# accuracy: every compiled graph passed Inductor's accuracy check", "",
               f"- {checked}: no compiled graph is further from fp64 than eager"
-              + (f" (largest ratio: {accuracy_check.numbers(worst)}, {worst['dtype']})" if worst else ""), "",
+              + (f" (largest ratio: {accuracy_judge.numbers(worst)}, {worst['dtype']})" if worst else ""), "",
               "If results still look wrong, the difference comes from outside the compiled graphs "
               "(graph breaks, random numbers, data order, Python side effects) or only shows on later calls or "
               "after many steps.", "", "Next: compare the whole run's printed output compiled and eager:", "",

@@ -1,0 +1,547 @@
+"""The verdict of an accuracy-check run (accuracy_check.run), put on the report: every checked graph's RMSE
+against fp64 next to eager's decides miscompile, rounding (the program's gate is too tight), noise (the compared
+output is rounding noise without torch.compile too) or not measured, with the cheapest next step; what the
+program printed about its own comparison; the integer results made from floats in the compiled code. No torch
+import."""
+import os
+import re
+
+from .accuracy_check import ASSERT_CLOSE, TOLERANCE
+
+EPS = {"float32": 1.1920928955078125e-07, "float16": 0.0009765625, "bfloat16": 0.0078125, "float64": 2.22e-16}
+
+
+def precision_meaning():
+    """What "every graph as close to fp64 as eager, yet the program's check failed" means (triage table row)."""
+    from . import knowledge
+    return " ".join(knowledge.triage_row("accuracy_tolerance")["advice"].split())
+
+
+_NUMERIC = re.compile(r"(?i)allclose|isclose|assert_close|torch\.equal|array_equal|\batol\b|\brtol\b|toleran|\btol\b|"
+                      r"diff|not close|mismatch|differ|deviat|diverg|parity|cosine|max[ _]abs|\brmse\b|\bmse\b|\bnan\b")
+
+
+def is_output_check(etype, text=""):
+    """A failure that a numeric difference can explain: an accuracy-mismatch message, or an assert / a
+    non-zero exit whose line, message or last words compare numbers (allclose, atol, "MISMATCH", ...).
+    `assert len(calls) == 1` is not one: rounding cannot make it fail."""
+    from . import knowledge
+    etype, text = etype or "", text or ""
+    if knowledge.classify_error(f"{etype}: {text}").get("id") == "accuracy_mismatch":
+        return True
+    return (etype.endswith("AssertionError") or etype.startswith("exit ")) and bool(_NUMERIC.search(text))
+
+
+def _fmt(x):
+    return "n/a" if x is None else f"{x:.3g}"
+
+
+def _measured(o):
+    return o.get("rmse_compiled_vs_fp64") is not None and o.get("rmse_eager_vs_fp64") is not None
+
+
+def _ratio(o):
+    a, b = o["rmse_compiled_vs_fp64"], o["rmse_eager_vs_fp64"]
+    return a / b if b else (0.0 if a == 0 else float("inf"))
+
+
+# torch's RMSE rule at tolerance 0 flags a compiled graph that is a few times further from fp64 than an
+# unusually exact eager, even when both are a few ulps off (a decomposed eval BatchNorm at float32:
+# compiled 5.5e-07 vs eager 1.2e-07 from fp64 on outputs up to 3.2). A failing output within these bands
+# (in units of eps(dtype) x max|eager output|) is rounding, not a measured miscompile.
+ULP_RMSE, ULP_MAX = 16, 64
+
+
+def _eps_units(o):
+    scale = o.get("max_abs_eager") or 0.0
+    eps = EPS.get(o.get("dtype") or "")
+    return (o.get("max_abs_diff") or 0.0) / (eps * scale) if eps and scale else float("inf")
+
+
+def _rounding_sized(o):
+    """A failing output whose compiled-vs-eager difference and RMSE from fp64 are rounding-sized."""
+    scale, eps = o.get("max_abs_eager") or 0.0, EPS.get(o.get("dtype") or "")
+    if not (_measured(o) and eps and scale) or o.get("nan_compiled") != o.get("nan_eager"):
+        return False
+    return _eps_units(o) <= ULP_MAX and o["rmse_compiled_vs_fp64"] <= ULP_RMSE * eps * scale
+
+
+def _zero_output(o, graph_scale):
+    """A failing output whose exact value is zero up to rounding of its graph's values (a gradient that
+    cancels: a bias under a shift-invariant loss), compiled and eager differing by that noise only: its
+    own scale (~1e-9) would make any difference look huge (blind A/B batch 5)."""
+    eps = EPS.get(o.get("dtype") or "")
+    band = ULP_MAX * eps * graph_scale if eps and graph_scale else 0.0
+    return bool(band) and o.get("max_abs_fp64") is not None and o["max_abs_fp64"] <= band \
+        and (o.get("max_abs_diff") or 0.0) <= band and o.get("nan_compiled") == o.get("nan_eager")
+
+
+# An output whose eager result is itself this far from fp64, as a fraction of its graph's largest eager value,
+# while fp64's own values are a small fraction of eager's, is rounding noise scaled up, not math (float32 results
+# are ~1e-7 off; blind A/B batch 19: an InstanceNorm then a mean pool then F.normalize, eager 0.125 RMSE from fp64
+# on values up to 0.44, fp64's up to 0.0023). The second condition keeps out an output far from fp64 because
+# torch's fp64 reference skips a cast the graph makes (a float8/bf16 round trip: fp64 as large as eager; review).
+NOISE_FRAC, NOISE_FP64 = 0.01, 0.1
+
+
+def noise_output(graphs):
+    """(graph name, output record) of the first checked output that is rounding noise scaled up, eager too: its
+    RMSE from fp64 at least NOISE_FRAC of its graph's scale (at least 8 eps for float16/bfloat16), and fp64's
+    values at most NOISE_FP64 of eager's. None when every output is the math's."""
+    for g in graphs:
+        scale = max((o.get("max_abs_eager") or 0.0 for o in g.get("outputs", [])), default=0.0)
+        for o in g.get("outputs", []):
+            eps = EPS.get(o.get("dtype") or "")
+            if _measured(o) and eps and scale and o.get("max_abs_fp64") is not None \
+                    and o["rmse_eager_vs_fp64"] >= max(NOISE_FRAC, 8 * eps) * scale \
+                    and o["max_abs_fp64"] <= NOISE_FP64 * (o.get("max_abs_eager") or 0.0):
+                return g.get("graph"), o
+    return None
+
+
+def numbers(o):
+    """'compiled 1.2e-07 vs eager 1.1e-07 from fp64' (RMSE) of one recorded output."""
+    return f"compiled {_fmt(o['rmse_compiled_vs_fp64'])} vs eager {_fmt(o['rmse_eager_vs_fp64'])} from fp64"
+
+
+def judge(chk, failure_type=None, failure_message="", failure_exit=None, compares=False, printed_diff=None):
+    """The verdict of one accuracy-check run: {verdict: rounding | miscompile | noise | not_measured,
+    summary, why, graph, worst (the output record the numbers come from), graphs_checked, outputs_checked,
+    dtypes, gate, next: fix_gate | bisect | vs_eager | graphs | timeout | factory | fix_math}. failure_*: how the program
+    failed in the original compiled run (None: take the check run's own failure); compares: what the program
+    printed compares numbers (a failure line that does not may still follow a printed comparison);
+    printed_diff: the largest difference the program printed (printed_difference())."""
+    graphs = chk.get("graphs") or []
+    outs = [o for g in graphs for o in g.get("outputs", [])]
+    measured = [o for o in outs if _measured(o)]
+    dtypes = sorted({o["dtype"] for o in measured})
+    base = {"graphs_checked": len(graphs), "outputs_checked": len(measured), "dtypes": dtypes,
+            "tolerance": chk.get("tolerance"), "graph": None, "worst": None, "gate": None}
+    failing = next((g for g in graphs if g.get("passed") is False), None)
+    name = chk.get("failing_graph") or (failing or {}).get("graph")
+    failing_outs = [(r, max((x.get("max_abs_eager") or 0.0) for x in g.get("outputs", [])))
+                    for g in graphs if g.get("passed") is False for r in g.get("outputs", []) if r.get("passed") is False]
+    # fails the rule by rounding only
+    ulp = bool(failing_outs) and all(_rounding_sized(r) or _zero_output(r, sc) for r, sc in failing_outs)
+    zeros = [r for r, sc in failing_outs if not _rounding_sized(r) and _zero_output(r, sc)]
+    if ulp and zeros:
+        z = zeros[0]
+        why = (f"torch's check flagged only output(s) whose exact value is 0 up to rounding (graph {name}: "
+               f"{z.get('dtype')}{z.get('shape')}, |fp64| ≤ {_fmt(z['max_abs_fp64'])}, compiled vs eager differ by "
+               f"{_fmt(z.get('max_abs_diff') or 0.0)}: noise); every other output is as close to fp64 as eager. So no "
+               "compiled graph computes differently from the same graph run eagerly: a check on such an output "
+               "compares noise, and a larger difference the program reports comes from how the graphs were built "
+               "(dtype or autocast choices made while tracing, e.g. the backward traced under the forward's "
+               "autocast: torch._functorch.config.backward_pass_autocast), which this check cannot see")
+        return dict(base, verdict="not_measured", graph=name, worst=z, next="graphs",
+                    summary="not measured: only a zero-valued output differs (noise); read the traced graphs' "
+                            "dtypes", why=why)
+    if (name or failing) and not ulp:
+        bad = [o for o in (failing or {}).get("outputs", []) if o.get("passed") is False]
+        o = bad[0] if bad else None
+        if o is not None and o.get("nonfinite_fp64") and \
+                o.get("nonfinite_match_compiled", 0) > o.get("nonfinite_match_eager", 0):
+            # the fp64 reference is inf/nan there and compiled agrees with it, eager does not (blind A/B batch
+            # 15: cond() of exactly singular matrices; compiled inf, eager a finite 3.7e7 from rounding noise)
+            n, mc, me = o["nonfinite_fp64"], o["nonfinite_match_compiled"], o["nonfinite_match_eager"]
+            why = (f"graph `{name}`'s {o.get('dtype')} output is inf/nan in the fp64 reference at {n} value(s): compiled "
+                   f"agrees with fp64 at {mc}, eager at {me}. Where fp64 itself overflows or divides by zero (a "
+                   "singular matrix, log of 0), eager's finite numbers are rounding noise, and a check that passes "
+                   "eagerly on them passes by luck: make the program's check handle inf/nan (or the singular "
+                   "case) explicitly, not the compiler")
+            return dict(base, verdict="not_measured", graph=name, worst=o, next="fix_gate",
+                        summary=f"not a miscompile: compiled matches the fp64 reference where it is inf/nan "
+                                f"({mc} of {n} values; eager {me})", why=why)
+        if o is None and chk.get("rmse"):   # no record (hook missing): torch's own failure line
+            r = chk["rmse"][0]
+            o = {"rmse_compiled_vs_fp64": r["rmse_compiled_vs_fp64"], "rmse_eager_vs_fp64": r["rmse_eager_vs_fp64"],
+                 "dtype": r["dtype"].replace("torch.", ""), "shape": r["shape"], "passed": False}
+        if o is not None and _measured(o):
+            m = re.search(r"multiplier: ([\d.]+)", " ".join(o.get("torch_says") or []))
+            return dict(base, verdict="miscompile", graph=name, worst=o, next="bisect",
+                        summary=f"measured miscompile in graph {name} ({numbers(o)}, {o.get('dtype')})",
+                        why=f"graph `{name}` is further from fp64 than eager: {numbers(o)}, {o.get('dtype')}"
+                            + (f" (torch's limit: {float(m.group(1)):g}× eager's)" if m else ""))
+        if o is not None and o.get("dtype") and "float" not in o["dtype"] and not chk.get("dtypes") \
+                and chk.get("inductor"):
+            # no floating-point value in any compiled graph: no rounding can move an integer result
+            return dict(base, verdict="miscompile", graph=name, worst=o, next="bisect",
+                        summary=f"measured miscompile in graph {name}: its {o['dtype']} output differs from eager, and "
+                                "the compiled graphs compute no floating-point values (rounding cannot explain it)",
+                        why=f"graph `{name}` gives a different {o['dtype']} result than eager on the same inputs "
+                            f"(shape {o.get('shape')}; torch's check: {'; '.join(o.get('torch_says') or []) or 'failed'}), "
+                            "and no compiled graph has a float tensor")
+        integer = o is not None and o.get("dtype") and "float" not in o["dtype"]
+        if integer and chk.get("rng") == "all":
+            # a dropout mask in a training forward (blind A/B batch 21: a bool [64, 384] output, the pooled features'
+            # dropout, read as a float cast or a rounding tie)
+            what = (f"it differs only in a non-floating output ({o['dtype']} {o.get('shape')}), and the compiled graphs "
+                    "draw random numbers (dropout, bernoulli, rand): Inductor's random numbers are not eager's by "
+                    "design, so a random mask differs; that is not a miscompile")
+            return dict(base, verdict="not_measured", graph=name, worst=o, next="rng",
+                        summary=f"not measured: graph {name} differs from eager, but {what}",
+                        why=f"graph `{name}` fails torch's check, but {what}")
+        what = ("it differs only in a non-floating output (an integer/bool result: an argmax or comparison "
+                "can flip on a rounding tie; torch's RMSE rule measures floating outputs only)"
+                if integer else "torch had no fp64 reference to measure it against (it could not run the graph in float64)")
+        if integer and chk.get("rng") == "some":
+            what += ("; some compiled graphs draw random numbers (dropout, rand): if this one does, a random mask "
+                     "differs by design")
+        return dict(base, verdict="not_measured", graph=name, worst=o, next="int_ops" if integer else "bisect",
+                    summary=f"not measured: graph {name} differs from eager, but {what}",
+                    why=f"graph `{name}` fails torch's check, but {what}")
+    res = chk["res"]
+    ftype = failure_type or chk.get("error_type") or (f"exit {res.returncode}" if res.returncode else None)
+
+    def nm(why, nxt):
+        return dict(base, verdict="not_measured", summary=f"not measured: {why}", why=why, next=nxt)
+    if res.timed_out:
+        return nm(f"the accuracy-check run timed out after {res.duration_s:.0f} s", "timeout")
+    if not chk["failed"]:
+        return nm("the program passed in the accuracy-check run: the failure does not happen on every run "
+                  "(random data or seeds, timing, state left by an earlier run?)", "vs_eager")
+    if not graphs:
+        why = ("no graph was compiled by Inductor, and torch's check only measures Inductor graphs"
+               if not chk.get("inductor") else "torch's check compared no graph (no compiled graph ran with real "
+               "inputs" + (", or the recording hook failed: see target.stderr" if chk.get("hook_failed") else "") + ")")
+        return nm(why, "bisect")
+    skipped = [g for g in graphs if g.get("passed") is None or not any(_measured(o) for o in g.get("outputs", []))]
+    skipped = [g for g in skipped if g.get("passed") is not False]
+    if skipped:
+        g = skipped[0]
+        # torch's check runs the graph eagerly (and in fp64) beside the compiled one: it can raise where the program
+        # does not (blind A/B batch 21: a prims iota "not implemented for 'UInt16'"), which is the check's limit
+        err = g.get("error") or ""
+        why = (f"torch's check itself raised running it: {err}; a limit of the check, not your program's failure"
+               if re.search(r"NotImplementedError|not implemented for", err) else
+               f"torch's check raised running it eagerly ({err}): the graph fails on these inputs without "
+               "torch.compile too, or the check cannot run it" if err else
+               "its compiled run raised inside the check, which skips the graph"
+               if not g.get("outputs") else "no floating output with an fp64 reference")
+        return dict(nm(f"graph {g.get('graph') or '?'} was not compared ({why})", "factory"), check_raised=bool(err))
+    check_type = chk.get("error_type") or f"exit {res.returncode}"
+    # (a graph failing torch's rule by rounding only raises torch's AccuracyError before the program's own check)
+    if ftype and check_type and not ulp and not _same_end(ftype, check_type, failure_exit, res.returncode):
+        return nm(f"the program failed differently in the accuracy-check run ({chk.get('error') or check_type}, "
+                  f"not {ftype})", "bisect")
+    worst = max(measured, key=_ratio)
+    summary_n = f"RMSE {_fmt(worst['rmse_compiled_vs_fp64'])} vs {_fmt(worst['rmse_eager_vs_fp64'])}, dtype {worst['dtype']}"
+    text = failure_message if failure_type else "\n".join(filter(None, [chk.get("error"), chk.get("last_words"),
+                                                                       chk.get("error_code")]))
+    noisy = noise_output(graphs)
+    if noisy and (compares or is_output_check(ftype, text)):
+        # only for a failure that compares numbers (its message, or what the program printed): a KeyError is not
+        # explained by an output's noise (review of batch 19)
+        g, o = noisy
+        return dict(base, verdict="noise", graph=g, worst=o, next="fix_math",
+                    summary=f"graph {g}'s output is rounding noise without torch.compile too (eager "
+                            f"{_fmt(o['rmse_eager_vs_fp64'])} RMSE from fp64 on values up to {_fmt(o.get('max_abs_eager'))}"
+                            f"; compiled {_fmt(o['rmse_compiled_vs_fp64'])}; fp64's own values up to "
+                            f"{_fmt(o.get('max_abs_fp64'))}): that explains a failing comparison without a compiler bug",
+                    why=f"graph `{g}`'s {o.get('dtype')}{o.get('shape')} output is as far from fp64 in eager as compiled "
+                        f"({numbers(o)}), at its own scale (eager values up to {_fmt(o.get('max_abs_eager'))}, fp64's "
+                        f"up to {_fmt(o.get('max_abs_fp64'))}): eager and compiled both compute noise there, each its "
+                        "own; a compiler bug in that output would be hidden by the noise, so fix the math first and "
+                        "run again")
+    seen = max([o.get("max_abs_diff") or 0.0 for o in measured] + [0.0])
+    scale = max([o.get("max_abs_eager") or 0.0 for o in measured] + [0.0])
+    if printed_diff and (compares or is_output_check(ftype, text)) and printed_diff >= 1e-3 and printed_diff > 1000 * seen \
+            and printed_diff > ULP_MAX * max(EPS.get(d, EPS["float32"]) for d in dtypes or ["float32"]) * scale:
+        # the program reports a difference no compiled graph shows on the inputs the check gave it (blind A/B
+        # batch 20: an in-place op on a view of a buffer another input also views; the check's cloned inputs do
+        # not overlap, so every graph matched eager and "rounding: fix the gate" was said of a 0.84 difference)
+        why = (f"the program reports a difference of {printed_diff:.3g}, while every compiled graph matches eager to "
+               f"{seen:.2g} on the inputs torch's check gave it (each graph's first call; outputs up to {scale:.3g}), "
+               "so rounding inside one call does not explain it. Either it grows over many calls (training steps "
+               "compound rounding: compare the first step's numbers), or it comes from how the graphs are called: "
+               "inputs that share memory (views of one buffer, one written in place), state changed between calls, "
+               "a graph reused or served from the cache for inputs unlike those it was compiled for. One run each "
+               "with backend=\"eager\" and backend=\"aot_eager\" tells Dynamo from AOTAutograd")
+        return dict(base, verdict="not_measured", worst=max(measured, key=_ratio), next="vs_eager",
+                    summary=f"not sure: the program's difference ({printed_diff:.3g}) is far larger than any compiled "
+                            f"graph's on its first call ({seen:.2g})", why=why)
+    if not is_output_check(ftype, text):
+        said = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
+        why = (f"every compiled graph is as close to fp64 as eager on its first call ({summary_n}), but the "
+               f"failure ({ftype}{': ' + said[:120] if said else ''}) does not compare numbers, so rounding does not "
+               "explain it")
+        return nm(why, "vs_eager") | {"worst": worst}
+    if ulp:
+        failing_outs = [r for r, _ in failing_outs]
+        o = max(failing_outs, key=_ratio)
+        k = max(_eps_units(r) for r in failing_outs)
+        return dict(base, verdict="rounding", worst=o, graph=name, gate=gate(measured), next="fix_gate", ulp_band=True,
+                    summary=f"rounding: compiled is further from fp64 than eager in graph {name} ({numbers(o)}, "
+                            f"{o['dtype']}), but only by rounding (at most {k:.2g} × eps × max|output| from eager); "
+                            "fix the gate",
+                    why=f"graph `{name}` fails torch's RMSE rule at tolerance {TOLERANCE:g} ({numbers(o)}, {o['dtype']}), "
+                        f"yet every failing output stays within rounding of eager: max |compiled - eager| ≤ {k:.2g} × "
+                        f"eps({o['dtype']}) × max|output| (limit {ULP_MAX}), RMSE from fp64 ≤ {ULP_RMSE} × eps × "
+                        "max|output|. Reordered or decomposed arithmetic (a fused reduction, a decomposed norm) gives "
+                        "such differences; a wrong kernel gives far larger ones")
+    if all((o.get("max_abs_diff") or 0.0) == 0.0 and o.get("dtype") in ("float32", "float64") for o in measured):
+        # torch's check saw no difference at all, so rounding in these graphs explains nothing: the difference is
+        # upstream of them (blind A/B batch 17: a uint8 resize whose decomposition rounds one grey level away from
+        # eager's kernel; "rounding: fix the gate" offered assert_close's defaults, which fail there). float32/64
+        # only: float16 / bfloat16 outputs often round to the same values on the first call and differ later
+        # (a GPU bf16 gate measured so is still rounding)
+        return nm(f"every compiled graph gives exactly eager's output in torch's check ({summary_n}), yet the "
+                  "program's comparison fails: torch's check runs the graphs after AOTAutograd's decompositions, so "
+                  "the difference comes from before them", "vs_eager") | {"worst": worst}
+    return dict(base, verdict="rounding", worst=worst, gate=gate(measured), next="fix_gate",
+                summary=f"rounding: compiled is as close to fp64 as eager ({summary_n}); fix the gate",
+                why=f"all {len(graphs)} compiled graph(s), {len(measured)} output(s) checked on their first call: "
+                    f"compiled is no further from fp64 than eager (largest ratio: {numbers(worst)}, "
+                    f"{worst['dtype']}; torch's RMSE rule, tolerance {TOLERANCE:g})")
+
+
+def _same_end(a, b, exit_a, exit_b):
+    if a.startswith("exit ") or b.startswith("exit "):
+        return (a.startswith("exit ") and b.startswith("exit ")) and (exit_a is None or exit_a == exit_b)
+    return a.rsplit(".", 1)[-1] == b.rsplit(".", 1)[-1]
+
+
+def gate(measured):
+    """The output check that fits these outputs: torch.testing.assert_close's defaults when they accept
+    every checked output, else a comparison against fp64 (or rtol/atol from the dtype's eps and scale)."""
+    dts = sorted({o["dtype"] for o in measured})
+    if all(o.get("assert_close_defaults") for o in measured):
+        dflt = ", ".join(f"{d} rtol {ASSERT_CLOSE[d][0]:g} atol {ASSERT_CLOSE[d][1]:g}" for d in dts if d in ASSERT_CLOSE)
+        # checked here: each graph's first call. The program's own check sees other inputs, where values near
+        # zero can fail a default atol (a bf16 gate in the blind A/B failed 17/160 with the defaults)
+        scale = max((o.get("max_abs_eager") or 0.0) for o in measured)
+        d = max(dts, key=lambda t: EPS.get(t, EPS["float32"]))
+        atol = 2 * EPS.get(d, EPS["float32"]) * scale
+        return (f"torch.testing.assert_close(compiled, eager) with its dtype defaults ({dflt}) accepts every output "
+                "checked here (each graph's first call); values near zero on other inputs need an atol at the outputs' "
+                f"scale: rtol {ASSERT_CLOSE.get(d, (1.3e-6,))[0]:g}, atol ≈ 2 × eps({d}) × max|output|"
+                + (f" = {atol:.2g}" if scale else "") + "; or compare both against an fp64 reference")
+    o = max(measured, key=lambda r: (r.get("max_abs_diff") or 0) / max(r.get("max_abs_eager") or 1e-30, 1e-30))
+    d, diff, scale = o["dtype"], o.get("max_abs_diff") or 0.0, o.get("max_abs_eager") or 0.0
+    k = diff / (EPS.get(d, EPS["float32"]) * scale) if scale else None
+    return ("compare both against an fp64 reference (compiled's error no larger than a few times eager's, as "
+            "torch._dynamo.utils.same does); or a tolerance from the dtype's eps and the outputs' scale: here max "
+            f"|compiled - eager| = {diff:.3g} on {d} outputs up to {scale:.3g}"
+            + (f" = {k:.3g} × eps({d}) × max|output|, so atol ≈ {max(k * 2, 4):.0f} × eps × max|output| (twice that, "
+               "at least 4)" if k else ""))
+
+
+# a line that can make an integer/bool result from floats (a floor division, a cast, an argmax, a comparison), in a Dynamo
+# graph's "# File: f.py:40 in forward, code: ..." comment; int_sites keeps it only where the graph shows it
+_INT_FROM_FLOAT = re.compile(r"//|floor_divide|\.(?:long|int|bool)\(\)|\.to\(torch\.(?:int|long|bool|uint)|argmax|argmin|"
+                             r"argsort|\bround\(|\.round\(|floor\(|ceil\(|trunc\(|bucketize|searchsorted|topk|"
+                             r"\.sort\(|\bmode\(|\b(?:max|min)\(|\.indices|[<>]=?|[=!]=|\.(?:gt|lt|ge|le|eq|ne)\(")
+_DTYPE = re.compile(r"(b8|[iu]\d+|f\d+|bf16|f8\w*)\[")   # a tensor's annotation ("i64[64, 3]..."), not Sym(...)
+
+
+def _kind(annotation):
+    """'i' (integer or bool tensor), 'f' (floating tensor) or None (a SymInt, no annotation)."""
+    m = _DTYPE.match(annotation or "")
+    return None if not m else "i" if m.group(1) == "b8" or m.group(1)[0] in "iu" else "f"
+
+
+def _int_from_float_lines(graph):
+    """{(file, line): code} of the source lines under which the printed graph computes an integer or bool
+    tensor directly from a float tensor (`ids: "i64[..]" = floordiv.long()` with floordiv f32; `topk[1]` of
+    an untyped topk of floats), lines whose tensor the graph returns first. Size arithmetic (`c // heads` in
+    a view) makes SymInts, not int tensors, and an int-from-int op is exact: neither counts."""
+    from ..read.inductor_info import FILE_COMMENT_RE, NODE_RE, PARAM_RE
+    kinds, loc, found, returned = {}, None, {}, set()
+    for ln in graph.splitlines():
+        m = FILE_COMMENT_RE.search(ln)
+        if m:
+            loc = (m.group(1), int(m.group(2)), m.group(4).strip())
+            continue
+        if ln.strip().startswith("return"):
+            returned.update(re.findall(r"\b([A-Za-z_]\w*)\b", ln))
+            continue
+        m = NODE_RE.match(ln)
+        if not m:   # the signature's typed inputs (one line or several)
+            kinds.update((n, _kind(t)) for n, t in PARAM_RE.findall(ln))
+            continue
+        name, typ, rhs = m.group(1), m.group(2), m.group(3).split(";  ")[0]
+        args = re.findall(r"\b([A-Za-z_]\w*)\b", rhs)
+        floats = any(kinds.get(a) == "f" for a in args)
+        if typ is None:   # l_x_ = L_x_ (an input's alias), or a tuple node (topk, max(dim), sort)
+            kinds[name] = kinds.get(rhs.strip()) if re.fullmatch(r"L_\w+", rhs.strip()) else "f" if floats else None
+            continue
+        kinds[name] = _kind(typ)
+        if kinds[name] == "i" and loc and floats and _INT_FROM_FLOAT.search(loc[2]):
+            found.setdefault(loc[:2], [loc[2], set()])[1].add(name)
+    order = sorted(found, key=lambda k: not (found[k][1] & returned))
+    return {k: found[k][0] for k in order}
+
+
+def int_sites(trace_dir, limit=3):
+    """The user's lines in the traced graphs that make an integer or bool tensor from a float one (a floor
+    division, a cast, an argmax): where an integer output that differs compiled comes from."""
+    from ..read import trace as tracemod
+    from ..read.frames import is_user_file
+    try:
+        tr = tracemod.parse(trace_dir)
+    except (OSError, ValueError):
+        return []
+    out = {}
+    for e in tr.of("dynamo_output_graph"):
+        for (f, line), code in _int_from_float_lines(e.payload or "").items():
+            if is_user_file(f):
+                out.setdefault((f, line), code)
+    return [f"{os.path.basename(f)}:{line} `{code[:100]}`" for (f, line), code in list(out.items())[:limit]]
+
+
+# a printed line that reports a numeric comparison: "max_abs=7.8e-03", "mismatched=46521/184320", "not close"
+_PRINTED_COMPARISON = re.compile(r"(?i)\b(?:max_?abs|max_?diff|mismatch(?:ed)?|abs_?err|rel_?err|atol|rtol)\b\s*[=:]?\s*"
+                                 r"-?\d|not close|allclose")
+
+
+def next_command(kind, cli, target, timeout=None):
+    """(why, command) of the cheapest next step for a judge() verdict's `next` (cli: our command,
+    target: the program's command line as the user types it)."""
+    if kind == "fix_gate":
+        return "fix the program's output check (not a compiler bug; no bisect)", None
+    if kind == "bisect":
+        return "nothing cheaper decides: bisect names the layer, pass and op", f"{cli} bisect -- {target}"
+    if kind == "vs_eager":
+        return ("compare what the program prints compiled and eager (a compiled and an eager run); bisect only if "
+                "that does not show it"), f"{cli} triage --vs-eager -- {target}"
+    if kind == "graphs":
+        return ("read the forward and backward graphs AOTAutograd traced (their dtypes: a bf16 op where the program "
+                "asked for fp32) and compare with eager's; no bisect: each compiled graph matches its eager run"), \
+            f"{cli} aot -- {target}"
+    if kind == "int_ops":
+        from . import knowledge
+        return knowledge.advice("int_ops_check"), None
+    if kind == "rng":
+        from . import knowledge
+        return knowledge.advice("rng_mask_check"), None
+    if kind == "fix_math":
+        from . import knowledge
+        return knowledge.advice("noise_output"), None
+    if kind == "timeout":
+        return "give the check run more time", f"{cli} accuracy --timeout {max(2 * (timeout or 900), 60):.0f} -- {target}"
+    return ("measure the model directly: a factory function returning (model, inputs) in a file, then the "
+            "accuracy command on FILE.py:FACTORY (eager vs compiled vs fp64 per output)"), None
+
+
+# an absolute difference right after "diff"/"difference": "max abs diff vs eager: 8.358e-01", "max|diff|=1.9e-06".
+# Not "different"/"diffusion", not an error rate or a delta time, not a value with a unit after it (1.2s, 12.5%,
+# 0.17 ppm), not a line about relative differences (review of batch 20)
+_DIFF_VALUE = re.compile(r"(?i)\bdiff(?:erence)?\b[^\d\n-]{0,30}?\[?(-?\d*\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+)(?![\w%])")
+_RELATIVE = re.compile(r"(?i)\brel(?:ative)?\b|%|\bppm\b")
+
+
+_NUM = r"-?\d*\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+"
+_EAGER_AT = re.compile(r"(?i)\beager\b[ \t]*[=:]?[ \t]*(" + _NUM + r")(?![\w%.])")
+_COMPILED_AT = re.compile(r"(?i)\b(?:compiled?|comp)\b[ \t]*[=:]?[ \t]*(" + _NUM + r")(?![\w%.])")
+_COLUMN = re.compile(r"(?i)^(?:eager|compiled?|comp)$")
+_NOT_VALUES = re.compile(r"(?i)speed|\btimes?\b|timing|latency|throughput|<time>|warm-?up|elapsed|duration|runtime|"
+                         r"\bwall\b|\bsecs?\b|\bms\b|/s\b|/iter|\bit/|\bmem|\b[KMG]i?B\b|\bfps\b|flops|bench")
+
+
+def _paired_differences(lines):
+    """|eager - compiled| of values a program printed side by side: on one line (`recall eager=0.062
+    compiled=0.031`), or in a table whose header names eager and compiled columns and whose rows align under
+    them (blind A/B batch 22: `train eager   train comp` per epoch; the check said "rounding" of a 6%
+    difference, as no single difference value was printed). Timings are not values."""
+    from .verdict import mask_times
+    out, cols, width, timed = [], None, None, False
+    for raw in lines or []:
+        ln = mask_times(raw)
+        nv = bool(_NOT_VALUES.search(ln))   # a timing line, or the title of a table of timings (`latency (ms):`)
+        was_timed, timed = timed, nv and not re.search(r"\d", raw)
+        if nv:
+            cols = None
+            continue
+        e, c = _EAGER_AT.findall(ln), _COMPILED_AT.findall(ln)
+        out += [abs(float(a) - float(b)) for a, b in zip(e, c)]
+        toks = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", ln)]
+        named = [(a, b, t.lower()) for a, b, t in toks if _COLUMN.match(t)]
+        if not re.search(r"\d", ln) and any(t == "eager" for *_, t in named) and any(t != "eager" for *_, t in named):
+            cols, width = (None if was_timed else named), None   # a header: the eager and compiled columns
+            continue
+        if cols is None:
+            continue
+        nums = [(a, b, t) for a, b, t in toks if re.fullmatch(_NUM, t, re.I)]
+        if not nums or (width is not None and len(toks) != width):   # the table ended (another kind of line)
+            cols = None
+            continue
+        width = len(toks)
+        under = []
+        for a, b, name in cols:   # the number whose span overlaps the header word (right- or left-aligned)
+            hit = [float(t) for x, y, t in nums if x < b and a < y]
+            under.append((name, hit[0] if len(hit) == 1 else None))
+        for i, (name, v) in enumerate(under):
+            if name == "eager" and v is not None:
+                nxt = next(((n, w) for n, w in under[i + 1:] if n != "eager"), None)
+                if nxt and nxt[1] is not None:
+                    out.append(abs(v - nxt[1]))
+    return out
+
+
+def printed_difference(lines):
+    """The largest absolute difference a program printed (with a decimal point or an exponent: counts such as
+    17/160 are not differences), or between the eager and compiled values it printed side by side; None when
+    it printed none."""
+    vals = [abs(float(x)) for ln in lines or [] if not _RELATIVE.search(ln) for x in _DIFF_VALUE.findall(ln)]
+    vals += _paired_differences(lines)
+    return max(vals) if vals else None
+
+
+def apply(rep, chk, run_dir, where):
+    """Put the measurement on a triage report whose first error fails only compiled and has no specific
+    class: rounding (-> fix the gate), a measured miscompile (-> bisect --from) or not measured (why,
+    and the cheapest next step)."""
+    from . import knowledge
+    err = rep.errors[0]
+    cli, target = where
+    numeric = [ln for ln in rep.printed_tail or [] if _PRINTED_COMPARISON.search(ln)]
+    j = judge(chk, err.type, "\n".join(filter(None, [err.message, err.location.code if err.location else None])),
+              rep.exit_code, compares=bool(numeric), printed_diff=printed_difference(rep.printed_tail))
+    if j.get("next") == "vs_eager" and j.get("worst") and numeric and "does not compare numbers" in j.get("why", ""):
+        # the failure line says nothing numeric, but what the program printed compares numbers (blind A/B batch 17:
+        # a uint8 resize one step apart; "does not compare numbers" was false): these graphs, checked after
+        # AOTAutograd's decompositions, do not show the difference
+        w = j["worst"]
+        j = dict(j, why=(f"every compiled graph is as close to fp64 as eager on its first call (RMSE "
+                         f"{_fmt(w['rmse_compiled_vs_fp64'])} vs {_fmt(w['rmse_eager_vs_fp64'])}, dtype {w['dtype']}), "
+                         f"yet the program's own comparison differs ({numeric[-1].strip()[:120]}): torch's check runs "
+                         "the graphs after AOTAutograd's decompositions, so the difference comes from before them"))
+    dur = chk["res"].duration_s
+    rep.verdict["accuracy"] = dict(j, run_dir=run_dir, failing_graph=chk["failing_graph"],
+                                   graph_nodes=chk["graph_nodes"], precision=j["verdict"] == "rounding",
+                                   rmse=j["worst"], error=chk["error"], duration_s=dur,
+                                   run_duration_s=rep.duration_s,
+                                   cost_ratio=round(dur / rep.duration_s, 2) if dur and rep.duration_s else None)
+    if j["verdict"] == "miscompile":
+        err.category, err.side, err.skill = "accuracy_mismatch", "compiler", "bisect"
+        err.title = "Miscompile: a compiled graph is further from fp64 than eager (measured)"
+        err.advice = (f"Measured by one run under torch's accuracy check (repro_tolerance {TOLERANCE:g}: its RMSE "
+                      f"rule decides): {j['why']}" + (f"; {chk['graph_nodes']} FX nodes" if chk["graph_nodes"] else "")
+                      + ". Bisect names the layer, pass and op; minify --kind accuracy shrinks the graph. (A graph "
+                      "that draws random numbers, e.g. dropout in training, also differs: `accuracy` re-checks "
+                      "with fallback_random.)")
+        err.next_command = knowledge.render_command({"command": "{cli} bisect -- {target}"}, cli, target)
+    elif j["verdict"] == "noise":
+        err.title = "The compared output is rounding noise without torch.compile too (measured)"
+        err.side, err.skill = "user", "overview"
+        err.advice = f"Measured by one run under torch's accuracy check: {j['why']}; the fix is in the program's math (Next)"
+        err.next_command = None
+    elif j["verdict"] == "rounding":
+        row = knowledge.triage_row("accuracy_tolerance")
+        err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row["side"]
+        err.advice = f"{j['why']}. " + " ".join(row["advice"].split())
+        err.next_command = None
+    else:
+        if j["next"] == "int_ops":
+            sites = int_sites((rep.artifacts or {}).get("trace_dir") or os.path.join(os.path.dirname(run_dir), "trace"))
+            rep.verdict["accuracy"]["int_sites"] = sites
+            if sites:
+                j["why"] += "; the integer results made from floats in the compiled code: " + "; ".join(sites)
+                rep.verdict["accuracy"]["why"] = j["why"]
+            else:   # no line to run alone: the check has nothing to point at
+                j["next"] = rep.verdict["accuracy"]["next"] = "bisect"
+        err.title = "Fails only when compiled; not measured (see the verdict)"
+        err.advice = f"One more run under torch's accuracy check did not decide it: {j['why']}."
+        if j["next"] != "bisect":
+            err.skill = "trace-aot" if j["next"] == "graphs" else "overview"
+        err.next_command = next_command(j["next"], cli, target, chk["res"].duration_s)[1]

@@ -1,0 +1,367 @@
+"""Recompilations of a trace -> report.FunctionRecompiles: guard failures parsed into causes (with the chain
+of frames from the user's line to the guard), which causes are expected, and which sizes the program made
+static. The compiled frames' names (function_info) are shared with the graph-break half (analyze_dynamo).
+No torch import."""
+import json
+import os
+import re
+
+from . import knowledge
+from ..read.frames import (chain, innermost_user, is_user_file, library_of, library_path, loc as _loc,
+                           parse_py_frames, src_line)
+from ..report import FunctionRecompiles, GuardFailure, Location, Recompile
+from .analyze_dynamo import wrapper_break_sites
+from .wrappers import split_by_wrapper
+REASON_HEAD_RE = re.compile(r"^(\d+/\d+): (.*)$")
+GUARD_SRC_RE = re.compile(r"#\s*(?:.*?#\s*)?(\S+):(\d+) in (\S+)")
+
+
+def split_reasons(payload):
+    if payload is None:
+        return []
+    try:
+        j = json.loads(payload)
+        if isinstance(j, list):
+            return [str(x) for x in j]
+        if isinstance(j, str):
+            return [j]
+    except ValueError:
+        pass
+    # plain text (torch 2.14 writes a single reason unquoted): split at each "N/M: " line
+    out, cur = [], []
+    for ln in payload.splitlines():
+        if REASON_HEAD_RE.match(ln) and cur:
+            out.append("\n".join(cur))
+            cur = []
+        cur.append(ln)
+    if cur:
+        out.append("\n".join(cur))
+    return out
+
+
+def _name(src):
+    """L['self'].temperature -> self.temperature; L['x'] -> x; G['cfg'].n -> cfg.n"""
+    return re.sub(r"\b[LG]\['([^']+)'\]", r"\1", src.strip())
+
+
+def guard_cause(guard, kind):
+    """What changed, in words: "shape of `tokens` dim 1", "value of `self.temperature`", "grad mode"."""
+    g = guard.strip()
+    m = re.match(r"tensor '(.+)' (size|stride) mismatch at index (\d+)", g)
+    if m:
+        return f"{'shape' if m.group(2) == 'size' else 'strides'} of `{_name(m.group(1))}` dim {m.group(3)}"
+    m = re.match(r"tensor '(.+)' (dtype|device|device index|requires_grad|dispatch key set|storage_offset) mismatch", g)
+    if m:
+        return f"{m.group(2)} of `{_name(m.group(1))}`"
+    m = re.search(r"([\w.\[\]']+)\.size\(\)\[(\d+)\]", g)      # a symbolic-size guard: 2 <= x.size()[1] <= 8
+    if m:
+        return f"shape of `{_name(m.group(1))}` dim {m.group(2)}"
+    m = re.match(r"GLOBAL_STATE changed: (.+)", g)
+    if m:
+        changed = m.group(1).split()
+        if changed == ["num_threads"]:
+            return "thread count (torch.set_num_threads)"
+        return "grad mode" if changed == ["grad_mode"] else f"global state ({m.group(1).strip()[:60]})"
+    m = re.match(r"len\((.+?)\) [=!]= \d+$", g)
+    if m:
+        return f"length of `{_name(m.group(1))}`"
+    m = re.search(r"dict\.keys\(([^)]+)\)\)\[\d+\]|list\((.+?)\.keys\(\)\)\[\d+\]", g)
+    if m and kind == "dict_keys":
+        return f"keys of `{_name(m.group(1) or m.group(2))}`"
+    m = re.match(r"___check_(obj_id|type_id)\(([^,]+),", g)
+    if m:
+        return f"{'identity' if m.group(1) == 'obj_id' else 'type'} of `{_name(m.group(2))}`"
+    if kind == "graph_break_value":
+        m = re.search(r"___stack\d+", g)      # `___stack2 == 0.5`, or (2.11) `___as_tensor(___stack2).item() == 0.5`
+        return f"value carried across the graph break (`{m.group(0) if m else g.split()[0]}`)"
+    m = re.match(r"(?:not )?([\w.\[\]'\"]+) (?:==|!=|is not|is|<=|>=|<|>) ", g)
+    if m and not re.match(r"^\d", m.group(1)):
+        return f"value of `{_name(m.group(1))}`"
+    m = re.search(r"\b[LG]\['[^']+'\](?:\.\w+|\[[^\]]+\])*", g)
+    what = _name(m.group(0)) if m else None
+    if what:
+        return f"{kind} guard on `{what}`"
+    return f"{kind}: `{re.sub(r'-?[0-9]+([.][0-9]+)?', '#', g)[:80]}`"
+
+
+def parse_guard_failure(reason, known_files=()):
+    lines = reason.strip().splitlines()
+    m = REASON_HEAD_RE.match(lines[0]) if lines else None
+    cid, rest = (m.group(1), m.group(2)) if m else (None, lines[0] if lines else "")
+    hint = None
+    h = re.search(r"\(HINT: (.*)\)\s*$", rest)
+    if h:
+        hint = h.group(1)
+        rest = rest[:h.start()]
+    guard = rest.split("  #")[0].split(" # ")[0].strip()
+    kind = knowledge.guard_kind(guard)["kind"]
+    # torch appends its advice to some guard texts ("... actual 64. Guard failed on a parameter, consider
+    # using torch._dynamo.config.force_parameter_static_shapes = False ..."): shown as its hint, in full
+    a = re.search(r"(?<=\.) (Guard failed on .*)$", guard)
+    if a:
+        # torch appends it to any guard on a parameter; its advice (force_parameter_static_shapes) is about
+        # shapes only: a requires_grad flip on a frozen layer got it too (blind A/B batch 10)
+        if kind == "parameter_shape":
+            hint = hint or a.group(1).strip()
+        guard = guard[:a.start()].strip()
+    loc = None
+    stack = chain(parse_py_frames("\n".join(lines[1:]))) if len(lines) > 1 else []
+    if stack:
+        loc = innermost_user(stack) or stack[-1]
+    else:
+        s = GUARD_SRC_RE.search(rest)
+        if s:
+            path = s.group(1)
+            for kf in known_files:  # torch truncates the path's head: match by suffix
+                if kf.endswith(path.lstrip(".")) or kf.endswith(path):
+                    path = kf
+                    break
+            loc = _loc(path, s.group(2), s.group(3))
+            stack = chain([Location(**loc.__dict__)])
+    if loc is not None and loc.code is None and loc.line:
+        loc.code = src_line(loc.file, loc.line)
+    cause = guard_cause(guard, kind)
+    # torch names a value reached through a long source path the way the code wrote it: `guard on "calls"
+    # ['blocks.0']` for `dict(type(obj).__dict__)['__call__'].__closure__[0].cell_contents['blocks.0'] == 0`
+    named = re.match(r'guard on "(\w+)"(\S*?)(?:, type [^)]*)?(?:\) \(HINT: |\)?$)', hint or "")
+    if named:   # torch's own advice, if any, follows it in a second (HINT: ...), whose ")" the first regex took
+        hint = hint[named.end():] or None
+        if cause.startswith(f"{kind}: "):   # only the fallback (the raw source): identity / type / value keep theirs
+            cause = f"value of `{named.group(1)}{named.group(2)}`"
+    return GuardFailure(compile_id=cid or "?", guard=guard, kind=kind, location=loc, hint=hint, stack=stack,
+                        cause=cause, library=library_of(stack[-1].file) if stack else None)
+
+
+RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
+
+
+def function_info(tr, frame_id):
+    """(name, Location, wrapper) of a compiled frame, mapped to user code when it is a torch wrapper."""
+    name, file, line = frame_code(tr, frame_id)
+    starts = [e for e in tr.of("dynamo_start") if e.meta.get("frame_id") == frame_id]
+    frames = tr.frames(starts[0].data.get("stack")) if starts else []
+    if name is None and frames:
+        file, line, name = frames[-1][0], frames[-1][1], frames[-1][2]
+    m = RESUME_RE.match(name or "")
+    if m:  # the rest of a function after a graph break
+        name = f"{m.group(1)} (resumed after the graph break at line {m.group(2)})"
+    if file and not is_user_file(file):
+        callers = [f for f in frames[:-1] if is_user_file(f[0])]
+        lib = library_of(file)
+        where = _short_torch_path(file) if lib == "torch" else (chain([Location(file=file)])[0].display or file)
+        wrapper = (f"{name} in {where} (torch wrapper, e.g. torch.compile(module))" if lib == "torch"
+                   else f"{name} in {where} ({lib} code)")
+        if callers:
+            c = callers[-1]
+            if is_torch_work(file):   # torch's own code (an optimizer's step), not the wrapper of a compiled module
+                return (f"{name} ({where}, called at {os.path.basename(c[0])}:{c[1]})",
+                        _loc(c[0], c[1], c[2], c[3]), f"{name} in {where} (torch code)")
+            return (f"{name} (compiled module called at {os.path.basename(c[0])}:{c[1]})",
+                    _loc(c[0], c[1], c[2], c[3]), wrapper)
+        return name, _loc(file, line, name), wrapper
+    return name or f"frame {frame_id}", _loc(file or "?", line, name), None
+
+
+_TORCH_WORK = ("torch/optim/", "torch/nn/utils/clip_grad")
+
+
+def is_torch_work(path):
+    """A torch file that does the work itself when compiled (an optimizer's step, gradient clipping), not a
+    wrapper around user code (nn.Module's call, torch.compile's frame)."""
+    return library_of(path or "") == "torch" and _short_torch_path(path).startswith(_TORCH_WORK)
+
+
+def frame_code(tr, frame_id):
+    """(co_name, co_filename, co_firstlineno) of a compiled frame from its compilation_metrics, else Nones."""
+    e = next((e for e in tr.of("compilation_metrics") if e.meta.get("frame_id") == frame_id and e.data.get("co_name")),
+             None)
+    return (e.data["co_name"], e.data.get("co_filename"), e.data.get("co_firstlineno")) if e else (None, None, None)
+
+
+def _short_torch_path(path):
+    """'torch/optim/adam.py': the path inside site-packages (a venv under /opt/torch/... has another /torch/)."""
+    rel = library_path(path or "")
+    if rel and rel.startswith("torch/"):
+        return rel
+    i = (path or "").replace("\\", "/").rfind("/torch/")
+    return path[i + 1:] if i >= 0 else path
+
+
+LIMIT_RE = re.compile(r"hit config\.(?:recompile_limit|cache_size_limit) \((\d+)\)\s*\n.*?function: '([^']+)' \(([^)]+):(\d+)\)", re.S)
+_FLOAT_RE = re.compile(r"== -?(\d+\.\d*(e-?\d+)?|inf|nan)\s*$")
+
+
+def _expected(kind, guard, primary, limit_hit, static=False):
+    """Why a cause is a one-time recompile torch expects (verified on 2.14: automatic dynamic turns a
+    size / int / float dynamic after its first change; one grad-mode or requires_grad switch; one change in
+    the number of keyword arguments, e.g. generate's prefill then decode calls), else None. static: the
+    function was compiled with automatic dynamic off (dynamic=False), where a second size is a second graph."""
+    if limit_hit:
+        return None
+    if primary == 0:
+        return "failed only against an older cache entry; a newer entry already accepts the new value"
+    if primary > 1:
+        return None
+    if kind == "shape" and re.match(r"^2 <= \S+\.size\(\)\[\d+\]", (guard or "").strip()):
+        # the lower bound of a dynamic dim (marked, or made dynamic by automatic dynamic): a size of 0 or 1
+        # arrived (blind A/B batch 17: a server warmed up at batch 8, a single request; labelled automatic dynamic)
+        return ("0/1 specialization: a size of 0 or 1 always gets a graph of its own, even on a dim marked dynamic "
+                "(the dynamic graph assumes a size >= 2): warm up at size 1 too, or pad such inputs to 2")
+    if kind == "shape":
+        return ("dynamic=False: a graph per size, and two sizes so far" if static else
+                "automatic dynamic: after a dim's first new size torch recompiles it as dynamic (once)")
+    if kind == "container_length" and re.search(r"\blen\((?:L\[')?kwargs(?:'\])?\)", guard or ""):
+        return ("one change in the number of keyword arguments (e.g. generate's prefill call, then its decode "
+                "calls): one graph each")
+    if kind in ("python_int", "python_float", "graph_break_value") or (kind == "module_attribute" and _FLOAT_RE.search(guard)):
+        return "automatic dynamic: after its first change torch recompiles the number as a dynamic input (once)"
+    if kind == "module_attribute" and re.search(r"\bis None\s*$", guard or ""):
+        return ("set during the first call: the attribute was None when first compiled and got its value in that "
+                "call (transformers sets config.problem_type on the first forward); one recompile, then stable")
+    if kind == "grad_mode":
+        return "one switch between grad and no_grad / inference mode: one graph per mode"
+    if kind == "requires_grad":
+        return ("one switch between an input with and one without requires_grad: one graph each (e.g. a layer "
+                "compiled on its own gets the raw input first, then activations that require grad)")
+    return None
+
+
+def _automatic_dynamic_off(config):
+    """True when a compile's dynamo_config (compilation_metrics, a JSON string) has automatic dynamic
+    shapes off: torch.compile(dynamic=False) sets it for that compile."""
+    try:
+        return (json.loads(config) if isinstance(config, str) else config or {}).get("automatic_dynamic_shapes") is False
+    except (ValueError, AttributeError):
+        return False
+
+
+def _causes(recs, limit_hit, static=False):
+    groups = {}
+    for r in recs:
+        for i, g in enumerate(r.failures):
+            c = groups.setdefault((g.kind, g.cause), {"cause": g.cause, "kind": g.kind, "count": 0, "primary": 0,
+                                                     "guard": g.guard, "compile_ids": [], "location": g.location,
+                                                     "stack": g.stack, "library": g.library, "hint": g.hint})
+            if r.compile_id not in c["compile_ids"]:
+                c["count"] += 1
+                c["compile_ids"].append(r.compile_id)
+            c["primary"] += i == 0
+    out = []
+    # "one switch" is one per function: requires_grad flipping on one parameter after another (gradual
+    # unfreezing of a transformers model: a recompile per stage) is no longer one switch
+    switches = sum(c["primary"] for c in groups.values() if c["kind"] == "requires_grad")
+    for c in groups.values():
+        kd = knowledge.guard_kind_by_id(c["kind"])
+        c["title"] = kd["title"]
+        c["fix"] = " ".join(kd["fix"].split())
+        c["why"] = _expected(c["kind"], c["guard"], c["primary"] if c["kind"] != "requires_grad" else switches,
+                             limit_hit, static)
+        if static and c["kind"] == "shape" and not c["why"]:
+            c["fix"], c["static_option"] = knowledge.advice("static_shapes_option"), True
+        c["expected"] = c["why"] is not None
+        out.append(c)
+    return sorted(out, key=lambda c: (c["expected"], -c["primary"], -c["count"]))
+
+
+_SIZE_SRC_RE = re.compile(r"^(.+)\.size\(\)\[(\d+)\]$")
+
+
+def specializations(tr):
+    """Where the program made Dynamo turn a size into a constant: {(frame_id, rank, tensor, dim): (Location,
+    reason)} from the
+    trace's symbolic_shape_specialization events whose innermost frame is in the user's own file,
+    e.g. `for i in range(q.size(0)):` (range_refined_to_singleton): that dim then recompiles for every new
+    size whatever dynamic= says."""
+    out = {}
+    for e in tr.of("symbolic_shape_specialization"):
+        d = e.data if isinstance(e.data, dict) else {}
+        frames = tr.frames(d.get("user_stack"))
+        # only a line of the user's own file is claimed; one inside a library or torch (a conv's padding, a
+        # transformers check) is not "your code": that cause keeps the generic shape fix
+        if not frames or not frames[-1][0] or not is_user_file(frames[-1][0]):
+            continue
+        file, line, _, code = frames[-1]
+        for src in d.get("sources") or []:
+            m = _SIZE_SRC_RE.match(src.strip())
+            if m:   # per compiled function (frame): another function's tensor of the same name is not it
+                out.setdefault((e.meta.get("frame_id"), e.rank, _name(m.group(1)), int(m.group(2))),
+                               (Location(file=file, line=line, code=code or src_line(file, line)), d.get("reason")))
+    return out
+
+
+def _recompiles(tr, stderr):
+    by_frame = {}
+    specialized = specializations(tr) if tr.artifacts("recompile_reasons") else {}
+    wrapper_sites = wrapper_break_sites(tr) if tr.artifacts("recompile_reasons") else {}
+    known = list(tr.strings.values())
+    for e in tr.artifacts("recompile_reasons"):
+        fid = e.meta.get("frame_id")
+        failures = [parse_guard_failure(r, known) for r in split_reasons(e.payload)]
+        by_frame.setdefault((fid, e.rank), []).append(Recompile(compile_id=e.compile_id or "?", failures=failures))
+    limit_frames, static = {}, set()
+    for e in tr.of("compilation_metrics"):
+        if _automatic_dynamic_off(e.data.get("dynamo_config")):   # dynamic=False on this function's compile
+            static.add((e.meta.get("frame_id"), e.rank))
+        ft, fr = e.data.get("fail_type") or "", e.data.get("fail_reason") or ""
+        if "RecompileLimit" in ft or re.search(r"recompile.?limit|cache_size_limit", fr, re.I):
+            n = re.search(r"currently set to (\d+)", fr)
+            limit_frames[(e.meta.get("frame_id"), e.rank)] = int(n.group(1)) if n else None
+    out = []
+    for key in sorted(set(by_frame) | set(limit_frames), key=lambda k: (k[1] or 0, k[0] or 0)):
+        fid, rank = key
+        recs = by_frame.get(key, [])
+        name, loc, wrapper = function_info(tr, fid)
+        kinds = {}
+        for r in recs:  # each recompile counted under the guard that failed on the most recent entry
+            if r.failures:
+                k = r.failures[0].kind
+                kinds[k] = kinds.get(k, 0) + 1
+        compiles = len({e.compile_id for e in tr.of("dynamo_start") if e.meta.get("frame_id") == fid and e.rank == rank})
+        fr = FunctionRecompiles(function=name, location=loc, frame_id=fid, compiles=compiles, recompiles=recs,
+                                kinds=kinds, wrapper=wrapper)
+        if key in limit_frames:
+            fr.limit_hit, fr.limit = True, limit_frames[key]
+        fr.causes = _causes(recs, fr.limit_hit, static=key in static)
+        lib = "transformers" if "transformers" in (fr.wrapper or "") else None
+        for c in fr.causes:
+            for x in knowledge.library_settings(c.get("library") or lib, c["guard"], "recompiles", c["kind"]):
+                c["fix"] = "A library setting avoids it: " + " ".join(x["setting"].split()) + " " + c["fix"]
+                c["setting"] = x.get("short")
+        for c in fr.causes:   # a shape the program itself made static: where, and the fix for that
+            m = re.match(r"shape of `(.+)` dim (\d+)$", c["cause"])
+            sp = specialized.get((fid, rank, m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" else None
+            if sp:
+                c["specialized_at"], c["specialized_reason"] = sp
+                c["fix"] = knowledge.advice("specialized_loop" if sp[1] == "range_refined_to_singleton" else "specialized")
+        split = split_by_wrapper(tr, fid, wrapper_sites)
+        if split and fr.wrapper is None:
+            fr.wrapper = split
+        fr.expected_only = bool(fr.causes) and all(c["expected"] for c in fr.causes) and not fr.limit_hit
+        fixes = []
+        for c in fr.causes:
+            if c["expected"] or any(x["kind"] == c["kind"] for x in fixes):
+                continue
+            fixes.append({"kind": c["kind"], "title": c["title"], "fix": c["fix"]})
+        if fr.limit_hit:
+            fixes.append({"kind": "limit", "title": "recompile limit hit", "fix": " ".join(knowledge.recompile_limit_fix().split())})
+        fr.fixes = fixes
+        out.append(fr)
+    # the limit warning on stderr names the limit when the trace did not
+    for m in LIMIT_RE.finditer(stderr or ""):
+        for fr in out:
+            if fr.limit_hit and fr.limit is None and (fr.function.split(" ")[0] == m.group(2)):
+                fr.limit = int(m.group(1))
+    return out
+
+
+def recompile_whys(recompiles):
+    """{compile id: why | None} of each recompile (FunctionRecompiles list): why torch expects it, by the
+    rule triage and compare use (the cause of the guard that failed on the newest entry is expected),
+    else None. compile-time counts a recompile as worth fixing only when this is None."""
+    out = {}
+    for fr in recompiles:
+        causes = {(c["kind"], c["cause"]): c for c in fr.causes}
+        for r in fr.recompiles:
+            c = causes.get((r.failures[0].kind, r.failures[0].cause)) if r.failures else None
+            out[r.compile_id] = c["why"] if c and c["expected"] else None
+    return out
