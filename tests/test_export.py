@@ -345,5 +345,25 @@ def test_a_suggested_bound_on_a_dim_is_not_offered_as_the_fix(tmp_path):
     d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
     why = d["next_steps"][0]["why"]
     assert "PyTorch's suggested fix bounds seq (seq = Dim('seq', max=16))" in why and "apply PyTorch" not in why, why
+    # the trace's guard_added events name the line that added the bound
+    assert "The guard `seq <= 16` comes from export_lazy_table_bound.py:23 `if seq > self.pos.shape[0]:`" in why, why
     p = subprocess.run([sys.executable, prog], env=dict(os.environ, FULL="1"), capture_output=True, text=True, timeout=300)
     assert p.returncode == 0 and "exported: torch.Size([2, 40, 8])" in p.stdout, p.stderr[-1500:]
+
+
+def test_a_bound_added_by_a_fake_kernel_is_named_with_its_line(tmp_path):
+    """Blind A/B batch 25: a custom op's fake kernel branched on the history length (`k if L >= k else L`), so
+    export suggested `Dim('hist_len', min=8, ...)`, which would reject short histories; the Next said "a Python
+    branch on the size" without the line, and both arms read the program to find it. Now the Next names the
+    line from the trace's guard_added events and says it is a fake kernel; the fixed fake kernel exports."""
+    prog = program("export_fake_kernel_bound.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
+    why = d["next_steps"][0]["why"]
+    assert "PyTorch's suggested fix bounds hist_len (hist_len = Dim('hist_len', min=4, max=64))" in why, why
+    assert ("The guard `hist_len >= 4` comes from export_fake_kernel_bound.py:24 "
+            "`kk = k if hist.shape[1] >= k else hist.shape[1]`, in the fake kernel of topk_pool") in why, why
+    site = d["errors"][0]["guard_site"]
+    assert site["location"]["line"] == 24 and site["fake_kernel"]["line"] == 23, site
+    p = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                       timeout=300)
+    assert p.returncode == 0 and "exported: torch.Size([2, 8])" in p.stdout, p.stderr[-1500:]

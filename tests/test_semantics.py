@@ -4,6 +4,7 @@ PyTorch's own message first and in full, the fix and how to verify it, and never
 import json
 import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -21,7 +22,8 @@ SIGNALS = {"error", "output", "recompile", "guards_mixed", "guards_none", "dynam
 VERDICT = {"hooks_changed_after_compile": None, "global_hooks_extra_call": "fails_eager_too",
            "compiled_state_dict_prefix": None, "uninitialized_empty": None,
            "transformer_fastpath_padding": None, "collective_grad_compiled": None,
-           "class_method_patched_after_compile": None, "set_iteration_order": None}
+           "class_method_patched_after_compile": None, "set_iteration_order": None,
+           "lru_cache_result_mutated": "fails_eager_too"}
 API_RE = re.compile(r"\btorch(?:\.[A-Za-z_]\w*)+")
 
 
@@ -244,3 +246,36 @@ def test_except_not_compiled_needs_a_torch_call_in_the_try():
                      "        return None\n")
     assert not rx.search("def f(x):\n    try:\n        s = HOOKS['scale']\n    except Exception:\n        s = 1.0\n"
                          "    return torch.relu(x) * s\n")
+
+
+@pytest.mark.slow
+def test_a_cached_tensor_changed_in_place_says_eager_is_the_side_that_drifts(tmp_path):
+    """Blind A/B batch 25: a CI gate compared compiled with eager on a model that scales an lru_cache'd prior in
+    place; the report named lru_cache_bypassed, whose fix (keep eager's cache: move the call out, or disable it)
+    would make compiled repeat eager's drift, and error 1 read "This call originates from:" (a line of torch's
+    warning). Now the specific class replaces it, points at the in-place line, error 1 is the program's own
+    failure line, and the out-of-place fix passes."""
+    rep, md = _triage("sem_lru_cache_inplace.py", tmp_path)
+    assert [f["id"] for f in rep["semantics"]] == ["lru_cache_result_mutated"], rep["semantics"]
+    assert "sem_lru_cache_inplace.py:33 `bias.mul_(self.scale)`" in rep["semantics"][0]["seen"], rep["semantics"]
+    assert rep["errors"][0]["message"].startswith("FAIL: compiled diverges from eager"), rep["errors"][0]
+    assert "originates" not in md and "warn_once" not in md, md
+    ok = subprocess.run([sys.executable, program("sem_lru_cache_inplace.py")], env=dict(os.environ, FIXED="1"),
+                        capture_output=True, text=True, timeout=600)
+    assert ok.returncode == 0 and "PASS" in ok.stdout, ok.stderr[-800:]
+
+
+@pytest.mark.slow
+def test_a_by_design_class_comes_before_the_accuracy_run_when_outputs_differ(tmp_path):
+    """Blind A/B batch 25: SimHash planes from an lru_cache'd torch.randn, drawn anew on every compiled call;
+    --vs-eager found the outputs differ and the Next offered the accuracy run beside the class that already
+    named the cause. Now the class's fix comes first and the accuracy run only if it does not help; torch's
+    multi-line warning is not shown as what the program printed; the fix passes compiled."""
+    rep, md = _triage("sem_lru_cache_random_planes.py", tmp_path, "--vs-eager")
+    assert "lru_cache_bypassed" in [f["id"] for f in rep["semantics"]], rep["semantics"]
+    assert not any(" accuracy " in (s["command"] or "") for s in rep["next_steps"]), rep["next_steps"]
+    assert any("[lru_cache_bypassed] above is the likely cause" in s["why"] for s in rep["next_steps"]), rep["next_steps"]
+    assert not any(ln.startswith("[stderr]") for ln in rep["printed_tail"]), rep["printed_tail"]
+    ok = subprocess.run([sys.executable, program("sem_lru_cache_random_planes.py")], env=dict(os.environ, FIXED="1"),
+                        capture_output=True, text=True, timeout=600)
+    assert ok.returncode == 0 and "self-match 1.000" in ok.stdout, ok.stderr[-800:]

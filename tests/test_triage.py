@@ -869,6 +869,23 @@ def test_deberta_fullgraph_names_the_library_setting(tmp_path):
     assert ok.returncode == 0 and ok.stdout.startswith("loss "), ok.stderr[-500:]
 
 
+@pytest.mark.slow
+def test_mixtral_eager_experts_under_fullgraph_names_the_library_setting(tmp_path):
+    """Blind A/B batch 25: a tiny Mixtral whose config asks for the "eager" experts, compiled with fullgraph=True:
+    transformers' expert loop over `expert_hit` (a nonzero) is a data-dependent error. The Next named only the
+    generic causes (.item(), BatchNorm); now it names the setting, experts_implementation, and that compiles."""
+    pytest.importorskip("transformers")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable,
+                    program("hf_mixtral_eager_experts.py"), timeout=900)
+    assert d["errors"][0]["category"] == "data_dependent_guard", d["errors"][0]
+    step = d["next_steps"][0]
+    assert step["why"].startswith("a library setting avoids it:") and 'experts_implementation="grouped_mm"' \
+        in step["why"], step
+    ok = subprocess.run([sys.executable, program("hf_mixtral_eager_experts.py")], capture_output=True, text=True,
+                        env=dict(os.environ, EXPERTS="grouped_mm"), timeout=900)
+    assert ok.returncode == 0 and ok.stdout.startswith("loss "), ok.stderr[-500:]
+
+
 def test_printed_tail_shows_results_before_logging_and_no_error_text():
     """The report's tail of what the program printed (review of batch 12's change): stdout's result lines are
     not pushed out by stderr logging; a progress bar is one line; a failed run's chained traceback and torch's

@@ -88,6 +88,8 @@ class ErrorInfo:
     inner: dict | None = None      # the real failure inside torch's wrappers: {type, message, op?, inputs?, backend?}
     side: str = "compiler"         # knowledge/triage.yaml `side`: "user", "custom_op" or "compiler"
     suggested_fixes: list = field(default_factory=list)   # PyTorch's own "Suggested fixes:" lines, verbatim
+    guard_site: dict | None = None  # export: {guard, location, fake_kernel} of the program's line that added the guard
+                                    # a suggested fix bounds (the trace's guard_added events)
 
 
 @dataclass

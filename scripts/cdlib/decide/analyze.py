@@ -9,7 +9,7 @@ from . import knowledge, semantics, verdict
 from ..read import trace as tracemod
 from .analyze_dynamo import breaks_from_errors, fake_kernel_errors, _graph_breaks, next_steps as _dynamo_next_steps
 from .analyze_recompiles import RESUME_RE, function_info as _function_info, _recompiles
-from .analyze_errors import _custom_op_mutation, _error_steps, _errors, _export_calls
+from .analyze_errors import _custom_op_mutation, _error_steps, _errors, _export_calls, export_guard_sites
 from ..run import proc
 from ..read.frames import display_path, innermost_user, is_user_file, loc as _loc, parse_exception, strip_rank_prefix
 from ..cmdline import (cli_command, local_imports as _local_imports, script_of as _script_of, script_source, scripts_of,
@@ -369,6 +369,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
     rep.recompiles = _recompiles(tr, stderr)
     rep.graphs = _graphs(tr)
     rep.errors = _errors(tr, res, stdout, stderr, target_str, cli)
+    export_guard_sites(rep, tr)
     breaks_from_errors(rep, stderr)
     fake_kernel_errors(rep, stderr)
     semantics.apply(rep, tr, stdout, stderr)   # by-design compiled-vs-eager differences (knowledge/semantics.yaml)

@@ -204,6 +204,59 @@ def _errors(tr, res, stdout, stderr, target_str, cli):
 _OP_RE = re.compile(r"CustomOpDef\(([\w:.]+)\)|backward through ([\w.]+) but|op: torch\.ops\.([\w.]+)|for <OpOverload\(op='([\w:.]+)'")
 
 
+_GUARD_CMP_RE = re.compile(r"^\s*(\w+)\s*(>=|>|<=|<)\s*(\d+)\s*$")
+
+
+def export_guard_sites(rep, tr):
+    """An export error whose suggested fix bounds a Dim (`Dim('seq', min=8, ...)`): the program's line that added
+    that guard, from the trace's guard_added events (they keep the Python stack), and the fake kernel it sits in
+    (blind A/B batch 25: `kk = k if hist.shape[1] >= k else ...` in a custom op's register_fake). Sets
+    e.guard_site; a guard added in torch's or a library's code, or at the export call itself, is not claimed."""
+    from ..read import never_ran
+    for e in rep.errors:
+        bounds = {}
+        for fix in e.suggested_fixes:
+            m = re.match(r"\s*(\w+) = Dim\(([^)]*)\)", fix)
+            for k, v in re.findall(r"\b(min|max)=(\d+)", m.group(2)) if m else []:
+                v = int(v)
+                for op, n in ((">=", v), (">", v - 1)) if k == "min" else (("<=", v), ("<", v + 1)):
+                    bounds[(op, n)] = (m.group(1), ">=" if k == "min" else "<=", v)
+        if not bounds:
+            continue
+        for ev in tr.of("guard_added_fast") + tr.of("guard_added"):
+            d = ev.data if isinstance(ev.data, dict) else {}
+            g = _GUARD_CMP_RE.match(d.get("expr") or "")
+            dim = bounds.get((g.group(2), int(g.group(3)))) if g else None
+            user = [f for f in tr.frames(d.get("user_stack") or d.get("stack")) if f[0] and is_user_file(f[0])]
+            if not dim or not user:
+                continue
+            file, line, func, code = user[-1]
+            if e.location and (os.path.realpath(file), line) == (os.path.realpath(e.location.file), e.location.line):
+                continue   # the export call: the guard came from inside torch
+            fake = never_ran.fake_kernel_at(file, line)
+            e.guard_site = {"guard": f"{dim[0]} {dim[1]} {dim[2]}", "location": _loc(file, line, func, code),
+                            "fake_kernel": {"line": fake[0], "name": fake[1]} if fake else None}
+            break
+
+
+def _guard_site_words(site):
+    """"The guard `hist_len >= 8` comes from ops.py:24 `...`" (+ what a fake kernel there means)."""
+    loc = site["location"]
+    code = (loc.code or _src_line(loc.file, loc.line) or "").strip()
+    s = (f"The guard `{site['guard']}` comes from {os.path.basename(loc.file)}:{loc.line}"
+         + (f" `{code[:120]}`" if code else ""))
+    fk = site.get("fake_kernel")
+    if fk:
+        s += (f", in the fake kernel of {fk['name']} ({os.path.basename(loc.file)}:{fk['line']}): export traces that "
+              "function, not the real kernel, so a Python branch on the size there bounds the exported program. "
+              "Make the fake kernel's output shape independent of that branch (torch._check, torch.sym_min/sym_max) "
+              "and keep your Dim's range")
+    else:
+        s += (": make that code independent of the size before exporting (a table or cache of fixed length: build "
+              "it at the largest size you serve) and keep your Dim's range")
+    return s + "."
+
+
 def _op_name(e):
     m = _OP_RE.search((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
     name = next((g for g in m.groups() if g), None) if m else None
@@ -432,7 +485,8 @@ def _error_steps(rep, target_str, cli):
         if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
             steps.append({"why": e.advice, "skill": e.skill, "command": None})
             continue
-        divisible = divisible_advice(e.suggested_fixes)   # a divisibility the model may itself need
+        # a divisibility the model may itself need, or a bound (with the line that added it, when known)
+        divisible = divisible_advice(e.suggested_fixes, _guard_site_words(e.guard_site) if e.guard_site else None)
         if divisible:
             steps.append({"why": divisible, "skill": e.skill, "command": None})
             continue

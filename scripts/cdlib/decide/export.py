@@ -175,16 +175,18 @@ def next_command(args, status, problems, result):
         "  # after the check and the edit in Fix" if divisible else "  # after applying the fix" if problems else "")
 
 
-def divisible_advice(fixes):
+def divisible_advice(fixes, site=None):
     """PyTorch's suggested fix, when it makes dims multiples (`height = 8*_height`) or bounds them (`seq =
     Dim('seq', max=128)`): what that costs and the check and edits that decide (knowledge/advice.yaml
-    export_divisible_dim, export_bounded_dim), else None. Each dim with its own factor."""
+    export_divisible_dim, export_bounded_dim), else None. Each dim with its own factor. site: the words naming
+    the program's line that added the guard (analyze_errors.export_guard_sites), when the trace names it."""
     from . import knowledge
     derived = [m for m in (re.match(r"(\w+) = (\d+)\*_\1$", f.strip()) for f in fixes or []) if m]
     bounded = [m for m in (re.match(r"(\w+) = Dim\(['\"]\w+['\"],\s*(?:min=\d+,\s*)?max=\d+\)$", f.strip())
                            for f in fixes or []) if m]
     if bounded and not derived:   # a range narrowed to what the traced code allowed (blind A/B batch 17)
-        return knowledge.advice("export_bounded_dim", dims=" and ".join(m.group(1) for m in bounded),
+        return knowledge.advice("export_bounded_dim_at" if site else "export_bounded_dim", site=site,
+                                dims=" and ".join(m.group(1) for m in bounded),
                                 fixes="; ".join(m.group(0) for m in bounded))
     if not derived or any(int(m.group(2)) < 2 for m in derived):
         return None

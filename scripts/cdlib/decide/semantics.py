@@ -110,7 +110,8 @@ def _search_source(run, rx, traced, after=None):
     """The first line of the program's files (traced: of the functions Dynamo traced; the whole files
     when there is no trace, e.g. a recorded run) that matches rx, as evidence. after: {path: line}, only
     lines below it count (and only in those files). A (?s) pattern is searched over each traced function
-    body (the whole file without a trace) instead of line by line."""
+    body (the whole file without a trace) instead of line by line; its line is that of a group named `at`,
+    when there is one, else where the match starts."""
     # a trace whose compiled frames are all library code (DDP's own forward) traced nothing of the program's:
     # no line of it counts (a module-level `os.environ` read was taken for one inside a compiled function)
     spans = _traced_spans(run) if traced and (run.traced_lines or list(run.tr.of("compilation_metrics"))) else None
@@ -122,8 +123,8 @@ def _search_source(run, rx, traced, after=None):
             lines = (text or "").splitlines()
             for a, b in sorted(spans[path] if spans is not None else [(1, len(lines))]):
                 m = rx.search("\n".join(lines[a - 1:b]))
-                if m:
-                    i = a + m.string.count("\n", 0, m.start())
+                if m:   # the line of its (?P<at>...) group when it has one (the decisive line, not the first)
+                    i = a + m.string.count("\n", 0, m.start("at") if "at" in rx.groupindex else m.start())
                     return f"{os.path.basename(path)}:{i} `{clip(lines[i - 1].strip(), 140)}`"
             continue
         for i, ln in enumerate((text or "").splitlines(), 1):
@@ -229,9 +230,11 @@ def apply(rep, tr, stdout="", stderr=""):
     run = _Run(rep, tr, stdout, stderr)
     failed = rep.exit_code not in (0, None) and not rep.timed_out
     err = rep.errors[0] if failed and rep.errors else None
-    claimed = False
+    claimed, replaced = False, set()
     rep.semantics = []
     for c in classes():
+        if c["id"] in replaced:   # a more specific class found first (its `replaces`) says what to do instead
+            continue
         for alt in c["detect"]:
             seen = _holds(alt, run, err)
             if seen is not None:
@@ -244,6 +247,7 @@ def apply(rep, tr, stdout="", stderr=""):
         parts = _pytorch_text(c, run, alt)
         f = _finding(c, alt, seen, parts, explains)
         rep.semantics.append(f)
+        replaced.update(c.get("replaces") or [])
         if explains:
             claimed = True
             err.category, err.title, err.side, err.skill = c["id"], c["title"], SIDE, None
@@ -277,12 +281,13 @@ def apply_differs(rep, tr, stdout="", stderr=""):
     with that (a `differs` signal), as findings that explain no error. Returns the new findings."""
     run = _Run(rep, tr, stdout, stderr)
     have, new = {f["id"] for f in rep.semantics}, []
+    have |= {r for i in list(have) for r in knowledge_class(i).get("replaces") or []}
     for c in classes():
         for alt in (a for a in c["detect"] if "differs" in a and c["id"] not in have):
             seen = _holds(alt, run, None)
             if seen is not None:
                 new.append(_finding(c, alt, seen, _pytorch_text(c, run, alt), False))
-                have.add(c["id"])
+                have |= {c["id"], *(c.get("replaces") or [])}
     rep.semantics += new
     return new
 

@@ -22,6 +22,7 @@ import os
 import re
 
 from ..cmdline import clip
+from ..read.frames import WARNING_HEAD, drop_multiline_warnings
 from ..run import proc
 
 KINDS = ("fails_eager_too", "compile_only", "different_failure_eager", "not_sure", "before_compile",
@@ -339,7 +340,6 @@ _NOT_PROGRAM = re.compile(r"^(?:\[(?:default)?rank\d+\]:)?\[?[VIWEC]\d{4} \d{2}:
                           r"^\s*(?:File \"|Traceback \(most recent call last\))|^\[compile-debug")
 
 
-_WARNING_HEAD = re.compile(r"^\S.*:\d+: \w*Warning: ")   # warnings.showwarning: "file:line: Category: message"
 
 
 def printed(stdout, stderr):
@@ -347,7 +347,7 @@ def printed(stdout, stderr):
     prefixed "[stderr] "; torch's log lines, warnings (with the rest of a multi-line message, up to the
     indented source line that ends it) and tracebacks on stderr are left out."""
     err, in_tb, in_warning, tb_warning = [], False, 0, False
-    for ln in (stderr or "").splitlines():
+    for ln in drop_multiline_warnings((stderr or "").splitlines()):
         if in_warning and tb_warning:   # a message that carries an indented traceback (anomaly mode's "Error
             if ln[:1].isspace():        # detected in IndexPutBackward0. Traceback of forward call ..."): all of
                 continue                # its indented lines, up to the first line that is not indented
@@ -357,7 +357,7 @@ def printed(stdout, stderr):
             if ln.startswith("  "):          # the source line: the warning ends here
                 in_warning = 0
             continue
-        if _WARNING_HEAD.match(ln):
+        if WARNING_HEAD.match(ln):
             in_warning, tb_warning = 30, "Traceback" in ln
             continue
         if ln.startswith("Traceback (most recent call last)"):

@@ -1,5 +1,5 @@
-"""Source frames: user code vs library code, short display paths, Python traceback frames, and the
-importable name of a library function (read from its source with ast; nothing is imported)."""
+"""Source frames: user code vs library code, short display paths, Python traceback frames and warnings, and
+the importable name of a library function (read from its source with ast; nothing is imported)."""
 import ast
 import functools
 import linecache
@@ -227,3 +227,32 @@ def parse_exception(text):
     full = m.group(1)
     message = "\n".join(msg).strip()
     return {"full_type": full, "type": full.rsplit(".", 1)[-1], "message": message, "frames": frames, "block": block}
+
+
+# warnings.showwarning's first line ("file:line: Category: message") and the source line it prints after the
+# message, when that line is the warn call itself (`  warnings.warn(msg)`, `  torch._dynamo.utils.warn_once(msg)`)
+WARNING_HEAD = re.compile(r"^\S.*:\d+: \w*Warning: ")
+_WARN_CALL = re.compile(r"^\s+\S.*\bwarn\w*\(")
+
+
+def drop_multiline_warnings(lines):
+    """The lines less each Python warning whose message runs over several lines, some not indented (Dynamo's
+    lru_cache warning: "...\n\nThis call originates from:\n  File ...\n    code"): from its head line to the
+    warn call's source line that ends it, when that comes within 40 lines before any other warning. Other
+    warnings are left to the caller's filter."""
+    out, i = [], 0
+    while i < len(lines):
+        if WARNING_HEAD.match(lines[i]):
+            end = None
+            for j in range(i + 1, min(i + 41, len(lines))):
+                if WARNING_HEAD.match(lines[j]):
+                    break
+                if _WARN_CALL.match(lines[j]):
+                    end = j
+                    break
+            if end is not None:
+                i = end + 1
+                continue
+        out.append(lines[i])
+        i += 1
+    return out

@@ -224,3 +224,14 @@ def fake_kernels(files):
                         ast.unparse(f.value) if not isinstance(d, ast.Call) else n.name
                     out.append((path, n.lineno, name))
     return sorted(out, key=lambda x: (x[0], x[1]))
+
+
+def fake_kernel_at(path, line):
+    """(def line, name) of the fake kernel (fake_kernels) whose body holds path:line, else None."""
+    for p, ln, name in fake_kernels([path]):
+        for _, tree in _trees([p]):
+            for n in ast.walk(tree):
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno == ln \
+                        and ln <= line <= (n.end_lineno or ln):
+                    return ln, name
+    return None

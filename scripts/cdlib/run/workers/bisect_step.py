@@ -10,6 +10,7 @@ import re
 import sys
 import time
 
+from cdlib.read.frames import drop_multiline_warnings
 from cdlib.run import proc
 
 # The last line of a Python traceback: "pkg.mod.SomeError: message" (or just "SomeError").
@@ -48,7 +49,7 @@ def last_words(out, err):
     """What a program that exits non-zero without a traceback said last: its last stderr line that
     is not a warning / log / indented continuation line, else its last stdout line."""
     for text in (err, out):
-        lines = [ln.rstrip() for ln in text.splitlines() if ln.strip() and not _NOISE.match(ln)]
+        lines = [ln.rstrip() for ln in drop_multiline_warnings(text.splitlines()) if ln.strip() and not _NOISE.match(ln)]
         if lines:
             return lines[-1].strip()
     return None
