@@ -158,3 +158,17 @@ def test_runtime_cudagraph_skip_messages_are_captured():
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
                        env={**os.environ, "PYTHONPATH": os.path.join(root, "scripts")})
     assert "SINK ['skipping cudagraphs due to mutated inputs (1 instances)']" in p.stdout, p.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_cumprod_in_a_compiled_backward_is_named_with_its_cost(tmp_path):
+    """Blind A/B batch 25: a survival model's cumprod(1 - hazard) made the compiled step 0.6x eager; perf listed
+    "fallback kernels: aten.cumprod.default, aten.cumsum.default" and the arm read the AOT backward graph to
+    learn they were cumprod's zero-safe backward. Now each fallback says which graph it is in, and a cumprod in
+    a backward graph gets its known cost and the log-space rewrite, which removes it."""
+    import sys
+    p = run_cli("perf", "--out", tmp_path / "r", "--", sys.executable, program("perf_cumprod_backward.py"), timeout=600)
+    assert "aten.cumprod.default (0/0-backward" in p.stdout and "pytorch/pytorch#136263" in p.stdout, p.stdout
+    p2 = run_cli("perf", "--out", tmp_path / "r2", "--", sys.executable, program("perf_cumprod_backward.py"),
+                 env={"LOGSPACE": "1"}, timeout=600)
+    assert "aten.cumprod" not in p2.stdout and "#136263" not in p2.stdout, p2.stdout

@@ -12,6 +12,23 @@ from ..read import trace as tracemod
 # per-element generator (codegen/cpp.py); eager calls one bernoulli_/rand kernel per op
 CPU_RNG_RE = re.compile(r"\b(?:normalized_rand_cpu|randn_cpu|randint64_cpu)\(")
 CPU_FIX_CONFIG = "torch._inductor.config.fallback_random"
+# fallback ops whose compiled backward costs more than eager's (knowledge/advice.yaml key); blind A/B batch 25
+BACKWARD_FALLBACK_NOTES = {"aten.cumprod.default": "perf_cumprod_backward"}
+
+
+def fallback_lines(fallbacks):
+    """"aten.cumsum.default (0/0-backward), ..." and the notes for ops whose compiled backward is known to cost
+    more than eager's (a note only where the op is a fallback of a backward graph)."""
+    from . import knowledge
+    where = {}
+    for f in fallbacks or []:
+        where.setdefault(f["op"], []).append(f.get("graph") or "?")
+    ops = ", ".join(f"{op} ({', '.join(sorted(set(g))[:2])})" for op, g in sorted(where.items()))
+    notes = [knowledge.advice(key) for op, key in BACKWARD_FALLBACK_NOTES.items()
+             if any(g.endswith("backward") for g in where.get(op, []))]
+    return ops, notes
+
+
 CPU_RNG_FIX = ("draw the random numbers with eager's kernels: torch._inductor.config.fallback_random = True "
                "(Inductor's CPU code draws every dropout/rand value with its own per-element generator, "
                "normalized_rand_cpu, which can cost more than the whole rest of a step; fallback_random also "

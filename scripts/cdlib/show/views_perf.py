@@ -62,7 +62,8 @@ def model_md(res):
     if a.get("cudagraph_skips"):
         facts.append("cudagraph skips: " + "; ".join(f"{s['compile_id'] or 'runtime'}: {cmdline.clip(s['reason'], 120)}" for s in a["cudagraph_skips"][:4]))
     if a.get("fallbacks"):
-        facts.append("fallback kernels: " + ", ".join(sorted({f['op'] for f in a['fallbacks']}))[:200])
+        ops, notes = DP.fallback_lines(a["fallbacks"])
+        facts.append("fallback kernels: " + cmdline.clip(ops, 300) + "".join(f"; {n}" for n in notes))
     if a.get("kernels"):
         facts.append(f"kernel launches per step (default): {a['kernels']}")
     L.extend(f"- {f}" for f in facts) if facts else L.append("- clean: one graph per call, no recompiles, no fallbacks")
@@ -97,7 +98,9 @@ def script_md(r):
     if r["cudagraph_skips"]:
         L.append("- cudagraph skips: " + "; ".join(cmdline.clip(s["reason"], 100) for s in r["cudagraph_skips"][:3]))
     if r["fallbacks"]:
-        L.append("- fallback kernels: " + ", ".join(sorted({f['op'] for f in r['fallbacks']}))[:200])
+        ops, notes = DP.fallback_lines(r["fallbacks"])
+        L.append("- fallback kernels: " + cmdline.clip(ops, 300))
+        L.extend(f"  - {n}" for n in notes)
     if r.get("cpu_random_graphs"):
         L.append(f"- random numbers drawn by Inductor's CPU kernels in {len(r['cpu_random_graphs'])} graph(s) "
                  f"({', '.join(r['cpu_random_graphs'][:3])}): if compiled is not faster, {DP.CPU_RNG_FIX}")
