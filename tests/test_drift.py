@@ -87,8 +87,9 @@ def test_env_vars_used_by_the_cli_exist():
 EVENTS = ("dynamo_start", "compilation_metrics", "dynamo_output_graph", "inductor_output_code", "chromium_event",
           "aot_forward_graph", "aot_backward_graph", "bwd_compilation_metrics")
 # events only some programs produce (guards of a frame, DDP's optimizer splits, a size the program made
-# static): checked in torch's source
-SOMETIMES = ("dynamo_cpp_guards_str", "optimize_ddp_split_child", "symbolic_shape_specialization")
+# static, the shape guards export adds, with their Python stack): checked in torch's source
+SOMETIMES = ("dynamo_cpp_guards_str", "optimize_ddp_split_child", "symbolic_shape_specialization", "guard_added",
+             "guard_added_fast")
 # read as an event key or as an artifact name, under either name (torch 2.14+ / 2.9)
 EITHER = (("inductor_post_grad_graph", "after_post_grad_graph"),)
 ARTIFACTS = ("fx_graph_cache_miss", "aotautograd_cache_miss")
