@@ -89,7 +89,7 @@ EVENTS = ("dynamo_start", "compilation_metrics", "dynamo_output_graph", "inducto
 # events only some programs produce (guards of a frame, DDP's optimizer splits, a size the program made
 # static, the shape guards export adds, with their Python stack): checked in torch's source
 SOMETIMES = ("dynamo_cpp_guards_str", "optimize_ddp_split_child", "symbolic_shape_specialization", "guard_added",
-             "guard_added_fast")
+             "guard_added_fast", "create_symbol")
 # read as an event key or as an artifact name, under either name (torch 2.14+ / 2.9)
 EITHER = (("inductor_post_grad_graph", "after_post_grad_graph"),)
 ARTIFACTS = ("fx_graph_cache_miss", "aotautograd_cache_miss")

@@ -360,10 +360,16 @@ def test_a_bound_added_by_a_fake_kernel_is_named_with_its_line(tmp_path):
     d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
     why = d["next_steps"][0]["why"]
     assert "PyTorch's suggested fix bounds hist_len (hist_len = Dim('hist_len', min=4, max=64))" in why, why
-    assert ("The guard `hist_len >= 4` comes from export_fake_kernel_bound.py:24 "
+    assert ("The guard `hist_len >= 4` comes from export_fake_kernel_bound.py:26 "
             "`kk = k if hist.shape[1] >= k else hist.shape[1]`, in the fake kernel of topk_pool") in why, why
     site = d["errors"][0]["guard_site"]
-    assert site["location"]["line"] == 24 and site["fake_kernel"]["line"] == 23, site
+    assert site["location"]["line"] == 26 and site["fake_kernel"]["line"] == 25, site
+    # two Dims bounded at the same number (review): each guard goes with its own Dim, by the guard's symbol
+    d2, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t2", "--", sys.executable, prog, check=0,
+                     env={"TWO": "1"}, timeout=600)
+    assert len(d2["errors"][0]["suggested_fixes"]) == 2, d2["errors"][0]
+    site2 = d2["errors"][0]["guard_site"]
+    assert site2["guard"] == "hist_len >= 4" and site2["location"]["line"] == 26, site2
     p = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                        timeout=300)
     assert p.returncode == 0 and "exported: torch.Size([2, 8])" in p.stdout, p.stderr[-1500:]

@@ -186,3 +186,21 @@ def test_guard_cause_names():
     assert guard_cause("2 <= input_ids.size()[1] <= 8", "shape") == "shape of `input_ids` dim 1"
     from cdlib.decide import knowledge
     assert knowledge.guard_kind("2 <= input_ids.size()[1] <= 8")["kind"] == "shape"
+
+
+def test_a_multi_line_warning_is_left_out_and_a_one_line_one_keeps_what_follows():
+    """Dynamo's lru_cache warning runs over several lines ("This call originates from:", the call) and ends at its
+    warn_once source line: none of it is the program's last words (blind A/B batch 25 read "This call originates
+    from:" as error 1). A one-line warning whose source line follows it keeps the program's later lines, a
+    `logger.warning(` among them (review)."""
+    from cdlib.read.frames import drop_multiline_warnings
+    from cdlib.run.workers.bisect_step import last_words
+    multi = ["/x/torch/_dynamo/variables/functions.py:3115: UserWarning: Dynamo detected a call to a "
+             "`functools.lru_cache`-wrapped function at 'model.py:41'.", "", "This call originates from:",
+             '  File "/w/model.py", line 41, in forward', "    bias = prior(T)", "", "  torch._dynamo.utils.warn_once(msg)",
+             "FAIL: compiled diverges from eager"]
+    assert drop_multiline_warnings(multi) == ["FAIL: compiled diverges from eager"]
+    assert last_words("", "\n".join(multi)) == "FAIL: compiled diverges from eager"
+    one = ["/x/torch/nn/a.py:3: UserWarning: foo", "  return torch._C.bar(x)", "step 1", '    logger.warning("x")',
+           "FAIL: loss diverged"]
+    assert drop_multiline_warnings(one) == one and last_words("", "\n".join(one)) == "FAIL: loss diverged"

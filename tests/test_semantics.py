@@ -283,8 +283,26 @@ def test_a_by_design_class_comes_before_the_accuracy_run_when_outputs_differ(tmp
     rep, md = _triage("sem_lru_cache_random_planes.py", tmp_path, "--vs-eager")
     assert "lru_cache_bypassed" in [f["id"] for f in rep["semantics"]], rep["semantics"]
     assert not any(" accuracy " in (s["command"] or "") for s in rep["next_steps"]), rep["next_steps"]
-    assert any("[lru_cache_bypassed] above is the likely cause" in s["why"] for s in rep["next_steps"]), rep["next_steps"]
+    steps = [s["why"] for s in rep["next_steps"]]
+    own = next(i for i, w in enumerate(steps) if w.startswith("[lru_cache_bypassed]"))
+    assert "[lru_cache_bypassed] is the likely cause" in steps[own + 1], steps   # right after the class's own step
     assert not any(ln.startswith("[stderr]") for ln in rep["printed_tail"]), rep["printed_tail"]
     ok = subprocess.run([sys.executable, program("sem_lru_cache_random_planes.py")], env=dict(os.environ, FIXED="1"),
                         capture_output=True, text=True, timeout=600)
     assert ok.returncode == 0 and "self-match 1.000" in ok.stdout, ok.stderr[-800:]
+
+
+@pytest.mark.parametrize("code, hit", [
+    ("b = prior(4)\n    b.mul_(2)\n", True),
+    ("b = prior(4); b.mul_(2)\n", True),
+    ("b = prior(4).clone()\n    b.mul_(2)\n", False),          # the class's own fix
+    ("b = prior(4) * 2\n    b.mul_(2)\n", False),              # a new tensor already
+    ("b = prior(4)\n    b = b.float()\n    b.add_(1)\n", False),   # rebound before the in-place call
+    ("b = prior(4)\n    b *= 2\n", False),                     # an int would rebind: not claimed
+    ("b = other(4)\n    b.mul_(2)\n", False)])                 # not the cached function
+def test_cached_result_changed_in_place_is_matched_only_where_it_is(code, hit):
+    """lru_cache_result_mutated's source pattern (review of batch 25): the cached function's own result changed by an
+    in-place method, not a clone of it, a rebound name or an augmented assignment that may be an int's."""
+    cls = next(c for c in CLASSES if c["id"] == "lru_cache_result_mutated")
+    src = "import functools\n\n\n@functools.lru_cache(maxsize=None)\ndef prior(n):\n    return n\n\n\ndef f():\n    " + code
+    assert bool(re.compile(cls["detect"][0]["source"], re.M).search(src)) == hit, src

@@ -8,7 +8,8 @@ from . import accuracy_judge, knowledge, semantics, verdict
 from .analyze_dynamo import GB_URL_RE
 from .export import divisible_advice
 from ..run import proc
-from ..read.frames import innermost_user, is_user_file, loc as _loc, parse_exception, parse_py_frames, src_line as _src_line
+from ..read.frames import (innermost_user, is_user_file, library_of, loc as _loc, parse_exception, parse_py_frames,
+                           src_line as _src_line)
 from ..cmdline import clip, cli_command, local_imports as _local_imports, scripts_of, template_command
 from ..report import ErrorInfo
 
@@ -211,30 +212,43 @@ def export_guard_sites(rep, tr):
     """An export error whose suggested fix bounds a Dim (`Dim('seq', min=8, ...)`): the program's line that added
     that guard, from the trace's guard_added events (they keep the Python stack), and the fake kernel it sits in
     (blind A/B batch 25: `kk = k if hist.shape[1] >= k else ...` in a custom op's register_fake). Sets
-    e.guard_site; a guard added in torch's or a library's code, or at the export call itself, is not claimed."""
+    e.guard_site. The guard's symbol is the Dim's (torch's "Not all values of seq = L['x'].size()[1]" and the
+    trace's create_symbol events); where that is unknown, only a bound no other Dim shares is matched. A guard
+    whose innermost frame outside torch is a library's, or the export call itself, is not claimed."""
     from ..read import never_ran
+    sym_of = {d.get("source"): d.get("symbol") for ev in tr.of("create_symbol")
+              for d in [ev.data if isinstance(ev.data, dict) else {}] if d.get("source")}
     for e in rep.errors:
-        bounds = {}
+        src_of = dict(re.findall(r"Not all values of (\w+) = (\S+) in the specified range", e.message or ""))
+        dims = []   # (name, symbol or None, {(op, n): (op shown, bound)})
         for fix in e.suggested_fixes:
             m = re.match(r"\s*(\w+) = Dim\(([^)]*)\)", fix)
+            keys = {}
             for k, v in re.findall(r"\b(min|max)=(\d+)", m.group(2)) if m else []:
                 v = int(v)
                 for op, n in ((">=", v), (">", v - 1)) if k == "min" else (("<=", v), ("<", v + 1)):
-                    bounds[(op, n)] = (m.group(1), ">=" if k == "min" else "<=", v)
-        if not bounds:
-            continue
-        for ev in tr.of("guard_added_fast") + tr.of("guard_added"):
+                    keys[(op, n)] = (">=" if k == "min" else "<=", v)
+            if keys:
+                dims.append((m.group(1), sym_of.get(src_of.get(m.group(1))), keys))
+        for ev in (tr.of("guard_added_fast") + tr.of("guard_added")) if dims else []:
             d = ev.data if isinstance(ev.data, dict) else {}
             g = _GUARD_CMP_RE.match(d.get("expr") or "")
-            dim = bounds.get((g.group(2), int(g.group(3)))) if g else None
-            user = [f for f in tr.frames(d.get("user_stack") or d.get("stack")) if f[0] and is_user_file(f[0])]
-            if not dim or not user:
+            if not g:
                 continue
-            file, line, func, code = user[-1]
+            key = (g.group(2), int(g.group(3)))
+            hit = [x for x in dims if key in x[2] and (x[1] == g.group(1) if x[1] else
+                                                       sum(key in y[2] for y in dims) == 1)]
+            # the innermost frame that is not torch's own (the custom-op machinery, symbolic_shapes): the user's?
+            outside = [f for f in tr.frames(d.get("user_stack") or d.get("stack"))
+                       if f[0] and f[1] and not f[0].startswith("<") and library_of(f[0]) != "torch"]
+            if not hit or not outside or not is_user_file(outside[-1][0]):
+                continue
+            file, line, func, code = outside[-1]
             if e.location and (os.path.realpath(file), line) == (os.path.realpath(e.location.file), e.location.line):
                 continue   # the export call: the guard came from inside torch
             fake = never_ran.fake_kernel_at(file, line)
-            e.guard_site = {"guard": f"{dim[0]} {dim[1]} {dim[2]}", "location": _loc(file, line, func, code),
+            name, _, keys = hit[0]
+            e.guard_site = {"guard": f"{name} {keys[key][0]} {keys[key][1]}", "location": _loc(file, line, func, code),
                             "fake_kernel": {"line": fake[0], "name": fake[1]} if fake else None}
             break
 
@@ -248,12 +262,11 @@ def _guard_site_words(site):
     fk = site.get("fake_kernel")
     if fk:
         s += (f", in the fake kernel of {fk['name']} ({os.path.basename(loc.file)}:{fk['line']}): export traces that "
-              "function, not the real kernel, so a Python branch on the size there bounds the exported program. "
-              "Make the fake kernel's output shape independent of that branch (torch._check, torch.sym_min/sym_max) "
-              "and keep your Dim's range")
+              "function, not the real kernel, so a Python branch on the size there (`if`, `a if cond else b`) adds the "
+              "guard. Replace the branch with torch.sym_min / torch.sym_max (no guard) and keep your Dim's range")
     else:
-        s += (": make that code independent of the size before exporting (a table or cache of fixed length: build "
-              "it at the largest size you serve) and keep your Dim's range")
+        s += (": make that code independent of the size before exporting (e.g. a table or cache of fixed length: "
+              "build it at the largest size you serve) and keep your Dim's range")
     return s + "."
 
 

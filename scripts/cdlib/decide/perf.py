@@ -12,21 +12,14 @@ from ..read import trace as tracemod
 # per-element generator (codegen/cpp.py); eager calls one bernoulli_/rand kernel per op
 CPU_RNG_RE = re.compile(r"\b(?:normalized_rand_cpu|randn_cpu|randint64_cpu)\(")
 CPU_FIX_CONFIG = "torch._inductor.config.fallback_random"
-# fallback ops whose compiled backward costs more than eager's (knowledge/advice.yaml key); blind A/B batch 25
-BACKWARD_FALLBACK_NOTES = {"aten.cumprod.default": "perf_cumprod_backward"}
-
-
-def fallback_lines(fallbacks):
-    """"aten.cumsum.default (0/0-backward), ..." and the notes for ops whose compiled backward is known to cost
-    more than eager's (a note only where the op is a fallback of a backward graph)."""
+def fallback_notes(fallbacks):
+    """Notes for fallback ops whose compiled backward is known to cost more than eager's (only where the op is a
+    fallback of a backward graph; blind A/B batch 25: cumprod)."""
     from . import knowledge
-    where = {}
-    for f in fallbacks or []:
-        where.setdefault(f["op"], []).append(f.get("graph") or "?")
-    ops = ", ".join(f"{op} ({', '.join(sorted(set(g))[:2])})" for op, g in sorted(where.items()))
-    notes = [knowledge.advice(key) for op, key in BACKWARD_FALLBACK_NOTES.items()
-             if any(g.endswith("backward") for g in where.get(op, []))]
-    return ops, notes
+    notes = []
+    if any(f["op"] == "aten.cumprod.default" and (f.get("graph") or "").endswith("backward") for f in fallbacks or []):
+        notes.append(knowledge.advice("perf_cumprod_backward"))
+    return notes
 
 
 CPU_RNG_FIX = ("draw the random numbers with eager's kernels: torch._inductor.config.fallback_random = True "
@@ -134,7 +127,8 @@ def model_result(args, run_dir, spec, results, device, cuda):
         "recompile_kinds": d.get("recompile_kinds"),
         "outside_compiled_share": prof.get("outside_share") if prof else None,
         "cudagraph_skips": [s for m in facts for s in facts[m]["cudagraph_skips"]],
-        "fallbacks": d.get("fallbacks"), "kernels": d.get("kernels"),
+        "fallbacks": d.get("fallbacks"), "fallback_notes": fallback_notes(d.get("fallbacks")),
+        "kernels": d.get("kernels"),
         "cpu_random_graphs": d.get("cpu_random_graphs"),
     }
     ok_modes = [r for r in table if r["ok"] and r["mode"] != "eager"]
@@ -251,7 +245,7 @@ def script_result(run_dir, tstr, rep, eager):
         "graph_break_sites": [{"site": b.location.short() if b.location else b.site, "gb_id": b.gb_id,
                                "type": b.gb_type, "count": b.count} for b in rep.graph_breaks],
         "recompiles": st.get("recompiles"), "cudagraph_skips": f["cudagraph_skips"], "fallbacks": f["fallbacks"],
-        "cpu_random_graphs": f["cpu_random_graphs"],
+        "fallback_notes": fallback_notes(f["fallbacks"]), "cpu_random_graphs": f["cpu_random_graphs"],
         "fx_graph_cache": {"hits": st.get("fx_graph_cache_hits"), "misses": st.get("fx_graph_cache_misses")},
         "eager": eager, "errors": [e.title for e in rep.errors],
         "artifacts": {"trace_dir": os.path.join(run_dir, "trace"), "stderr": os.path.join(run_dir, "target.stderr")},

@@ -407,12 +407,13 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             return
         if acc:   # this triage already ran the accuracy check: its step stands
             return
-        pre = [f for f in semantics.current(rep) if f["id"] != "compiled_rng"]
-        if pre:   # a by-design class seen before the comparison (its fix is a step above): it comes first, the
+        pre = [f for f in semantics.current(rep) if f["id"] != "compiled_rng" and f["explains_error"]]
+        if pre:   # a by-design class that explains the failure (its fix is a step of its own): it comes first, the
             # accuracy run only if its fix does not make them match (blind A/B batch 25: an lru_cache bypass)
-            rep.next_steps.insert(at, {
-                "why": f"compiled and eager print different output ({cmp['verdict']}): [{pre[0]['id']}] above is the "
-                       "likely cause; apply its fix and compare again. Only if they still differ, measure every "
+            own = [i for i, st in enumerate(rep.next_steps) if st["why"].startswith(f"[{pre[0]['id']}]")]
+            rep.next_steps.insert(own[0] + 1 if own else at, {
+                "why": f"compiled and eager print different output ({cmp['verdict']}): [{pre[0]['id']}] is the likely "
+                       "cause (its own step); apply its fix and compare again. Only if they still differ, measure every "
                        f"compiled graph against eager and fp64: `{cli_command()} accuracy -- {tstr}`",
                 "skill": None, "command": None})
             return

@@ -238,11 +238,13 @@ _WARN_CALL = re.compile(r"^\s+\S.*\bwarn\w*\(")
 def drop_multiline_warnings(lines):
     """The lines less each Python warning whose message runs over several lines, some not indented (Dynamo's
     lru_cache warning: "...\n\nThis call originates from:\n  File ...\n    code"): from its head line to the
-    warn call's source line that ends it, when that comes within 40 lines before any other warning. Other
-    warnings are left to the caller's filter."""
+    warn call's source line that ends it, when that comes within 40 lines before any other warning. A warning
+    whose next line is indented (its source line: a one-line message) and other warnings are left to the
+    caller's filter."""
     out, i = [], 0
     while i < len(lines):
-        if WARNING_HEAD.match(lines[i]):
+        # a one-line message has its (indented) source line right after the head: the caller's filter handles it
+        if WARNING_HEAD.match(lines[i]) and i + 1 < len(lines) and not lines[i + 1][:1].isspace():
             end = None
             for j in range(i + 1, min(i + 41, len(lines))):
                 if WARNING_HEAD.match(lines[j]):

@@ -62,8 +62,7 @@ def model_md(res):
     if a.get("cudagraph_skips"):
         facts.append("cudagraph skips: " + "; ".join(f"{s['compile_id'] or 'runtime'}: {cmdline.clip(s['reason'], 120)}" for s in a["cudagraph_skips"][:4]))
     if a.get("fallbacks"):
-        ops, notes = DP.fallback_lines(a["fallbacks"])
-        facts.append("fallback kernels: " + cmdline.clip(ops, 300) + "".join(f"; {n}" for n in notes))
+        facts.append("fallback kernels: " + _fallback_ops(a["fallbacks"]) + "".join(f"; {n}" for n in a.get("fallback_notes") or []))
     if a.get("kernels"):
         facts.append(f"kernel launches per step (default): {a['kernels']}")
     L.extend(f"- {f}" for f in facts) if facts else L.append("- clean: one graph per call, no recompiles, no fallbacks")
@@ -98,9 +97,8 @@ def script_md(r):
     if r["cudagraph_skips"]:
         L.append("- cudagraph skips: " + "; ".join(cmdline.clip(s["reason"], 100) for s in r["cudagraph_skips"][:3]))
     if r["fallbacks"]:
-        ops, notes = DP.fallback_lines(r["fallbacks"])
-        L.append("- fallback kernels: " + cmdline.clip(ops, 300))
-        L.extend(f"  - {n}" for n in notes)
+        L.append("- fallback kernels: " + _fallback_ops(r["fallbacks"]))
+        L.extend(f"  - {n}" for n in r.get("fallback_notes") or [])
     if r.get("cpu_random_graphs"):
         L.append(f"- random numbers drawn by Inductor's CPU kernels in {len(r['cpu_random_graphs'])} graph(s) "
                  f"({', '.join(r['cpu_random_graphs'][:3])}): if compiled is not faster, {DP.CPU_RNG_FIX}")
@@ -116,3 +114,12 @@ def script_md(r):
     else:
         L.append(f"Next: the kernels: `{cmdline.cli_command('inductor', '--', *shlex.split(r['target']))}`")
     return "\n".join(L)
+
+
+def _fallback_ops(fallbacks):
+    """"aten.cumsum.default (0/0-backward), ...": each fallback op with the graphs it is in."""
+    where = {}
+    for f in fallbacks:
+        where.setdefault(f["op"], set()).add(f.get("graph") or "?")
+    return cmdline.clip(", ".join(f"{op} ({', '.join(sorted(g)[:2])})" for op, g in sorted(where.items())), 300)
+
