@@ -869,6 +869,24 @@ def test_deberta_fullgraph_names_the_library_setting(tmp_path):
     assert ok.returncode == 0 and ok.stdout.startswith("loss "), ok.stderr[-500:]
 
 
+def test_a_core_op_shape_error_only_compiled_compares_the_traced_shapes_before_minify(tmp_path):
+    """Blind A/B batch 26: a streaming model's deque(maxlen) lost its maxlen while Dynamo traced the append (an open
+    bug), so `ctx + pos` raised on fake tensors only compiled; the row said the op's fake kernel disagrees and the
+    Next was minify. Now the Next names the op and its traced shapes and says to compare them with eager's first
+    (the Python code that built them), with no minify command; the tensor window runs compiled."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable,
+                    program("deque_maxlen_traced.py"), check=None, timeout=600)
+    if d["exit_code"] == 0:
+        pytest.skip("this torch traces the deque's maxlen: the program no longer fails")
+    assert d["verdict"]["kind"] == "compile_only" and d["errors"][0]["category"] == "fake_tensor_error", d["errors"]
+    step = d["next_steps"][0]
+    assert step["why"].startswith("`add` got inputs (float32[2,20,16], float32[1,16,16])") and step["command"] is None, step
+    assert "collections.deque's maxlen" in step["why"] and d["errors"][0]["next_command"] is None, step
+    ok = subprocess.run([sys.executable, program("deque_maxlen_traced.py")], capture_output=True, text=True,
+                        env=dict(os.environ, FIXED="1"), timeout=600)
+    assert ok.returncode == 0 and "chunk 2:" in ok.stdout, ok.stderr[-500:]
+
+
 @pytest.mark.slow
 def test_mixtral_eager_experts_under_fullgraph_names_the_library_setting(tmp_path):
     """Blind A/B batch 25: a tiny Mixtral whose config asks for the "eager" experts, compiled with fullgraph=True:

@@ -205,6 +205,9 @@ def _errors(tr, res, stdout, stderr, target_str, cli):
 _OP_RE = re.compile(r"CustomOpDef\(([\w:.]+)\)|backward through ([\w.]+) but|op: torch\.ops\.([\w.]+)|for <OpOverload\(op='([\w:.]+)'")
 
 
+# a shape error of a core op ("Attempting to broadcast a dimension", "size mismatch", "shape '[4, 8]' is invalid")
+_SHAPE_MISMATCH = re.compile(r"(?i)broadcast|size mismatch|sizes? of tensors must match|shape '\[|must match the size|"
+                             r"expected .*(?:size|shape)|mat1 and mat2 shapes")
 _GUARD_CMP_RE = re.compile(r"^\s*(\w+)\s*(>=|>|<=|<)\s*(\d+)\s*$")
 
 
@@ -484,6 +487,16 @@ def _error_steps(rep, target_str, cli):
             steps.append({"why": f"a library setting avoids it: {' '.join(lib[0].split())}" if lib
                                  else knowledge.advice("data_dependent_under_compile"), "skill": "trace-dynamo",
                           "command": None})
+            continue
+        if e.category == "fake_tensor_error" and i == 0 and kind == "compile_only" and e.side != "custom_op" \
+                and inner.get("op") and _SHAPE_MISMATCH.search(inner.get("message") or ""):
+            # a core op's shapes disagree only compiled: the traced inputs are other than eager's far more often than
+            # its meta kernel is wrong (blind A/B batch 26: a deque's maxlen ignored while tracing, 7 chunks not 6)
+            ins = ", ".join(inner.get("inputs") or [])
+            e.next_command = None
+            steps.append({"why": knowledge.advice("fake_shape_only_compiled", op=inner["op"], at=at or "the user line",
+                                                  inputs=f" ({ins})" if ins else ""),
+                          "skill": "trace-dynamo", "command": None})
             continue
         if e.category == "torch_internal_error":   # torch's own code raised: a known cause's fix, else its line
             steps.append({"why": f"{e.title}: " + (e.advice if inner.get("known") else "read torch's message and "
