@@ -869,6 +869,22 @@ def test_deberta_fullgraph_names_the_library_setting(tmp_path):
     assert ok.returncode == 0 and ok.stdout.startswith("loss "), ok.stderr[-500:]
 
 
+def test_a_function_compiled_again_after_a_reset_is_named_not_clean(tmp_path):
+    """Blind A/B batch 26: a server called torch._dynamo.reset() on every checkpoint reload; the forward compiled
+    from scratch each time (compile id 0/0 again: no recompile reason), seconds per reload, and triage said
+    "clean". Now the report names the function, how many times, and the reset call; loading the new weights in
+    place compiles once and is clean."""
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable,
+                    program("reset_on_reload.py"), timeout=600)
+    ca = d["compiled_again"]
+    assert d["status"] == "issues" and ca["function"] == "forward" and ca["times"] == 3, d
+    assert ca["resets"] == ["reset_on_reload.py:30 `torch._dynamo.reset()`"], ca
+    assert d["next_steps"][0]["why"].startswith("forward was compiled from scratch 3 times"), d["next_steps"]
+    d2, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t2", "--", sys.executable,
+                     program("reset_on_reload.py"), env={"INPLACE": "1"}, timeout=600)
+    assert d2["status"] == "clean" and d2["compiled_again"] is None and len(d2["graphs"]) == 1, d2
+
+
 def test_a_core_op_shape_error_only_compiled_compares_the_traced_shapes_before_minify(tmp_path):
     """Blind A/B batch 26: a streaming model's deque(maxlen) lost its maxlen while Dynamo traced the append (an open
     bug), so `ctx + pos` raised on fake tensors only compiled; the row said the op's fake kernel disagrees and the

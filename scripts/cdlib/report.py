@@ -130,6 +130,8 @@ class Report:
     # triage --vs-eager: the program's stdout compiled vs eager (verdict.compare_outputs) + eager_exit_code;
     # None when not asked for
     vs_eager: dict | None = None
+    compiled_again: dict | None = None   # one function compiled from scratch again (its compile id repeated: Dynamo
+                                         # reset between): {function, location, times, resets: [file:line code]}
     # by-design differences between compiled and eager (cdlib/semantics.py, knowledge/semantics.yaml):
     # [{id, title, device, explains_error, by, pytorch, seen, why, fix, verify}]
     semantics: list = field(default_factory=list)
@@ -152,7 +154,7 @@ class Report:
             return "interrupted"
         if self.errors:
             return "error"
-        if self.graph_breaks or self.semantics or (self.vs_eager or {}).get("differ") or \
+        if self.graph_breaks or self.semantics or (self.vs_eager or {}).get("differ") or self.compiled_again or \
                 any(f.limit_hit or (f.recompiles and not f.expected_only) for f in self.recompiles):
             return "issues"
         return "clean" if self.used_compile else "no-compile"

@@ -294,6 +294,29 @@ def _expected_recompile_step(rep):
                    f"slow first request or step), {how}", "skill": "trace-dynamo", "command": None}
 
 
+def _compiled_again(rep, tr):
+    """One function compiled from scratch more than once in one process (its compile id, e.g. 0/0, repeated: Dynamo's
+    state was reset between, so these are not recompiles and no recompile reason names them; blind A/B batch 26: a
+    server calling torch._dynamo.reset() on every checkpoint reload paid seconds per reload), with the program's
+    reset calls. Only when the same graph comes back each time (op count and shapes): a sweep over configs
+    compiles other graphs, and resetting between them is right."""
+    seen = {}   # per process: programs that start other compiling processes share one trace directory
+    for e in tr.of("compilation_metrics"):
+        d = e.data if isinstance(e.data, dict) else {}
+        if d.get("graph_op_count") is not None and not d.get("fail_type") and e.compile_id:
+            seen.setdefault((e.pid, e.rank, e.compile_id, d.get("co_name")), []).append(d)
+    (_, _, cid, fn), ds = max(seen.items(), key=lambda kv: len(kv[1]), default=((None, None, None, None), []))
+    if len(ds) < 2 or len({(d.get("graph_op_count"), d.get("graph_node_shapes")) for d in ds}) > 1:
+        return None   # other graphs each time: a sweep over models or configs, where a reset between is right
+    loc = next((g.location for g in rep.graphs if g.compile_id == cid and g.function.split(" ")[0] == fn), None)
+    from ..read import never_ran
+    script = _script_of(rep.command)
+    resets = never_ran.reset_calls([script] + _local_imports(script)) if script else []
+    return {"function": fn, "compile_id": cid, "times": len(ds), "location": loc,
+            "compile_s": round(sum(d.get("entire_frame_compile_time_s") or 0 for d in ds[1:]), 1),
+            "resets": [f"{os.path.basename(p)}:{ln} `{code}`" for p, ln, code in resets[:3]]}
+
+
 def _next_steps(rep, target_str, cli):
     sem, errs = semantics.steps(rep), _error_steps(rep, target_str, cli)
     # a failure the run without torch.compile shares comes before a silent by-design difference (a real program:
@@ -301,6 +324,13 @@ def _next_steps(rep, target_str, cli):
     first = (rep.verdict or {}).get("kind") in verdict.USER_SIDE and not any(f["explains_error"] for f in rep.semantics)
     steps = errs + sem if first else sem + errs
     steps += _dynamo_next_steps(rep)
+    if rep.compiled_again:
+        ca = rep.compiled_again
+        steps.append({"why": knowledge.advice(
+            "compiled_again", function=ca["function"], times=ca["times"], cid=ca["compile_id"], s=ca["compile_s"],
+            where=("; the program resets it at " + ", ".join(ca["resets"])) if ca["resets"] else
+            " (torch._dynamo.reset() or torch.compiler.reset(), in your code or a library's)"),
+            "skill": "trace-dynamo", "command": None})
     if rep.used_compile and not rep.interrupted:   # compiled frames ran, but some compile call goes unused
         from ..read import never_ran
         script = _script_of(rep.command)
@@ -374,6 +404,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
     fake_kernel_errors(rep, stderr)
     semantics.apply(rep, tr, stdout, stderr)   # by-design compiled-vs-eager differences (knowledge/semantics.yaml)
     rep.stats = _stats(tr, rep.graphs, rep.graph_breaks, rep.recompiles, res)
+    rep.compiled_again = _compiled_again(rep, tr)
     rep.next_steps = _next_steps(rep, target_str, cli)
     if tr.ranks and len(tr.ranks) > 1:
         rep.notes.append(f"trace has {len(tr.ranks)} ranks; this report merges them")

@@ -235,3 +235,17 @@ def fake_kernel_at(path, line):
                         and ln <= line <= (n.end_lineno or ln):
                     return ln, name
     return None
+
+
+_RESET_CALLS = ("torch._dynamo.reset", "torch.compiler.reset", "_dynamo.reset", "dynamo.reset")
+
+
+def reset_calls(files):
+    """[(path, line, code)] of each torch._dynamo.reset() / torch.compiler.reset() call in the files."""
+    out = []
+    for path, tree in _trees(files):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and ast.unparse(n.func).endswith(_RESET_CALLS):
+                out.append((path, n.lineno, ast.unparse(n)))
+    return sorted(out)
+

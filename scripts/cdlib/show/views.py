@@ -32,6 +32,8 @@ def headline(rep):
     if (rep.vs_eager or {}).get("differ"):
         parts.append("the run without torch.compile failed earlier" if rep.vs_eager.get("stopped_early")
                      else "output differs from eager")
+    if rep.compiled_again:
+        parts.append(f"{rep.compiled_again['function']} compiled from scratch {rep.compiled_again['times']}×")
     silent = [f for f in rep.semantics if not f.get("explains_error")]
     if silent:   # a by-design difference seen on a run that did not fail on it: never "clean"
         parts.append(f"likely differs from eager by design ({', '.join(f['id'] for f in silent[:2])})")
