@@ -326,11 +326,11 @@ def _next_steps(rep, target_str, cli):
     steps += _dynamo_next_steps(rep)
     if rep.compiled_again:
         ca = rep.compiled_again
-        steps.append({"why": knowledge.advice(
-            "compiled_again", function=ca["function"], times=ca["times"], cid=ca["compile_id"], s=ca["compile_s"],
-            where=("; the program resets it at " + ", ".join(ca["resets"])) if ca["resets"] else
-            " (torch._dynamo.reset() or torch.compiler.reset(), in your code or a library's)"),
-            "skill": "trace-dynamo", "command": None})
+        where = ("; the program resets it at " + ", ".join(ca["resets"])) if ca["resets"] else \
+            " (torch._dynamo.reset() or torch.compiler.reset(), in your code or a library's)"
+        steps.append({"why": knowledge.advice("compiled_again", function=ca["function"], times=ca["times"],
+                                              cid=ca["compile_id"], s=ca["compile_s"], where=where),
+                      "skill": "trace-dynamo", "command": None})
     if rep.used_compile and not rep.interrupted:   # compiled frames ran, but some compile call goes unused
         from ..read import never_ran
         script = _script_of(rep.command)
