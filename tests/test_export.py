@@ -351,6 +351,7 @@ def test_a_suggested_bound_on_a_dim_is_not_offered_as_the_fix(tmp_path):
     assert p.returncode == 0 and "exported: torch.Size([2, 40, 8])" in p.stdout, p.stderr[-1500:]
 
 
+@pytest.mark.slow
 def test_a_bound_added_by_a_fake_kernel_is_named_with_its_line(tmp_path):
     """Blind A/B batch 25: a custom op's fake kernel branched on the history length (`k if L >= k else L`), so
     export suggested `Dim('hist_len', min=8, ...)`, which would reject short histories; the Next said "a Python

@@ -885,6 +885,7 @@ def test_a_function_compiled_again_after_a_reset_is_named_not_clean(tmp_path):
     assert d2["status"] == "clean" and d2["compiled_again"] is None and len(d2["graphs"]) == 1, d2
 
 
+@pytest.mark.slow
 def test_a_core_op_shape_error_only_compiled_compares_the_traced_shapes_before_minify(tmp_path):
     """Blind A/B batch 26: a streaming model's deque(maxlen) lost its maxlen while Dynamo traced the append (an open
     bug), so `ctx + pos` raised on fake tensors only compiled; the row said the op's fake kernel disagrees and the
