@@ -6,7 +6,7 @@ import re
 
 from . import accuracy_judge, knowledge, semantics, verdict
 from .analyze_dynamo import GB_URL_RE
-from .export import divisible_advice
+from .export import dim_bounds, divisible_advice
 from ..run import proc
 from ..read.frames import (innermost_user, is_user_file, library_of, loc as _loc, parse_exception, parse_py_frames,
                            src_line as _src_line)
@@ -224,15 +224,12 @@ def export_guard_sites(rep, tr):
     for e in rep.errors:
         src_of = dict(re.findall(r"Not all values of (\w+) = (\S+) in the specified range", e.message or ""))
         dims = []   # (name, symbol or None, {(op, n): (op shown, bound)})
-        for fix in e.suggested_fixes:
-            m = re.match(r"\s*(\w+) = Dim\(([^)]*)\)", fix)
+        for name, bounds in filter(None, map(dim_bounds, e.suggested_fixes)):
             keys = {}
-            for k, v in re.findall(r"\b(min|max)=(\d+)", m.group(2)) if m else []:
-                v = int(v)
+            for k, v in bounds.items():
                 for op, n in ((">=", v), (">", v - 1)) if k == "min" else (("<=", v), ("<", v + 1)):
                     keys[(op, n)] = (">=" if k == "min" else "<=", v)
-            if keys:
-                dims.append((m.group(1), sym_of.get(src_of.get(m.group(1))), keys))
+            dims.append((name, sym_of.get(src_of.get(name)), keys))
         for ev in (tr.of("guard_added_fast") + tr.of("guard_added")) if dims else []:
             d = ev.data if isinstance(ev.data, dict) else {}
             g = _GUARD_CMP_RE.match(d.get("expr") or "")

@@ -175,6 +175,16 @@ def next_command(args, status, problems, result):
         "  # after the check and the edit in Fix" if divisible else "  # after applying the fix" if problems else "")
 
 
+# a suggested fix that bounds a Dim: `seq = Dim('seq', min=8, max=128)` (min, max or both)
+_DIM_FIX_RE = re.compile(r"\s*(\w+) = Dim\(['\"]\w+['\"]((?:,\s*(?:min|max)=\d+)+)\)\s*$")
+
+
+def dim_bounds(fix):
+    """(dim name, {"min": n, "max": n} with the bounds it sets) of a suggested fix that bounds a Dim, else None."""
+    m = _DIM_FIX_RE.match(fix or "")
+    return (m.group(1), {k: int(v) for k, v in re.findall(r"\b(min|max)=(\d+)", m.group(2))}) if m else None
+
+
 def divisible_advice(fixes, site=None):
     """PyTorch's suggested fix, when it makes dims multiples (`height = 8*_height`) or bounds them (`seq =
     Dim('seq', max=128)`): what that costs and the check and edits that decide (knowledge/advice.yaml
@@ -182,12 +192,11 @@ def divisible_advice(fixes, site=None):
     the program's line that added the guard (analyze_errors.export_guard_sites), when the trace names it."""
     from . import knowledge
     derived = [m for m in (re.match(r"(\w+) = (\d+)\*_\1$", f.strip()) for f in fixes or []) if m]
-    bounded = [m for m in (re.match(r"(\w+) = Dim\(['\"]\w+['\"],\s*(?:min=\d+,\s*)?max=\d+\)$", f.strip())
-                           for f in fixes or []) if m]
+    bounded = [(b[0], f.strip()) for f in fixes or [] for b in [dim_bounds(f)] if b and "max" in b[1]]
     if bounded and not derived:   # a range narrowed to what the traced code allowed (blind A/B batch 17)
         return knowledge.advice("export_bounded_dim_at" if site else "export_bounded_dim", site=site,
-                                dims=" and ".join(m.group(1) for m in bounded),
-                                fixes="; ".join(m.group(0) for m in bounded))
+                                dims=" and ".join(name for name, _ in bounded),
+                                fixes="; ".join(fix for _, fix in bounded))
     if not derived or any(int(m.group(2)) < 2 for m in derived):
         return None
     return knowledge.advice("export_divisible_dim",

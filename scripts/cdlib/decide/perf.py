@@ -12,6 +12,12 @@ from ..read import trace as tracemod
 # per-element generator (codegen/cpp.py); eager calls one bernoulli_/rand kernel per op
 CPU_RNG_RE = re.compile(r"\b(?:normalized_rand_cpu|randn_cpu|randint64_cpu)\(")
 CPU_FIX_CONFIG = "torch._inductor.config.fallback_random"
+CPU_RNG_FIX = ("draw the random numbers with eager's kernels: torch._inductor.config.fallback_random = True "
+               "(Inductor's CPU code draws every dropout/rand value with its own per-element generator, "
+               "normalized_rand_cpu, which can cost more than the whole rest of a step; fallback_random also "
+               "gives eager's exact random numbers)")
+
+
 def fallback_notes(fallbacks):
     """Notes for fallback ops whose compiled backward is known to cost more than eager's (only where the op is a
     fallback of a backward graph; blind A/B batch 25: cumprod)."""
@@ -20,12 +26,6 @@ def fallback_notes(fallbacks):
     if any(f["op"] == "aten.cumprod.default" and (f.get("graph") or "").endswith("backward") for f in fallbacks or []):
         notes.append(knowledge.advice("perf_cumprod_backward"))
     return notes
-
-
-CPU_RNG_FIX = ("draw the random numbers with eager's kernels: torch._inductor.config.fallback_random = True "
-               "(Inductor's CPU code draws every dropout/rand value with its own per-element generator, "
-               "normalized_rand_cpu, which can cost more than the whole rest of a step; fallback_random also "
-               "gives eager's exact random numbers)")
 
 
 def _trace_facts(tdir):

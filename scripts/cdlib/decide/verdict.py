@@ -340,8 +340,6 @@ _NOT_PROGRAM = re.compile(r"^(?:\[(?:default)?rank\d+\]:)?\[?[VIWEC]\d{4} \d{2}:
                           r"^\s*(?:File \"|Traceback \(most recent call last\))|^\[compile-debug")
 
 
-
-
 def printed(stdout, stderr):
     """What the program printed: its stdout, then its own stderr lines (logging writes there by default),
     prefixed "[stderr] "; torch's log lines, warnings (with the rest of a multi-line message, up to the

@@ -206,12 +206,8 @@ def _static_kw(call):
                for k in call.keywords)
 
 
-def fake_kernels(files):
-    """[(path, line, name)] of the fake kernels the program's files register (`@torch.library.register_fake(
-    "ns::op")`, `@op.register_fake`, `torch.library.impl_abstract`): name is the op string or the function
-    registered. A compiled run that crashes where eager passes may be one of them returning another shape than
-    the real kernel (blind A/B batch 20: a data-dependent length declared as one per anchor, a segfault)."""
-    out = []
+def _fake_defs(files):
+    """(path, def node, name) of each fake kernel the files register (see fake_kernels)."""
     for path, tree in _trees(files):
         for n in ast.walk(tree):
             if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -222,22 +218,27 @@ def fake_kernels(files):
                     arg = d.args[0] if isinstance(d, ast.Call) and d.args else None
                     name = arg.value if isinstance(arg, ast.Constant) and isinstance(arg.value, str) else \
                         ast.unparse(f.value) if not isinstance(d, ast.Call) else n.name
-                    out.append((path, n.lineno, name))
-    return sorted(out, key=lambda x: (x[0], x[1]))
+                    yield path, n, name
+
+
+def fake_kernels(files):
+    """[(path, line, name)] of the fake kernels the program's files register (`@torch.library.register_fake(
+    "ns::op")`, `@op.register_fake`, `torch.library.impl_abstract`): name is the op string or the function
+    registered. A compiled run that crashes where eager passes may be one of them returning another shape than
+    the real kernel (blind A/B batch 20: a data-dependent length declared as one per anchor, a segfault)."""
+    return sorted(((path, n.lineno, name) for path, n, name in _fake_defs(files)), key=lambda x: (x[0], x[1]))
 
 
 def fake_kernel_at(path, line):
     """(def line, name) of the fake kernel (fake_kernels) whose body holds path:line, else None."""
-    for p, ln, name in fake_kernels([path]):
-        for _, tree in _trees([p]):
-            for n in ast.walk(tree):
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.lineno == ln \
-                        and ln <= line <= (n.end_lineno or ln):
-                    return ln, name
+    for _, n, name in sorted(_fake_defs([path]), key=lambda x: x[1].lineno):
+        if n.lineno <= line <= (n.end_lineno or n.lineno):
+            return n.lineno, name
     return None
 
 
-_RESET_CALLS = ("torch._dynamo.reset", "torch.compiler.reset", "_dynamo.reset", "dynamo.reset")
+# torch._dynamo.reset(), _dynamo.reset(), dynamo.reset() (an alias) and torch.compiler.reset()
+_RESET_CALLS = ("dynamo.reset", "torch.compiler.reset")
 
 
 def reset_calls(files):
