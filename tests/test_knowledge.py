@@ -219,8 +219,13 @@ def test_the_shape_recipe_warns_rightly_that_mark_dynamic_is_strict(tmp_path):
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))
     p = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "programs", "mark_dynamic_conv_train.py")],
                        capture_output=True, text=True, timeout=600, env=env)
-    assert p.returncode != 0 and "ConstraintViolationError" in p.stderr, p.stdout[-500:] + p.stderr[-2000:]
-    assert "mark_dynamic(x, 0) is strict" in open(os.path.join(ROOT, "knowledge", "recompiles.yaml")).read()
+    import torch
+    if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 14):
+        assert p.returncode != 0 and "ConstraintViolationError" in p.stderr, p.stdout[-500:] + p.stderr[-2000:]
+    else:   # 2.9 and 2.11 keep the dim dynamic there: the example says "torch 2.14+" (docs/versions.md)
+        assert p.returncode == 0 and "no error" in p.stdout, p.stderr[-2000:]
+    text = open(os.path.join(ROOT, "knowledge", "recompiles.yaml")).read()
+    assert "mark_dynamic(x, 0) is strict" in text and "training on CPU, torch 2.14+)" in text
 
 
 def test_the_bincount_recipe_runs_as_written_under_fullgraph(tmp_path):
@@ -269,6 +274,10 @@ def test_reordered_logging_drops_a_call_in_a_helper_as_the_recipes_say():
     import subprocess
     p = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "programs", "reorder_logging_helper.py")],
                        capture_output=True, text=True, timeout=300)
+    import torch
+    if tuple(int(v) for v in torch.__version__.split(".")[:2]) < (2, 14):   # the recipe says "measured on 2.14 and 2.15"
+        assert p.returncode != 0 and "Logger not supported" in p.stderr, p.stderr[-2000:]   # 2.9.1 (docs/versions.md)
+        return
     assert p.returncode == 0 and "done" in p.stdout, p.stderr[-2000:]
     assert "from the compiled function tensor(6.)" in p.stdout and "from helper" not in p.stdout, p.stdout
     text = open(os.path.join(ROOT, "knowledge", "graph_breaks.yaml")).read()
