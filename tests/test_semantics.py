@@ -311,3 +311,20 @@ def test_cached_result_changed_in_place_is_matched_only_where_it_is(code, hit):
     cls = next(c for c in CLASSES if c["id"] == "lru_cache_result_mutated")
     src = "import functools\n\n\n@functools.lru_cache(maxsize=None)\ndef prior(n):\n    return n\n\n\ndef f():\n    " + code
     assert bool(re.compile(cls["detect"][0]["source"], re.M).search(src)) == hit, src
+
+
+@pytest.mark.slow
+def test_assume_constant_result_is_named_when_outputs_differ_without_an_error(tmp_path):
+    """Blind A/B batch 27: a Glow ActNorm's "needs init?" check marked assume_constant_result; its first answer
+    (True) re-initialised the layer on every compiled step. No error, so the class (it needed a failure) stayed
+    silent and --vs-eager's Next offered the accuracy run. The class now names the decorator's line when the
+    outputs differ, its fix comes first, and the fix it names (a Python flag) makes compiled match eager."""
+    rep, md = _triage("sem_assume_constant_actnorm.py", tmp_path, "--vs-eager")
+    cls = next((f for f in rep["semantics"] if f["id"] == "assume_constant_result_once"), None)
+    assert cls, rep["semantics"]
+    assert "sem_assume_constant_actnorm.py:" in md and "`@torch.compiler.assume_constant_result`" in md, md
+    assert rep["next_steps"][0]["why"].startswith("[assume_constant_result_once]"), rep["next_steps"]
+    assert not any(" accuracy " in (s["command"] or "") for s in rep["next_steps"]), rep["next_steps"]
+    runs = [subprocess.run([sys.executable, program("sem_assume_constant_actnorm.py"), *a], capture_output=True,
+                           text=True, timeout=600, env=dict(os.environ, FIXED="1")) for a in ([], ["--no-compile"])]
+    assert all(r.returncode == 0 for r in runs) and runs[0].stdout == runs[1].stdout, [r.stdout for r in runs]
