@@ -1451,3 +1451,23 @@ def test_random_numbers_are_named_only_when_fallback_random_gives_eagers_output(
     else:
         assert ids == ["compiled_rng"] and "the random numbers explain it" in d["vs_eager"]["verdict"], d["vs_eager"]
         assert d["next_steps"][0]["why"].startswith("[compiled_rng]"), d["next_steps"]
+
+
+@pytest.mark.slow
+def test_llama_dynamic_rope_under_fullgraph_names_regional_compilation(tmp_path):
+    """Blind A/B batch 27: a Llama with rope_type "dynamic" compiled with fullgraph=True; transformers' rotary update
+    branches on the longest position seen (GB0170 in modeling_rope_utils.py). The report offered torch's generic
+    branchless advice and `fix` tried disabling a function the decorator's closure holds; both arms rewrote the
+    rotary embedding. Now the library row names regional compilation (the layers with fullgraph=True), and that
+    runs with eager's scores."""
+    pytest.importorskip("transformers")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable,
+                    program("hf_llama_dynamic_rope.py"), timeout=900)
+    assert d["errors"][0]["category"] == "graph_break_fullgraph", d["errors"][0]
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "layer.compile(fullgraph=True)" in md and "dynamic_rope_update" in md, md
+    assert any("a library setting avoids it:" in s["why"] and "layer.compile(fullgraph=True)" in s["why"]
+               for s in d["next_steps"]), d["next_steps"]
+    runs = [subprocess.run([sys.executable, program("hf_llama_dynamic_rope.py"), *a], capture_output=True, text=True,
+                           env=dict(os.environ, REGIONAL="1"), timeout=900) for a in ([], ["--no-compile"])]
+    assert all(r.returncode == 0 for r in runs) and runs[0].stdout == runs[1].stdout, [r.stderr[-500:] for r in runs]

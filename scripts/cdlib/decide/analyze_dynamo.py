@@ -389,8 +389,11 @@ def next_steps(rep):
                       "as a function of its own, or remove the break" if blk["kind"] == "loop" else
                       f"move the {'call' if blk.get('call') else 'line'} out of that block first (the rest then compiles), or remove the break")
                   if blk and not b.in_library else "")
+        # a library setting from knowledge/graph_breaks.yaml, whole (blind A/B batch 27: transformers' dynamic RoPE)
+        known = [w["text"] for w in b.workarounds if w["source"] == "knowledge"] if b.in_library else []
         steps.append({"why": f"fix graph break at {where} ({b.gb_id or b.category}){inside}; "
-                             + ("workarounds above (no library edit)" if b.in_library else "recipe above"),
+                             + (f"a library setting avoids it: {known[0]}" if known else
+                                "workarounds above (no library edit)" if b.in_library else "recipe above"),
                       "skill": "trace-dynamo", "command": None, "fixable": True, "code_edit": not b.in_library})
     else:
         names = list(dict.fromkeys(b.fix["wrapper"]["name"] for b in rep.graph_breaks if b.fix.get("wrapper")))
