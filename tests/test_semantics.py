@@ -23,7 +23,7 @@ VERDICT = {"hooks_changed_after_compile": None, "global_hooks_extra_call": "fail
            "compiled_state_dict_prefix": None, "uninitialized_empty": None,
            "transformer_fastpath_padding": None, "collective_grad_compiled": None,
            "class_method_patched_after_compile": None, "set_iteration_order": None,
-           "lru_cache_result_mutated": "fails_eager_too"}
+           "lru_cache_result_mutated": "fails_eager_too", "generator_advanced_while_tracing": None}
 API_RE = re.compile(r"\btorch(?:\.[A-Za-z_]\w*)+")
 # classes whose program a dedicated test below triages, with _check and more (one triage run instead of two)
 DEDICATED = {"lru_cache_result_mutated": "test_a_cached_tensor_changed_in_place_says_eager_is_the_side_that_drifts"}
@@ -326,5 +326,13 @@ def test_assume_constant_result_is_named_when_outputs_differ_without_an_error(tm
     assert rep["next_steps"][0]["why"].startswith("[assume_constant_result_once]"), rep["next_steps"]
     assert not any(" accuracy " in (s["command"] or "") for s in rep["next_steps"]), rep["next_steps"]
     runs = [subprocess.run([sys.executable, program("sem_assume_constant_actnorm.py"), *a], capture_output=True,
+                           text=True, timeout=600, env=dict(os.environ, FIXED="1")) for a in ([], ["--no-compile"])]
+    assert all(r.returncode == 0 for r in runs) and runs[0].stdout == runs[1].stdout, [r.stdout for r in runs]
+
+
+def test_the_generator_class_fix_makes_compiled_match_eager():
+    """generator_advanced_while_tracing's fix (blind A/B batch 27): the batch fetched outside the compiled step gives
+    eager's losses; without it the compiled step trains on the batch seen while tracing (the class's test runs it)."""
+    runs = [subprocess.run([sys.executable, program("sem_generator_next_traced.py"), *a], capture_output=True,
                            text=True, timeout=600, env=dict(os.environ, FIXED="1")) for a in ([], ["--no-compile"])]
     assert all(r.returncode == 0 for r in runs) and runs[0].stdout == runs[1].stdout, [r.stdout for r in runs]
