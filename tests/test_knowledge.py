@@ -219,8 +219,7 @@ def test_the_shape_recipe_warns_rightly_that_mark_dynamic_is_strict(tmp_path):
     env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))
     p = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "programs", "mark_dynamic_conv_train.py")],
                        capture_output=True, text=True, timeout=600, env=env)
-    import torch
-    if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 14):
+    if knowledge.installed_torch_version() >= (2, 14):
         assert p.returncode != 0 and "ConstraintViolationError" in p.stderr, p.stdout[-500:] + p.stderr[-2000:]
     else:   # 2.9 and 2.11 keep the dim dynamic there: the example says "torch 2.14+" (docs/versions.md)
         assert p.returncode == 0 and "no error" in p.stdout, p.stderr[-2000:]
@@ -274,8 +273,7 @@ def test_reordered_logging_drops_a_call_in_a_helper_as_the_recipes_say():
     import subprocess
     p = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "programs", "reorder_logging_helper.py")],
                        capture_output=True, text=True, timeout=300)
-    import torch
-    if tuple(int(v) for v in torch.__version__.split(".")[:2]) < (2, 14):   # the recipe says "measured on 2.14 and 2.15"
+    if knowledge.installed_torch_version() < (2, 14):   # the recipe says "measured on 2.14 and 2.15"
         assert p.returncode != 0 and "Logger not supported" in p.stderr, p.stderr[-2000:]   # 2.9.1 (docs/versions.md)
         return
     assert p.returncode == 0 and "done" in p.stdout, p.stderr[-2000:]

@@ -313,6 +313,13 @@ def test_cached_result_changed_in_place_is_matched_only_where_it_is(code, hit):
     assert bool(re.compile(cls["detect"][0]["source"], re.M).search(src)) == hit, src
 
 
+def _fixed_matches_eager(name):
+    """The program with FIXED=1 (its class's fix) prints under torch.compile what it prints with --no-compile."""
+    runs = [subprocess.run([sys.executable, program(name), *a], capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, FIXED="1")) for a in ([], ["--no-compile"])]
+    assert all(r.returncode == 0 for r in runs) and runs[0].stdout == runs[1].stdout, [r.stdout for r in runs]
+
+
 @pytest.mark.slow
 def test_assume_constant_result_is_named_when_outputs_differ_without_an_error(tmp_path):
     """Blind A/B batch 27: a Glow ActNorm's "needs init?" check marked assume_constant_result; its first answer
@@ -325,14 +332,10 @@ def test_assume_constant_result_is_named_when_outputs_differ_without_an_error(tm
     assert "sem_assume_constant_actnorm.py:" in md and "`@torch.compiler.assume_constant_result`" in md, md
     assert rep["next_steps"][0]["why"].startswith("[assume_constant_result_once]"), rep["next_steps"]
     assert not any(" accuracy " in (s["command"] or "") for s in rep["next_steps"]), rep["next_steps"]
-    runs = [subprocess.run([sys.executable, program("sem_assume_constant_actnorm.py"), *a], capture_output=True,
-                           text=True, timeout=600, env=dict(os.environ, FIXED="1")) for a in ([], ["--no-compile"])]
-    assert all(r.returncode == 0 for r in runs) and runs[0].stdout == runs[1].stdout, [r.stdout for r in runs]
+    _fixed_matches_eager("sem_assume_constant_actnorm.py")
 
 
 def test_the_generator_class_fix_makes_compiled_match_eager():
     """generator_advanced_while_tracing's fix (blind A/B batch 27): the batch fetched outside the compiled step gives
     eager's losses; without it the compiled step trains on the batch seen while tracing (the class's test runs it)."""
-    runs = [subprocess.run([sys.executable, program("sem_generator_next_traced.py"), *a], capture_output=True,
-                           text=True, timeout=600, env=dict(os.environ, FIXED="1")) for a in ([], ["--no-compile"])]
-    assert all(r.returncode == 0 for r in runs) and runs[0].stdout == runs[1].stdout, [r.stdout for r in runs]
+    _fixed_matches_eager("sem_generator_next_traced.py")
