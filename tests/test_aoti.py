@@ -259,3 +259,20 @@ def test_a_package_whose_custom_op_is_not_registered_names_the_import(tmp_path):
     if ok.returncode == -11:   # the H200 machine's torch 2.11: aoti_load_package itself segfaults there
         pytest.skip("torch's own aoti_load_package crashes on this machine (SIGSEGV)")
     assert ok.returncode == 0 and "torch.Size([2, 4])" in ok.stdout, ok.stderr[-1500:]
+
+
+@pytest.mark.slow
+def test_a_package_carrying_buffer_state_past_an_eager_reset_is_named_not_the_module_mode(tmp_path):
+    """Blind A/B batch 28: a streaming model's package keeps its own copy of the buffers its forward updates in
+    place; the parity gate reset only the eager module between sessions, and the Next said to call model.eval()
+    before export (the model was already in eval mode), which cost the plugin arm a step. Now the Next names the
+    buffers and the reset of the package's copy (load_constants), without the mode advice; that reset passes."""
+    prog = program("aoti_stream_state.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=900)
+    why = d["next_steps"][0]["why"]
+    assert "`mean` at aoti_stream_state.py:26, `cache` at aoti_stream_state.py:28" in why, why
+    assert "runner.load_constants(" in why and "model.eval() before torch.export" not in why, why
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=900)
+    assert fixed.returncode == 0 and "session 1: max|eager-aoti| = 0.000e+00" in fixed.stdout, fixed.stderr[-2000:]
+

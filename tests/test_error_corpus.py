@@ -163,3 +163,19 @@ def test_route_names_a_line_only_when_the_failure_has_one():
             rep = SimpleNamespace(verdict={"kind": kind, "location": loc, "summary": "s", "eager": None}, errors=[])
             route = [x for x in views.verdict_lines(rep) if x.startswith("Route:")]
             assert route and ("at that line" in route[0]) == said, (kind, loc, route)
+
+
+def test_a_warm_cache_failure_found_after_a_measured_miscompile_is_not_routed_to_bisect():
+    """The empty-cache run comes after the accuracy check (not before: it is the dearest extra run and rounding
+    needs none); when the accuracy check measured a miscompile and the empty cache then passes, the Route line
+    names the cache, not the accuracy check's bisect."""
+    from types import SimpleNamespace
+    acc = {"verdict": "miscompile", "summary": "miscompile: graph 0", "graphs_checked": 1, "outputs_checked": 1}
+    err = SimpleNamespace(category="warm_cache_only", side="user")
+    rep = SimpleNamespace(verdict={"kind": "compile_only", "summary": "s", "eager": None, "accuracy": acc},
+                          errors=[err], next_steps=[])
+    (route,) = [x for x in views.verdict_lines(rep) if x.startswith("Route:")]
+    assert "warm compile cache" in route and "no bisect" in route, route
+    err.category = "accuracy_mismatch"
+    (route,) = [x for x in views.verdict_lines(rep) if x.startswith("Route:")]
+    assert "bisect the layer" in route, route

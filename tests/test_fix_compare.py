@@ -4,7 +4,6 @@ import json
 import os
 import re
 import sys
-import shutil
 
 import pytest
 
@@ -183,17 +182,40 @@ def test_pytorchs_own_config_hint_is_a_candidate():
     """Blind A/B batch 20: "Change `torch._dynamo.config.trace_autograd_ops` to `True`" was listed under
     "needs a code change" and never tried. A hint naming a Dynamo switch is a candidate, with its value; a
     known row with the same steps keeps its own title."""
-    from cdlib.decide import fixes
+    from cdlib.decide import fix_candidates
 
     def brk(hint):
         return {"kind": "graph_break", "text": f"GB9186\nx\n{hint}", "params": {"function": "f"}, "library": False}
-    (c,) = fixes.candidates([brk("Change `torch._dynamo.config.trace_autograd_ops` to `True`.")])
+    (c,) = fix_candidates.candidates([brk("Change `torch._dynamo.config.trace_autograd_ops` to `True`.")])
     assert c["id"] == "pytorch_hint_config_true" and c["steps"] == [
         {"config": {"torch._dynamo.config.trace_autograd_ops": True}}], c
-    (c,) = fixes.candidates([brk("Set `torch._dynamo.config.enable_faithful_generator_behavior = False`")])
+    (c,) = fix_candidates.candidates([brk("Set `torch._dynamo.config.enable_faithful_generator_behavior = False`")])
     assert c["steps"] == [{"config": {"torch._dynamo.config.enable_faithful_generator_behavior": False}}], c
-    (c,) = fixes.candidates([brk("Set `torch._dynamo.config.capture_scalar_outputs = True` to trace it")])
+    (c,) = fix_candidates.candidates([brk("Set `torch._dynamo.config.capture_scalar_outputs = True` to trace it")])
     assert c["id"] == "capture_scalar_outputs", c
+
+
+def test_a_library_function_is_disabled_only_where_its_module_holds_it():
+    """Blind A/B batch 27: `fix` tried torch.compiler.disable on transformers' dynamic_frequency_update, a
+    function nested in the dynamic_rope_update decorator (its closure holds it: setting the module's attribute
+    changes nothing) and cost a call. A nested function or a method is passed over for the next library frame
+    outward that is a top-level def; with none, no candidate."""
+    transformers = pytest.importorskip("transformers")
+    from cdlib.decide import fix_candidates
+    rope = os.path.join(os.path.dirname(transformers.__file__), "modeling_rope_utils.py")
+    wrapper, nested = ({"file": rope, "function": f} for f in ("wrapper", "dynamic_frequency_update"))
+    brk = {"gb_id": "GB0170", "gb_type": "Data-dependent branching", "location": {"function": "forward"},
+           "in_library": True, "library": "transformers", "stack": [wrapper, nested]}
+
+    def disables(b):
+        return [c["title"] for c in fix_candidates.candidates(fix_candidates.findings({"graph_breaks": [b]}))
+                if c["id"] == "disable_library_function"]
+    assert fix_candidates._lib_frame(brk) is None and disables(brk) == []
+    # a top-level function (found by its module's global name at each call) is one the candidate can replace
+    top = {"file": rope, "function": "_compute_dynamic_ntk_parameters"}
+    assert disables(dict(brk, stack=[wrapper, nested, top])) == [
+        "run the library function transformers.modeling_rope_utils._compute_dynamic_ntk_parameters eagerly "
+        "(torch.compiler.disable)"]
 
 
 @pytest.mark.slow
@@ -217,12 +239,12 @@ def test_fix_tries_the_hint_and_runs_nothing_without_candidates(tmp_path):
 def test_a_diagnosis_run_only_when_nothing_else_is_tried():
     """raise_recompile_limit (a diagnosis, a whole run of up to 64 compiles) beside a candidate that
     targets the cause is not tried (blind A/B: 460 s for nothing); alone, it is."""
-    from cdlib.decide import fixes
+    from cdlib.decide import fix_candidates
     attr = {"kind": "recompile", "guard_kind": "module_attribute", "text": "self.step == 0",
             "params": {"function": "forward"}}
     limit = {"kind": "limit_hit", "text": "forward", "params": {"function": "forward"}}
-    assert [c["id"] for c in fixes.candidates([attr, limit])] == ["allow_unspec_int_on_nn_module"]
-    assert [c["id"] for c in fixes.candidates([limit])] == ["raise_recompile_limit"]
+    assert [c["id"] for c in fix_candidates.candidates([attr, limit])] == ["allow_unspec_int_on_nn_module"]
+    assert [c["id"] for c in fix_candidates.candidates([limit])] == ["raise_recompile_limit"]
 
 
 def test_compare_output_of_a_fixed_crash_is_not_called_changed():

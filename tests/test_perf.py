@@ -93,6 +93,19 @@ def test_script_target_shares(tmp_path):
     assert res["eager"]["exit"] == 0 and res["eager"]["wall_s"] > 0
 
 
+def test_a_script_that_hits_the_recompile_limit_gets_the_cause_and_fix(tmp_path):
+    """Blind A/B batch 28: a MoE router appended to a list in forward, every step recompiled until the limit and
+    ran eagerly, so compiled was no faster; perf said "8 recompiles" and listed fallback kernels, and the cause
+    took a triage run. perf now names the limit, the guarded value, its line and the fix."""
+    res, p = run_json("perf", "--out", tmp_path / "r", "--", "python", program("rc_limit.py"), timeout=300)
+    (c,) = res["recompile_causes"]
+    assert c["function"] == "forward" and c["limit_hit"] and c["limit"] == 3, c
+    assert c["cause"] == "value of `self.step`" and c["at"] == "rc_limit.py:13 `self.step += 1`" and c["fix"], c
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "recompile limit (3) HIT → it runs eagerly from then on" in md and "Fix: " in md, md
+    assert "Next: the recompile cause and its fix are above" in md, md
+
+
 @pytest.mark.parametrize("args,needle", [
     (["perf"], "no target"),
     (["perf", f"{MODELS}:chain", "--modes", "eager,turbo"], "unknown mode 'turbo'"),

@@ -94,6 +94,7 @@ def _check(c, rep, md):
     if want == "compile_only":
         e = rep["errors"][0]
         assert (e["category"], e["side"], e["next_command"]) == (c["id"], "semantics", None)
+        assert "cold_cache" not in rep["verdict"], rep["verdict"]   # a by-design class: no empty-cache run
 
 
 def _skip_unless_shown(cid):

@@ -89,9 +89,12 @@ def test_recompile_classified(triaged, name, kind, function, guard_part):
     assert c["expected"] is expected and f["expected_only"] is expected
     assert any(x["kind"] == kind for x in f["fixes"]) is not expected
     assert any("recompile" in s["why"] for s in d["next_steps"]) is not expected
-    if not expected:   # the next command measures the no-code-edit fixes on this very run
+    if not expected:
+        # `fix --from` measures the no-code-edit fixes on this very run; none of knowledge/fixes.yaml's applies to a
+        # bool flag, a thread count, a dtype or a string (a shape or an int attribute has some), so it is not offered
+        # there: it would run nothing (blind A/B batch 27: a call spent on a fix with no candidate)
         (st,) = [s for s in d["next_steps"] if "recompile" in s["why"]]
-        assert st["fixable"] and st["command"].endswith(f"fix --from {d['run_dir']}")
+        assert st["fixable"] and st["command"] is None and st["why"], st
     assert d["stats"]["recompiles"] == 1
 
 
@@ -1466,7 +1469,7 @@ def test_llama_dynamic_rope_under_fullgraph_names_regional_compilation(tmp_path)
     assert d["errors"][0]["category"] == "graph_break_fullgraph", d["errors"][0]
     md = (tmp_path / "t" / "report.md").read_text()
     assert "layer.compile(fullgraph=True)" in md and "dynamic_rope_update" in md, md
-    assert any("a library setting avoids it:" in s["why"] and "layer.compile(fullgraph=True)" in s["why"]
+    assert any("a compile layout avoids it:" in s["why"] and "layer.compile(fullgraph=True)" in s["why"]
                for s in d["next_steps"]), d["next_steps"]
     runs = [subprocess.run([sys.executable, program("hf_llama_dynamic_rope.py"), *a], capture_output=True, text=True,
                            env=dict(os.environ, REGIONAL="1"), timeout=900) for a in ([], ["--no-compile"])]

@@ -34,7 +34,7 @@ class GraphBreak:
     stack: list = field(default_factory=list)       # [Location] from the user's line to the break, outermost first
     in_library: bool = False       # the break site is not in the user's code
     library: str | None = None     # top-level package of the break site, e.g. "transformers"
-    workarounds: list = field(default_factory=list)  # [{source, text, code?}] in order: torch's hints first
+    workarounds: list = field(default_factory=list)  # [{source, text, code?, label?}] in order: torch's hints first
 
 
 @dataclass

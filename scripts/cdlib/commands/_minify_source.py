@@ -1,6 +1,6 @@
 """minify's source stage (`minify --source`, and the second stage when no graph-level repro could be
 verified): orchestrates source_oracle and source_reduce (literal pass, pysource-minimize), verifies the result 3
-times from a cold cache (decide/source_stage.py), writes repro.py, a pytest regression test and a
+times in fresh interpreters (decide/source_stage.py), writes repro.py, a pytest regression test and a
 bug-report block, renders (show/views_minify_source.py)."""
 import os
 import shutil
@@ -86,7 +86,7 @@ def run(args, argv, run_dir, *, prior=None, from_dir=None):
         f.write(best)
     verified, checks = False, []
     if stopped != "interrupted":
-        proc.progress("source 3/3: verify the reduced program: 3 runs of the full test, each from a cold cache")
+        proc.progress(f"source 3/3: verify the reduced program: 3 runs of the full test, {source_stage.verify_how(oracle.mode)}")
         try:
             verified, checks = source_stage.verify(oracle, best)
         except KeyboardInterrupt:   # the best so far is written; it stays unverified

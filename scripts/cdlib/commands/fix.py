@@ -2,7 +2,7 @@
 import os
 import time
 
-from ..decide import compare, fixes
+from ..decide import compare, fix_candidates, fixes
 from ..cmdline import command_line
 from ..run import proc, rundir
 from ..errors import CliError
@@ -48,7 +48,7 @@ def _baseline(args, run_dir, jobs, deadline):
             if a.endswith(".py") and not os.path.isfile(a):
                 raise CliError(f"{a}: not found from here; run fix in the directory the triage ran in")
         tstr = command_line(argv)
-        if not fixes.candidates(fixes.findings(base)):   # nothing to try: no control run (blind A/B batch 20: 111 s)
+        if not fix_candidates.candidates(fix_candidates.findings(base)):   # nothing to try: no control run (blind A/B batch 20: 111 s)
             proc.progress(f"baseline from {base['run_dir']}; no candidate fix to try, so no run")
             return argv, tstr, base, None
         tasks = [("control", lambda t: fixes.run_trial(argv, os.path.join(run_dir, "control"), [], t, tstr))]
@@ -83,8 +83,8 @@ def run(args):
         deterministic = nb == nc
         if not deterministic:
             proc.progress("the program's output differs between two plain runs: output comparison skipped")
-    found = fixes.findings(base)
-    cands = fixes.candidates(found)
+    found = fix_candidates.findings(base)
+    cands = fix_candidates.candidates(found)
     tried, skipped = cands[: args.max_fixes], cands[args.max_fixes:]
     for c in skipped:
         c["label"] = f"not tried (--max-fixes {args.max_fixes})"

@@ -9,7 +9,8 @@ from . import knowledge, semantics, verdict
 from ..read import trace as tracemod
 from .analyze_dynamo import breaks_from_errors, fake_kernel_errors, _graph_breaks, next_steps as _dynamo_next_steps
 from .analyze_recompiles import RESUME_RE, function_info as _function_info, _recompiles
-from .analyze_errors import _custom_op_mutation, _error_steps, _errors, _export_calls, export_guard_sites
+from .analyze_errors import _custom_op_mutation, _error_steps, _errors, _export_calls, export_advice, \
+    export_guard_sites
 from ..run import proc
 from ..read.frames import display_path, innermost_user, is_user_file, loc as _loc, parse_exception, strip_rank_prefix
 from ..cmdline import (cli_command, local_imports as _local_imports, script_of as _script_of, script_source, scripts_of,
@@ -364,7 +365,7 @@ def _next_steps(rep, target_str, cli):
             path, line, call = exported[0]
             steps.append({"why": f"the program uses torch.export, not torch.compile (`{call}(...)` at "
                                  f"{os.path.basename(path)}:{line}): this report watches torch.compile only. For a "
-                                 f"failing export, the export command; {knowledge.advice('export_semantics')}",
+                                 f"failing export, the export command; {export_advice(files, (path, line))}",
                           "skill": "export", "command": None})
         elif found:
             for _, _, what in found[:3]:

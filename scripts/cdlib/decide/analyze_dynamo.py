@@ -106,7 +106,7 @@ def _workarounds(gb, recipe, stack, site, entries=()):
     # a library setting first: in the blind A/B (Llama + gradient checkpointing) the line that only drops
     # the warning_once call was listed above use_cache=False, the setting that removes its cause
     for s in knowledge.library_settings(lib, gb["text"] + "\n" + "\n".join(f.code or "" for f in stack)):
-        out.append({"source": "knowledge", "text": " ".join(s["setting"].split())})
+        out.append({"source": "knowledge", "text": " ".join(s["setting"].split()), "label": knowledge.setting_label(s)})
     m = LOGGER_RE.search(gb["text"])
     if m:
         logger, method = m.group(1), m.group(2)
@@ -390,9 +390,9 @@ def next_steps(rep):
                       f"move the {'call' if blk.get('call') else 'line'} out of that block first (the rest then compiles), or remove the break")
                   if blk and not b.in_library else "")
         # a library setting from knowledge/graph_breaks.yaml, whole (blind A/B batch 27: transformers' dynamic RoPE)
-        known = [w["text"] for w in b.workarounds if w["source"] == "knowledge"] if b.in_library else []
+        known = [w for w in b.workarounds if w["source"] == "knowledge"] if b.in_library else []
         steps.append({"why": f"fix graph break at {where} ({b.gb_id or b.category}){inside}; "
-                             + (f"a library setting avoids it: {known[0]}" if known else
+                             + (f"{known[0].get('label') or knowledge.setting_label({})}: {known[0]['text']}" if known else
                                 "workarounds above (no library edit)" if b.in_library else "recipe above"),
                       "skill": "trace-dynamo", "command": None, "fixable": True, "code_edit": not b.in_library})
     else:

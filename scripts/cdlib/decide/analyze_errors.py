@@ -347,6 +347,25 @@ def _program_files(rep):
     return list(dict.fromkeys(f for s in scripts_of(rep.command or []) for f in [s] + _local_imports(s)))
 
 
+def export_advice(files, export_at=None):
+    """What may make an exported program's results differ from the eager model's, the parts that can hold for
+    this program (knowledge/advice.yaml): the module mode (not when a .eval() comes before the export call in
+    its file: blind A/B batch 28's model was in eval mode and the advice cost a step), the example's shapes,
+    and for a program that loads an AOTInductor package, buffers changed in place."""
+    from ..read import never_ran
+    parts = []
+    state = never_ran.mutated_buffers(files) if never_ran.aoti_loads(files) else []
+    if state:
+        at = ", ".join(dict.fromkeys(f"`{n}` at {os.path.basename(p)}:{ln}" for p, ln, n in state[:3]))
+        parts.append(knowledge.advice("export_package_state", at=at))
+    path, line = export_at or (None, None)
+    evaluated = path is not None and any(p == path and ln < line for p, ln in never_ran.eval_calls(files))
+    if not evaluated:
+        parts.append(knowledge.advice("export_mode"))
+    parts.append(knowledge.advice("export_shapes"))
+    return knowledge.advice("export_semantics", parts="; ".join(parts))
+
+
 def _uses_ddp(rep):
     """Does the program (its script and local imports) wrap a model in DistributedDataParallel?"""
     return any(re.search(r"\bDistributedDataParallel\b|\bDDP\(", _read_text(f)) for f in _program_files(rep))
@@ -398,7 +417,9 @@ def _error_steps(rep, target_str, cli):
                        f"({'it fails the same way without torch.compile' if kind == 'fails_eager_too' else 'torch.compile never ran'}; "
                        "no compiler bisect needed)")
                 if v.get("export_call") and e.category in semantics.GENERIC:
-                    why += f"; the program uses torch.export ({v['export_call']}): {knowledge.advice('export_semantics')}"
+                    first = (_export_calls(rep, e) or [(None, None, None)])[0]
+                    why += (f"; the program uses torch.export ({v['export_call']}): "
+                            f"{export_advice(_program_files(rep), first[:2] if first[0] else None)}")
                 elif e.side == "user" and e.advice and (v.get("export_call") or e.skill == "aoti"):
                     # the row that names this error, in full (blind A/B batch 23: a serving worker's unregistered
                     # custom op got export's model.eval() advice, and the row's advice was clipped above)
@@ -480,8 +501,8 @@ def _error_steps(rep, target_str, cli):
         if compile_data_dependent(e):
             # only where the read is transformers' own line ("Caused by: <code>  # transformers/...py:N")
             caused = re.search(r"Caused by: (.*# transformers/\S+)", e.message or "")
-            lib = [x["setting"] for x in knowledge.library_settings("transformers", caused.group(1))] if caused else []
-            steps.append({"why": f"a library setting avoids it: {' '.join(lib[0].split())}" if lib
+            lib = knowledge.library_settings("transformers", caused.group(1)) if caused else []
+            steps.append({"why": f"{knowledge.setting_label(lib[0])}: {' '.join(lib[0]['setting'].split())}" if lib
                                  else knowledge.advice("data_dependent_under_compile"), "skill": "trace-dynamo",
                           "command": None})
             continue

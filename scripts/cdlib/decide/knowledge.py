@@ -169,6 +169,12 @@ def library_settings(library, text, source="graph_breaks", kind=None):
             if s["library"] == library and s.get("kind") == kind and re.search(s["pattern"], text or "")]
 
 
+def setting_label(row):
+    """How a Next step introduces a library_settings row: "a library setting avoids it", or the row's label
+    (a compile layout is no setting)."""
+    return row.get("label") or "a library setting avoids it"
+
+
 @functools.lru_cache(maxsize=None)
 def installed_torch_version():
     """(major, minor) of the torch that `import torch` would load, read from torch/version.py (no

@@ -1,6 +1,7 @@
 """perf's analysis: what each mode's worker and trace left -> the result: per-mode timings against eager,
 the default mode's attribution (graph breaks, frames skipped, recompiles, cudagraph skips, fallback kernels)
 and the fixes ranked by expected gain; for a script target, compile time and breaks as a share of wall time."""
+import dataclasses
 import os
 import re
 
@@ -26,6 +27,29 @@ def fallback_notes(fallbacks):
     if any(f["op"] == "aten.cumprod.default" and (f.get("graph") or "").endswith("backward") for f in fallbacks or []):
         notes.append(knowledge.advice("perf_cumprod_backward"))
     return notes
+
+
+def recompile_causes(rep):
+    """Per function that recompiles for a reason to fix, or hit the recompile limit: its main cause, the line
+    and the fix, from the triage analysis of the same trace (compact). perf names why compiled is no faster
+    without another run (blind A/B batch 28: a router's list append hit the limit; perf said "8 recompiles" and
+    listed fallback kernels, and triage was one more call to learn the cause)."""
+    out = []
+    for f in rep.recompiles:
+        bad = [c for c in f.causes if not c["expected"]]
+        if not bad and not f.limit_hit:
+            continue
+        c = max(bad, key=lambda c: c["primary"]) if bad else None
+        loc = c.get("location") if c else None
+        loc = loc if loc is None or isinstance(loc, dict) else dataclasses.asdict(loc)
+        limit_fix = next((x["fix"] for x in f.fixes if x["kind"] == "limit"), None)
+        out.append({"function": f.function, "compiles": f.compiles, "limit_hit": f.limit_hit, "limit": f.limit,
+                    "cause": c["cause"] if c else None, "kind": c["kind"] if c else None,
+                    "guard": c["guard"] if c else None,
+                    "at": (f"{os.path.basename(loc['file'])}:{loc['line']}" + (f" `{loc['code'].strip()}`" if loc.get("code")
+                                                                            else "")) if loc and loc.get("line") else None,
+                    "fix": " ".join((c["fix"] if c else limit_fix or "").split())})
+    return out
 
 
 def _trace_facts(tdir):
@@ -64,6 +88,7 @@ def _trace_facts(tdir):
             facts["graph_breaks"].append({"site": b.location.short() if b.location else b.site, "gb_id": b.gb_id,
                                           "type": b.gb_type, "count": b.count, "category": b.category,
                                           "fix": fx.get("fix"), "frame_skipped": bool(fx.get("frame_skipped"))})
+        facts["recompile_causes"] = recompile_causes(rep)
         facts["recompile_kinds"] = {}
         for f in rep.recompiles:
             for k, v in (f.kinds or {}).items():
@@ -124,7 +149,7 @@ def model_result(args, run_dir, spec, results, device, cuda):
         "frames_skipped_in_loop": ((results.get("default") or {}).get("counters") or {}).get("frames_skipped_in_loop")
         or sum(1 for b in d.get("graph_breaks") or [] if b.get("frame_skipped")),
         "recompiles": d.get("recompiles"), "recompile_s": d.get("recompile_s"),
-        "recompile_kinds": d.get("recompile_kinds"),
+        "recompile_kinds": d.get("recompile_kinds"), "recompile_causes": d.get("recompile_causes"),
         "outside_compiled_share": prof.get("outside_share") if prof else None,
         "cudagraph_skips": [s for m in facts for s in facts[m]["cudagraph_skips"]],
         "fallbacks": d.get("fallbacks"), "fallback_notes": fallback_notes(d.get("fallbacks")),
@@ -175,9 +200,13 @@ def _fixes(results, facts, eager_ms, cuda, args):
                            + (f"{share:.0%} of the step runs outside compiled regions (eager glue, guards, Python)"
                               if share is not None else "time outside compiled regions not measured"),
                     "estimate": "upper bound: the time outside compiled regions"})
+    causes = [c for c in d.get("recompile_causes") or [] if c["fix"]]
     if d.get("recompiles"):
-        out.append({"fix": "stop the recompiles (mark the changing dim dynamic with torch._dynamo.mark_dynamic, "
+        out.append({"fix": f"stop the recompiles of {causes[0]['function']} ({causes[0]['cause'] or 'the limit'}): "
+                           + causes[0]["fix"] if causes else
+                           "stop the recompiles (mark the changing dim dynamic with torch._dynamo.mark_dynamic, "
                            "or keep the guarded value constant); see the triage recompile kinds",
+                    "rank": 0 if any(c["limit_hit"] for c in causes) else 1,
                     "gain_ms": None, "why": f"{d['recompiles']} recompile(s), {d.get('recompile_s', 0):.2f} s compiling "
                                             f"({', '.join(f'{k}×{v}' for k, v in (d.get('recompile_kinds') or {}).items()) or 'kinds n/a'})",
                     "estimate": f"saves {d.get('recompile_s', 0):.2f} s of compile time per process"})
@@ -244,7 +273,8 @@ def script_result(run_dir, tstr, rep, eager):
         "graphs": st.get("graphs"), "graph_breaks": st.get("graph_breaks"),
         "graph_break_sites": [{"site": b.location.short() if b.location else b.site, "gb_id": b.gb_id,
                                "type": b.gb_type, "count": b.count} for b in rep.graph_breaks],
-        "recompiles": st.get("recompiles"), "cudagraph_skips": f["cudagraph_skips"], "fallbacks": f["fallbacks"],
+        "recompiles": st.get("recompiles"), "recompile_causes": recompile_causes(rep),
+        "cudagraph_skips": f["cudagraph_skips"], "fallbacks": f["fallbacks"],
         "fallback_notes": fallback_notes(f["fallbacks"]), "cpu_random_graphs": f["cpu_random_graphs"],
         "fx_graph_cache": {"hits": st.get("fx_graph_cache_hits"), "misses": st.get("fx_graph_cache_misses")},
         "eager": eager, "errors": [e.title for e in rep.errors],

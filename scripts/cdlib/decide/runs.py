@@ -6,7 +6,7 @@ import os
 import re
 import shutil
 
-from . import accuracy_check, accuracy_judge, knowledge, semantics, verdict
+from . import accuracy_check, accuracy_judge, fix_candidates, knowledge, semantics, verdict
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
 from .analyze_errors import _first_lines, _program_files, _read_text, compile_data_dependent
 from ..run import proc
@@ -51,7 +51,8 @@ def _check_cold_cache(rep, argv, run_dir, timeout, env_add):
     empty, throwaway cache (in the run dir; the user's cache is not touched). Passing then is a stale cache
     entry: something that changes the compiled code is not in the caches' key (blind A/B batch 24: a custom
     op's output dtype read from a global set by an environment variable; torch's message blamed the fake
-    kernel, and so did this report's row)."""
+    kernel, and so did this report's row). Where the accuracy check runs, only after it, and not when it measures
+    rounding (run_and_analyze)."""
     st = rep.stats or {}
     hits = (st.get("fx_graph_cache_hits") or 0) + (st.get("aotautograd_cache_hits") or 0)
     if (rep.verdict or {}).get("kind") != "compile_only" or not hits or not rep.errors:
@@ -92,20 +93,28 @@ def _reuse_this_run(rep, run_dir):
         e.next_command = sub(e.next_command)
         if compile_data_dependent(e):   # the row's export route does not apply to a torch.compile run
             e.skill, e.next_command, e.advice = "trace-dynamo", None, knowledge.advice("data_dependent_under_compile")
-    fix_given = False
+    fix_given, fixable = False, _has_fix_candidates(rep)
     for st in rep.next_steps:
         st["command"] = sub(st.get("command"))
         # graph breaks / recompiles: `fix --from` re-runs the program with each no-code-edit fix and
         # measures it (one run covers every finding, so the command goes on the first such step)
-        if st.get("fixable") and not st["command"] and not fix_given and run_dir:
+        if st.get("fixable") and not st["command"] and not fix_given and fixable and run_dir:
             if st.get("code_edit") and rep.command:
                 # an edit of the user's own line is the usual fix: say how to check it in one call
                 st["why"] += (f"; after the edit: `{cli_command('compare', run_dir, '--', *rep.command)}`"
                               "; config-only fixes, measured:")
             st["command"] = cli_command("fix", "--from", run_dir)
             fix_given = True
-        elif st.get("edit_only") and rep.command and run_dir and "after the edit" not in st["why"]:
+        elif (st.get("edit_only") or st.get("code_edit")) and not st["command"] and rep.command and run_dir \
+                and "after the edit" not in st["why"]:
             st["why"] += f"; after the edit: `{cli_command('compare', run_dir, '--', *rep.command)}`"
+
+
+def _has_fix_candidates(rep):
+    """Whether `fix --from` would try anything on this report (knowledge/fixes.yaml's candidates for its
+    findings): without one it runs nothing and lists the edits the report already shows (blind A/B batch 27:
+    a call spent on a library break whose only fix is a compile layout)."""
+    return bool(fix_candidates.candidates(fix_candidates.findings(rep.to_dict())))
 
 
 MEASURED = ("accuracy_mismatch", "user_error")
@@ -138,10 +147,11 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             rep.artifacts.update({"eager_check_stdout": r.stdout_path, "eager_check_stderr": r.stderr_path})
             return r, r.read_stderr(limit=2_000_000)
         apply_verdict(rep, stderr, target_str=command_line(argv), run_eager_fn=run_eager if eager_check else None)
-        if eager_check:
-            _check_cold_cache(rep, argv, run_dir, timeout, env_add)
-        if eager_check and (rep.verdict or {}).get("kind") == "compile_only" \
-                and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0]):
+        measure = eager_check and (rep.verdict or {}).get("kind") == "compile_only" \
+            and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0])
+        if eager_check and not measure and not any(f["explains_error"] for f in semantics.current(rep)):
+            _check_cold_cache(rep, argv, run_dir, timeout, env_add)   # (a by-design class: its own fix, no run)
+        if measure:
             # fails only compiled, no specific class: a miscompile or rounding? one run measures every graph
             proc.progress("only the compiled run fails, and no error class explains it; one more run under torch's "
                           "accuracy check (every compiled graph vs eager and fp64, RMSE rule): miscompile or rounding?")
@@ -149,7 +159,12 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             chk = accuracy_check.run(argv, adir, timeout=timeout, env_add=env_add)
             accuracy_judge.apply(rep, chk, adir, (cli_command(), command_line(argv)))
             rep.artifacts["accuracy_check"] = adir
-            _check_precision_casts(rep, argv, run_dir, timeout, env_add)
+            # after it, not before: rounding (or noise eager has too) is no stale cache entry, and the empty cache's
+            # run, a cold compile of the whole program, is the dearest of the extra runs
+            if rep.verdict["accuracy"]["verdict"] not in ("rounding", "noise"):
+                _check_cold_cache(rep, argv, run_dir, timeout, env_add)
+            if rep.errors[0].category != "warm_cache_only":
+                _check_precision_casts(rep, argv, run_dir, timeout, env_add)
             rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
     if eager_check and rep.errors and not res.timed_out and not res.interrupted and res.returncode not in (0, None):
         _check_aoti_inputs(rep, argv, run_dir, timeout, env_add)

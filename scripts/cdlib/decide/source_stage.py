@@ -1,6 +1,7 @@
 """minify's source stage, the decisions around source_reduce (no torch): whether the stage can run on a
-command, what the oracle keeps (in words), the final verification of the reduced program (3 runs from
-cold caches), and the commands it proposes next (bisect on the small program; more time)."""
+command, what the oracle keeps (in words), the final verification of the reduced program (3 runs in
+fresh interpreters, a failure's from cold caches), and the commands it proposes next (bisect on the small
+program; more time)."""
 import os
 
 from .. import cmdline
@@ -38,8 +39,16 @@ def what(o):
     return "; ".join(checks)
 
 
+def verify_how(mode):
+    """How verify() runs, in words (progress line, report, bug_report.md)."""
+    return "each from a cold cache" if mode == "failure" else "each in a fresh interpreter"
+
+
 def verify(oracle, best):
-    """3 runs of the whole test from cold caches (a candidate kept on a warm cache must not depend on it)."""
+    """3 runs of the whole test in fresh interpreters. A failure's from cold caches (a candidate kept on a warm
+    cache must not depend on it); a graph break or a recompile is Dynamo's, decided before Inductor or its caches
+    run, so those share the queries' cache instead of compiling every kernel again (3 cold compiles of a GPT-2
+    training step were most of the stage's time)."""
     checks = []
     oracle.warm = False   # fresh interpreters, as the user will run the repro
     # a cold run with an empty cache is slower than the queries' 2x bound allows on a busy machine (two
@@ -47,7 +56,8 @@ def verify(oracle, best):
     q_timeout, oracle.query_timeout = oracle.query_timeout, max(oracle.query_timeout, oracle.timeout)
     try:
         for i in range(3):
-            oracle.cache = os.path.join(oracle.root, f"verify_cache{i}")
+            if oracle.mode == "failure":
+                oracle.cache = os.path.join(oracle.root, f"verify_cache{i}")
             oracle.memo.clear()
             ok = oracle.interesting(best)
             checks.append(oracle.memo[next(reversed(oracle.memo))][1])

@@ -164,6 +164,53 @@ def aoti_loads(files):
     return sorted(out, key=lambda x: (x[0], x[1]))
 
 
+def eval_calls(files):
+    """[(path, line)] of the `<module>.eval()` / `.train(False)` calls in the program's files."""
+    out = []
+    for path, tree in _trees(files):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and (
+                    (n.func.attr == "eval" and not n.args and not n.keywords) or
+                    (n.func.attr == "train" and len(n.args) == 1 and isinstance(n.args[0], ast.Constant)
+                     and n.args[0].value is False)):
+                out.append((path, n.lineno))
+    return sorted(out)
+
+
+def mutated_buffers(files):
+    """[(path, line, name)] where a buffer the program registers (`self.register_buffer("name", ...)`) is
+    changed in place (`self.name.copy_(...)`, `.add_`, `self.name[...] = ...`): state a module carries from
+    one call to the next, which an AOTInductor package keeps a copy of. One line per buffer, one in a
+    `forward` first."""
+    trees = list(_trees(files))
+    names = {n.args[0].value for _, tree in trees for n in ast.walk(tree)
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "register_buffer"
+             and n.args and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)}
+    found = []
+
+    def buf(node):   # self.<registered buffer>
+        return node.attr if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+            and node.value.id == "self" and node.attr in names else None
+    for path, tree in trees:
+        scope = _scopes(tree)
+        for n in ast.walk(tree):
+            name = None
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr.endswith("_") \
+                    and not n.func.attr.startswith("_"):
+                name = buf(n.func.value)
+            elif isinstance(n, (ast.Assign, ast.AugAssign)):
+                for t in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                    name = name or (buf(t.value) if isinstance(t, ast.Subscript) else
+                                    buf(t) if isinstance(n, ast.AugAssign) else None)
+            if name:
+                fn = getattr(scope.get(id(n)), "name", None)
+                found.append((fn != "forward", path, n.lineno, name))
+    out = {}
+    for _, path, line, name in sorted(found):
+        out.setdefault(name, (path, line, name))
+    return list(out.values())
+
+
 def compile_calls(files):
     """[(path, line, code)] of each torch.compile(...) call and `<module>.compile(...)` call in the files (a
     .compile call with a positional argument is some other library's: re.compile(pattern), env.compile(src))."""

@@ -99,7 +99,9 @@ def verdict_lines(rep, base=None):
                           "first (below), then run again; bisect only if it still fails.",
                  }.get(acc.get("verdict"), "Route: the cheapest step that can decide (below); bisect only if "
                                            "nothing cheaper can.")
-    if v["kind"] == "compile_only" and rep.errors and rep.errors[0].side == "semantics":
+    if rep.errors and rep.errors[0].category == "warm_cache_only":   # measured after the accuracy check
+        route = "Route: the warm compile cache (an empty one passes, measured): not the graphs' code, no bisect."
+    elif v["kind"] == "compile_only" and rep.errors and rep.errors[0].side == "semantics":
         route = "Route: torch.compile behaves differently here by design (the section above): its fix, no bisect."
     elif v["kind"] == "compile_only" and not acc and any(s.get("decides") for s in rep.next_steps):
         # a Next step names the failure's cause and its fix (a row of ours, a compiled generator): not the

@@ -94,7 +94,7 @@ def graph_breaks_md(rep, base):
         if lib:
             out.append(f"   Without editing {b.library}:")
             for w in lib:
-                out.append(f"   - {clip(w['text'], 800 if w['source'] == 'knowledge' else 400)}")   # ours: whole
+                out.append(f"   - {clip(w['text'], 1000 if w['source'] == 'knowledge' else 400)}")   # ours: whole
                 if w.get("code"):
                     out.append(_code(w["code"], "     "))
         if b.fix.get("escape") and not b.in_library:

@@ -7,7 +7,7 @@ import re
 from . import output
 from .. import cmdline
 from ..run import proc
-from ..decide import source_events
+from ..decide import source_events, source_stage
 from ..decide.source_reduce import lines_of
 
 
@@ -73,8 +73,9 @@ def markdown(r):
             md += ["", "Next: find the compiler layer on the small program (fast), then file it with bug_report.md:",
                    "", "    " + r["next_command"]]
     elif stopped != "interrupted":
-        md += ["", "The reduced program did not keep the failure 3 of 3 times from a cold cache: the failure may "
-                   "depend on a warm cache, timing or randomness. repro_source.py is the last kept candidate; "
+        what = "failure" if r["mode"] == "failure" else r["mode"].replace("_", " ")
+        md += ["", f"The reduced program did not keep the {what} 3 of 3 times ({source_stage.verify_how(r['mode'])}): "
+                   "it may depend on a warm cache, timing or randomness. repro_source.py is the last kept candidate; "
                    "source/queries.log lists every query."]
     return "\n".join(md)
 
@@ -156,7 +157,7 @@ def bug_report(run_dir, oracle, argv, index, best, checks, versions):
     if oracle.other_python:   # every kept candidate did what the original did there: the repro too
         md += ["", f"With torch {versions[oracle.other_python]} this repro {oracle.orig_other}, as the original "
                    f"program does (the torch above: {tv})."]
-    md += ["", "Checked 3 times from a cold cache: " + "; ".join(dict.fromkeys(checks)) + "."]
+    md += ["", f"Checked 3 times, {source_stage.verify_how(oracle.mode)}: " + "; ".join(dict.fromkeys(checks)) + "."]
     path = os.path.join(run_dir, "bug_report.md")
     with open(path, "w", encoding="utf-8") as f:
         f.write("\n".join(md) + "\n")

@@ -59,6 +59,7 @@ def model_md(res):
         facts.append(f"time outside compiled regions: {a['outside_compiled_share']:.0%} of a step (profiled)")
     if a.get("recompiles"):
         facts.append(f"recompiles: {a['recompiles']} ({a.get('recompile_s', 0):.2f} s)")
+        facts.extend(_recompile_lines(a.get("recompile_causes")))
     if a.get("cudagraph_skips"):
         facts.append("cudagraph skips: " + "; ".join(f"{s['compile_id'] or 'runtime'}: {cmdline.clip(s['reason'], 120)}" for s in a["cudagraph_skips"][:4]))
     if a.get("fallbacks"):
@@ -94,6 +95,7 @@ def script_md(r):
              f"FX graph cache {r['fx_graph_cache']['hits']} hit / {r['fx_graph_cache']['misses']} miss")
     for b in r["graph_break_sites"][:5]:
         L.append(f"  - break at {b['site']} {b.get('gb_id') or ''}: {cmdline.clip(b['type'], 80)} (×{b['count']})")
+    L.extend(f"  - {x}" for x in _recompile_lines(r.get("recompile_causes")))
     if r["cudagraph_skips"]:
         L.append("- cudagraph skips: " + "; ".join(cmdline.clip(s["reason"], 100) for s in r["cudagraph_skips"][:3]))
     if r["fallbacks"]:
@@ -109,11 +111,29 @@ def script_md(r):
         L.append("- errors: " + "; ".join(r["errors"][:3]))
     L.append("\nWall time includes process start and imports. For per-call timings and mode comparison, wrap the "
              "model in a factory and run `perf FILE.py:factory`.")
-    if r["graph_breaks"] or r["recompiles"]:
+    causes = r.get("recompile_causes") or []
+    if causes and not r["graph_breaks"] and all(c["fix"] for c in causes):
+        L.append("Next: the recompile cause and its fix are above; after the edit, run this perf again to measure it "
+                 f"(the full recompile report: `{cmdline.cli_command('triage', '--', *shlex.split(r['target']))}`)")
+    elif r["graph_breaks"] or r["recompiles"]:
         L.append(f"Next: fix the breaks/recompiles: `{cmdline.cli_command('triage', '--', *shlex.split(r['target']))}`")
     else:
         L.append(f"Next: the kernels: `{cmdline.cli_command('inductor', '--', *shlex.split(r['target']))}`")
     return "\n".join(L)
+
+
+def _recompile_lines(causes):
+    """Each function that recompiles for a reason to fix: the limit (it then runs eagerly: compiled is no faster
+    there), the main cause with its line, and the fix (decide/perf.recompile_causes)."""
+    out = []
+    for c in (causes or [])[:3]:
+        lim = (f"; recompile limit ({c['limit'] or '?'}) HIT → it runs eagerly from then on, so compiled is no faster "
+               "there" if c["limit_hit"] else "")
+        why = (f": {c['cause']} [{c['kind']}] `{cmdline.clip(c['guard'], 90)}`" + (f" at {c['at']}" if c["at"] else "")
+               if c["cause"] else "")
+        out.append(f"**{c['function']}** recompiles ({c['compiles']} compiles{lim}){why}"
+                   + (f". Fix: {cmdline.clip(c['fix'], 420)}" if c["fix"] else ""))
+    return out
 
 
 def _fallback_ops(fallbacks):
