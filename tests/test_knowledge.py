@@ -287,9 +287,11 @@ def test_requires_grad_flips_on_one_parameter_after_another_are_not_one_switch()
     on another layer's parameters, a recompile per stage, and each was called 'expected: one switch'."""
     from types import SimpleNamespace as NS
     from cdlib.decide.analyze_recompiles import _causes
+    from cdlib.report import GuardFailure
+
     def rec(cid, param):
-        g = NS(kind="requires_grad", cause=f"requires_grad of `{param}`", guard=f"tensor '{param}' requires_grad mismatch.",
-               location=None, stack=[], library=None, hint=None)
+        g = GuardFailure(compile_id=cid, kind="requires_grad", cause=f"requires_grad of `{param}`",
+                         guard=f"tensor '{param}' requires_grad mismatch.")
         return NS(compile_id=cid, failures=[g])
     one = _causes([rec("0/1", "layer.0.bias")], False)
     assert [c["expected"] for c in one] == [True]

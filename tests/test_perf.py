@@ -104,6 +104,9 @@ def test_a_script_that_hits_the_recompile_limit_gets_the_cause_and_fix(tmp_path)
     md = (tmp_path / "r" / "report.md").read_text()
     assert "recompile limit (3) HIT → it runs eagerly from then on" in md and "Fix: " in md, md
     assert "Next: the recompile cause and its fix are above" in md, md
+    # a perf run dir is no triage run: compare says so in one line (batch 29: it crashed on perf's counts)
+    p = run_cli("compare", tmp_path / "r", "--", "python", program("rc_limit.py"), timeout=120)
+    assert p.returncode == 2 and "is a perf run, not a triage run" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
 @pytest.mark.parametrize("args,needle", [

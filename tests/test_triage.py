@@ -669,6 +669,33 @@ def test_size_pinned_by_float_math_names_the_line_and_integer_arithmetic(tmp_pat
     assert cmp_["output"] == "same", cmp_["output"]
 
 
+def test_a_size_pinned_in_a_fake_kernel_names_its_line_and_the_stale_cache(tmp_path):
+    """Blind A/B batch 29: a custom op's fake kernel computed its chunk count with int(math.ceil(T / chunk)), so
+    every length recompiled up to the limit under dynamic=True; the report named only the op's call and a generic
+    shape fix. torch names the fake kernel's line in parentheses after the guard's: the cause says so, with
+    integer ceil division, and that the compile cache must be cleared after the edit (the fixed program with the
+    old cache still recompiles on 2.15; with a new one it compiles once)."""
+    prog = program("rc_fake_kernel_ceil.py")
+    cache = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, env=cache,
+                    timeout=600)
+    (f,) = d["recompiles"]
+    (c,) = [c for c in f["causes"] if not c["expected"]]
+    assert c["specialized_at"]["line"] == 21 and "int(math.ceil(" in c["specialized_at"]["code"], c
+    assert c["specialized_reason"] == "in the fake kernel chunk_pool" and "(n + k - 1) // k" in c["fix"], c
+    assert "clear TORCHINDUCTOR_CACHE_DIR" in c["fix"], c["fix"]
+
+    def graphs(env):
+        p = subprocess.run([sys.executable, prog], env={**os.environ, "FIXED": "1", **env}, capture_output=True,
+                           text=True, timeout=600)
+        assert p.returncode == 0, p.stderr[-2000:]
+        return p.stdout.strip().splitlines()[-1]
+    from cdlib.decide import knowledge
+    if knowledge.installed_torch_version() >= (2, 15):   # the AOTAutograd cache replays the fake kernel's guards
+        assert graphs(cache) == "graphs: 5"
+    assert graphs({"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "new-cache")}) == "graphs: 1"
+
+
 def test_part_of_a_compiled_program_that_runs_uncompiled_is_named(tmp_path):
     """Compiled frames ran (the training step), so nothing says "never ran", yet evaluation goes through a
     method called on the torch.compile wrapper and a loss function's torch.compile result is thrown away.

@@ -47,6 +47,7 @@ class GuardFailure:
     stack: list = field(default_factory=list)   # [Location] chain to the line that installed the guard
     cause: str = ""                    # what changed, e.g. "shape of `tokens` dim 1", "value of `self.temperature`"
     library: str | None = None         # top-level package of the guarded line when not user code
+    added_at: Location | None = None   # the innermost frame that added the guard, when torch names it ("(f.py:9 in g)")
 
 
 @dataclass

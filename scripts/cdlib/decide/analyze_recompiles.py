@@ -120,6 +120,7 @@ def parse_guard_failure(reason, known_files=()):
             stack = chain([Location(**loc.__dict__)])
     if loc is not None and loc.code is None and loc.line:
         loc.code = src_line(loc.file, loc.line)
+    added = _added_at(rest, known_files, loc)
     cause = guard_cause(guard, kind)
     # torch names a value reached through a long source path the way the code wrote it: `guard on "calls"
     # ['blocks.0']` for `dict(type(obj).__dict__)['__call__'].__closure__[0].cell_contents['blocks.0'] == 0`
@@ -129,7 +130,29 @@ def parse_guard_failure(reason, known_files=()):
         if cause.startswith(f"{kind}: "):   # only the fallback (the raw source): identity / type / value keep theirs
             cause = f"value of `{named.group(1)}{named.group(2)}`"
     return GuardFailure(compile_id=cid or "?", guard=guard, kind=kind, location=loc, hint=hint, stack=stack,
-                        cause=cause, library=library_of(stack[-1].file) if stack else None)
+                        cause=cause, library=library_of(stack[-1].file) if stack else None, added_at=added)
+
+
+GUARD_ADDED_RE = re.compile(r"#[^#]*\((\S+):(\d+) in (\S+)\)\s*$")
+
+
+def _added_at(rest, known_files, loc):
+    """The frame torch names in parentheses after a guard's source line ("# f.py:36 in forward (ops.py:29 in
+    _fake)"): where the guard was added, e.g. inside a custom op's fake kernel. Its truncated path is matched
+    against the trace's files, then looked for beside the user's file. None when not named or not found."""
+    m = GUARD_ADDED_RE.search(rest)
+    if not m:
+        return None
+    path = m.group(1)
+    cands = [kf for kf in known_files if kf.endswith(path.lstrip(".")) or kf.endswith(path)]
+    if not cands and loc is not None and loc.file:
+        cands = [os.path.join(os.path.dirname(loc.file), os.path.basename(path))]
+    cands = [c for c in cands if os.path.isfile(c)]
+    if not cands:
+        return None
+    at = _loc(cands[0], m.group(2), m.group(3))
+    at.code = src_line(at.file, at.line)
+    return at
 
 
 RESUME_RE = re.compile(r"^torch_dynamo_resume_in_(.+)_at_(\d+)$")
@@ -226,6 +249,15 @@ def _expected(kind, guard, primary, limit_hit, static=False):
     return None
 
 
+def _in_fake_kernel(at):
+    """The name of the fake kernel (torch.library register_fake / impl_abstract) whose body holds `at`, else None."""
+    if at is None or not at.line:
+        return None
+    from ..read import never_ran
+    hit = never_ran.fake_kernel_at(at.file, at.line)
+    return hit[1] if hit else None
+
+
 def _automatic_dynamic_off(config):
     """True when a compile's dynamo_config (compilation_metrics, a JSON string) has automatic dynamic
     shapes off: torch.compile(dynamic=False) sets it for that compile."""
@@ -241,7 +273,8 @@ def _causes(recs, limit_hit, static=False):
         for i, g in enumerate(r.failures):
             c = groups.setdefault((g.kind, g.cause), {"cause": g.cause, "kind": g.kind, "count": 0, "primary": 0,
                                                      "guard": g.guard, "compile_ids": [], "location": g.location,
-                                                     "stack": g.stack, "library": g.library, "hint": g.hint})
+                                                     "stack": g.stack, "library": g.library, "hint": g.hint,
+                                                     "added_at": g.added_at})
             if r.compile_id not in c["compile_ids"]:
                 c["count"] += 1
                 c["compile_ids"].append(r.compile_id)
@@ -333,6 +366,10 @@ def _recompiles(tr, stderr):
             if sp:
                 c["specialized_at"], c["specialized_reason"] = sp
                 c["fix"] = knowledge.advice("specialized_loop" if sp[1] == "range_refined_to_singleton" else "specialized")
+            fake = _in_fake_kernel(c.get("added_at"))
+            if fake and not c["expected"]:   # a custom op's fake kernel pinned the size (blind A/B batch 29)
+                c["specialized_at"], c["specialized_reason"] = c["added_at"], f"in the fake kernel {fake}"
+                c["fix"] = knowledge.advice("fake_kernel_pins_size", fake=fake)
         split = split_by_wrapper(tr, fid, wrapper_sites)
         if split and fr.wrapper is None:
             fr.wrapper = split

@@ -28,6 +28,11 @@ def load_run(path):
     if isinstance(rep, dict) and rep.get("command") == "compile-time":
         raise CliError(f"{path} is a compile-time run: compare it with another compile-time run (BEFORE and AFTER of "
                        "the same command)")
+    other = rep.get("command") if isinstance(rep, dict) and isinstance(rep.get("command"), str) else None
+    if other and other != "triage":   # (a triage report's "command" is the program's argv; blind A/B batch 29: a
+        # perf run dir given to compare crashed on its counts)
+        raise CliError(f"{path} is a {other} run, not a triage run: compare takes the run dir of `triage -- <command>`"
+                       + (" (after an edit, run perf again to measure it)" if other == "perf" else ""))
     if not isinstance(rep, dict) or "graph_breaks" not in rep:
         raise CliError(f"{rj}: not a triage report (no graph_breaks); compare takes triage run dirs")
     run_dir = os.path.dirname(rj)

@@ -40,16 +40,22 @@ def recompile_causes(rep):
         if not bad and not f.limit_hit:
             continue
         c = max(bad, key=lambda c: c["primary"]) if bad else None
-        loc = c.get("location") if c else None
-        loc = loc if loc is None or isinstance(loc, dict) else dataclasses.asdict(loc)
+        loc, sp = (_as_dict(c.get("location")), _as_dict(c.get("specialized_at"))) if c else (None, None)
         limit_fix = next((x["fix"] for x in f.fixes if x["kind"] == "limit"), None)
         out.append({"function": f.function, "compiles": f.compiles, "limit_hit": f.limit_hit, "limit": f.limit,
                     "cause": c["cause"] if c else None, "kind": c["kind"] if c else None,
                     "guard": c["guard"] if c else None,
                     "at": (f"{os.path.basename(loc['file'])}:{loc['line']}" + (f" `{loc['code'].strip()}`" if loc.get("code")
                                                                             else "")) if loc and loc.get("line") else None,
+                    "made_static_at": (f"{os.path.basename(sp['file'])}:{sp['line']} `{(sp.get('code') or '').strip()}`"
+                                       + (f" ({c['specialized_reason']})" if c.get("specialized_reason") else ""))
+                    if sp and sp.get("line") else None,
                     "fix": " ".join((c["fix"] if c else limit_fix or "").split())})
     return out
+
+
+def _as_dict(loc):
+    return loc if loc is None or isinstance(loc, dict) else dataclasses.asdict(loc)
 
 
 def _trace_facts(tdir):

@@ -130,7 +130,7 @@ def _recompile_lines(causes):
         lim = (f"; recompile limit ({c['limit'] or '?'}) HIT → it runs eagerly from then on, so compiled is no faster "
                "there" if c["limit_hit"] else "")
         why = (f": {c['cause']} [{c['kind']}] `{cmdline.clip(c['guard'], 90)}`" + (f" at {c['at']}" if c["at"] else "")
-               if c["cause"] else "")
+               + (f", made static at {c['made_static_at']}" if c.get("made_static_at") else "") if c["cause"] else "")
         out.append(f"**{c['function']}** recompiles ({c['compiles']} compiles{lim}){why}"
                    + (f". Fix: {cmdline.clip(c['fix'], 420)}" if c["fix"] else ""))
     return out
