@@ -111,12 +111,7 @@ def parse_guard_failure(reason, known_files=()):
     else:
         s = GUARD_SRC_RE.search(rest)
         if s:
-            path = s.group(1)
-            for kf in known_files:  # torch truncates the path's head: match by suffix
-                if kf.endswith(path.lstrip(".")) or kf.endswith(path):
-                    path = kf
-                    break
-            loc = _loc(path, s.group(2), s.group(3))
+            loc = _loc(next(iter(_known(s.group(1), known_files)), s.group(1)), s.group(2), s.group(3))
             stack = chain([Location(**loc.__dict__)])
     if loc is not None and loc.code is None and loc.line:
         loc.code = src_line(loc.file, loc.line)
@@ -133,6 +128,11 @@ def parse_guard_failure(reason, known_files=()):
                         cause=cause, library=library_of(stack[-1].file) if stack else None, added_at=added)
 
 
+def _known(path, known_files):
+    """The trace's files that a path torch truncated at its head ("mp/cp1/ops.py") can be, by suffix."""
+    return [kf for kf in known_files if kf.endswith(path.lstrip(".")) or kf.endswith(path)]
+
+
 GUARD_ADDED_RE = re.compile(r"#[^#]*\((\S+):(\d+) in (\S+)\)\s*$")
 
 
@@ -144,7 +144,7 @@ def _added_at(rest, known_files, loc):
     if not m:
         return None
     path = m.group(1)
-    cands = [kf for kf in known_files if kf.endswith(path.lstrip(".")) or kf.endswith(path)]
+    cands = _known(path, known_files)
     if not cands and loc is not None and loc.file:
         cands = [os.path.join(os.path.dirname(loc.file), os.path.basename(path))]
     cands = [c for c in cands if os.path.isfile(c)]
