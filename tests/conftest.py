@@ -76,6 +76,23 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda it: 0 if it.get_closest_marker("xdist_group") else 1 if "slow" in it.keywords else 2)
 
 
+def pytest_terminal_summary(terminalreporter):
+    """Where the suite's time went, a line per test file (its tests' setup + call + teardown seconds, all
+    workers together), after --durations' slowest tests: the profile for cutting the suite (issue 25)."""
+    per, total = {}, 0.0
+    for reports in terminalreporter.stats.values():
+        for r in reports:
+            if getattr(r, "when", None) and getattr(r, "nodeid", None):
+                f = r.nodeid.split("::", 1)[0]
+                per[f] = per.get(f, 0.0) + (r.duration or 0.0)
+                total += r.duration or 0.0
+    if total < 60:
+        return
+    terminalreporter.write_sep("=", f"test seconds per file ({total:.0f} s in all, all workers)")
+    for f, s in sorted(per.items(), key=lambda kv: -kv[1])[:15]:
+        terminalreporter.write_line(f"{s:7.0f} s {100 * s / total:4.1f}%  {f}")
+
+
 def program(name):
     """Absolute path of tests/programs/<name>."""
     return os.path.join(PROGRAMS, name)

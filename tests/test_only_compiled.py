@@ -428,6 +428,23 @@ def test_noise_is_judged_at_the_graphs_scale_not_the_outputs_own():
     assert j["verdict"] != "noise" and j["next"] == "vs_eager", j
 
 
+def test_an_ill_conditioned_gate_gets_no_eps_tolerance():
+    """Blind A/B batch 30: a dedup gate's angles from acos of cosines near 1 (the accuracy check's record of that
+    run on 2.15): eager is 8e4 eps from fp64 too. The gate text names the conditioning and a rewrite,
+    instead of "atol ≈ 499674 × eps × max|output|" (which hides eager's error); an ordinary float32 output keeps the
+    eps-scaled tolerance."""
+    from cdlib.decide import accuracy_judge as ac
+    acos = {"dtype": "float32", "max_abs_diff": 0.000598, "max_abs_eager": 0.02008, "assert_close_defaults": False,
+            "rmse_eager_vs_fp64": 0.000194, "rmse_compiled_vs_fp64": 0.000135, "max_abs_fp64": 0.02008}
+    g = ac.gate([acos])
+    assert "ill-conditioned" in g and "8.1e+04 × eps × max|output|" in g and "a looser tolerance hides" in g, g
+    assert len("rounding, measured (not a compiler bug): fix the output check, no bisect. Gate that fits: " + g) <= 420
+    assert "atol ≈" not in g
+    plain = dict(acos, max_abs_diff=2e-6, max_abs_eager=1.0, rmse_eager_vs_fp64=1e-7, rmse_compiled_vs_fp64=2e-7)
+    g = ac.gate([plain])
+    assert "atol ≈ 34 × eps × max|output|" in g and "ill-conditioned" not in g, g
+
+
 def test_a_printed_difference_no_graph_shows_is_not_called_rounding():
     """Blind A/B batch 20: an in-place op on a view of a buffer that another input also views; torch's check
     gives each graph cloned inputs that do not overlap, every graph matched eager to 5.7e-07, and the report

@@ -50,6 +50,8 @@ def _ratio(o):
 # compiled 5.5e-07 vs eager 1.2e-07 from fp64 on outputs up to 3.2). A failing output within these bands
 # (in units of eps(dtype) x max|eager output|) is rounding, not a measured miscompile.
 ULP_RMSE, ULP_MAX = 16, 64
+# eager's own RMSE from fp64 above this many eps(dtype) x max|output|: an ill-conditioned computation (gate())
+ILL_CONDITIONED = 1000
 
 
 def _eps_units(o):
@@ -319,6 +321,16 @@ def gate(measured):
     o = max(measured, key=lambda r: (r.get("max_abs_diff") or 0) / max(r.get("max_abs_eager") or 1e-30, 1e-30))
     d, diff, scale = o["dtype"], o.get("max_abs_diff") or 0.0, o.get("max_abs_eager") or 0.0
     k = diff / (EPS.get(d, EPS["float32"]) * scale) if scale else None
+    e = o.get("rmse_eager_vs_fp64")
+    ke = e / (EPS.get(d, EPS["float32"]) * scale) if scale and e else 0.0
+    if ke > ILL_CONDITIONED:
+        # eager itself is thousands of eps from fp64: the computation amplifies rounding (acos or sqrt near a
+        # boundary, a difference of near-equal values); an eps-scaled tolerance would be absurd (blind A/B batch 30:
+        # acos of a cosine near 1, "atol ≈ 499674 × eps" offered, which would also hide eager's error)
+        return (f"eager is {_fmt(e)} RMSE from fp64 too ({ke:.2g} × eps × max|output|): lost on its own (an "
+                "ill-conditioned step: acos/sqrt near a boundary, near-equal values subtracted; or a low-precision "
+                "round trip). Rewrite it (an angle as 2·atan2(|a−b|, |a+b|), not acos) or use float64; a looser "
+                "tolerance hides eager's error too")
     return ("compare both against an fp64 reference (compiled's error no larger than a few times eager's, as "
             "torch._dynamo.utils.same does); or a tolerance from the dtype's eps and the outputs' scale: here max "
             f"|compiled - eager| = {diff:.3g} on {d} outputs up to {scale:.3g}"
