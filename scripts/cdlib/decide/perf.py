@@ -54,6 +54,20 @@ def recompile_causes(rep):
     return out
 
 
+def expected_recompiles(rep):
+    """Per function whose recompiles are all ones torch expects (a size that changed became dynamic, a grad-mode
+    switch): its compiles and their guards. Each still costs a compile (blind A/B batch 30: dynamic=None after
+    dynamic=False left 3 graphs, the length and then a last partial batch, two thirds of compile time; perf's Next
+    sent to triage, which calls them expected)."""
+    out = []
+    for f in rep.recompiles:
+        if f.causes and all(c["expected"] for c in f.causes) and not f.limit_hit:
+            out.append({"function": f.function, "compiles": f.compiles,
+                        "kinds": sorted({c["kind"] for c in f.causes}),
+                        "guards": [c["guard"] for c in f.causes[:3]]})
+    return out
+
+
 def _as_dict(loc):
     return loc if loc is None or isinstance(loc, dict) else dataclasses.asdict(loc)
 
@@ -280,6 +294,7 @@ def script_result(run_dir, tstr, rep, eager):
         "graph_break_sites": [{"site": b.location.short() if b.location else b.site, "gb_id": b.gb_id,
                                "type": b.gb_type, "count": b.count} for b in rep.graph_breaks],
         "recompiles": st.get("recompiles"), "recompile_causes": recompile_causes(rep),
+        "expected_recompiles": expected_recompiles(rep),
         "cudagraph_skips": f["cudagraph_skips"], "fallbacks": f["fallbacks"],
         "fallback_notes": fallback_notes(f["fallbacks"]), "cpu_random_graphs": f["cpu_random_graphs"],
         "fx_graph_cache": {"hits": st.get("fx_graph_cache_hits"), "misses": st.get("fx_graph_cache_misses")},

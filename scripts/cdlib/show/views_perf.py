@@ -96,6 +96,16 @@ def script_md(r):
     for b in r["graph_break_sites"][:5]:
         L.append(f"  - break at {b['site']} {b.get('gb_id') or ''}: {cmdline.clip(b['type'], 80)} (×{b['count']})")
     L.extend(f"  - {x}" for x in _recompile_lines(r.get("recompile_causes")))
+    exp, share = r.get("expected_recompiles") or [], (r["recompile_s"] or 0) / (r["compile_s"] or 1)
+    costly = exp and share >= 0.25 and (r.get("recompile_share") or 0) >= 0.1   # of compile time, and of wall time
+    for x in exp[:3]:
+        L.append(f"  - **{x['function']}**: {x['compiles']} compiles, each recompile one torch expects "
+                 f"({', '.join(x['kinds'])}: `{cmdline.clip(x['guards'][0], 90)}`), yet each is a compile")
+    if costly:
+        L.append(f"  - those recompiles are {share:.0%} of compile time: to compile once, make the changing sizes "
+                 "dynamic from the first call (torch._dynamo.mark_dynamic(x, dim) on the input, or "
+                 "torch.compile(..., dynamic=True)); a last partial batch is a size change too (drop_last=True or pad "
+                 "it)")
     if r["cudagraph_skips"]:
         L.append("- cudagraph skips: " + "; ".join(cmdline.clip(s["reason"], 100) for s in r["cudagraph_skips"][:3]))
     if r["fallbacks"]:
@@ -115,6 +125,9 @@ def script_md(r):
     if causes and not r["graph_breaks"] and all(c["fix"] for c in causes):
         L.append("Next: the recompile cause and its fix are above; after the edit, run this perf again to measure it "
                  f"(the full recompile report: `{cmdline.cli_command('triage', '--', *shlex.split(r['target']))}`)")
+    elif costly and not r["graph_breaks"] and not causes:
+        L.append("Next: the recompiles above are ones torch expects (triage calls them expected, nothing to fix there); "
+                 "to cut their compile time mark the sizes dynamic, then run this perf again to measure it")
     elif r["graph_breaks"] or r["recompiles"]:
         L.append(f"Next: fix the breaks/recompiles: `{cmdline.cli_command('triage', '--', *shlex.split(r['target']))}`")
     else:
