@@ -76,13 +76,14 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda it: 0 if it.get_closest_marker("xdist_group") else 1 if "slow" in it.keywords else 2)
 
 
+@pytest.hookimpl(trylast=True)      # after --durations' list
 def pytest_terminal_summary(terminalreporter):
     """Where the suite's time went, a line per test file (its tests' setup + call + teardown seconds, all
     workers together), after --durations' slowest tests: the profile for cutting the suite (issue 25)."""
     per, total = {}, 0.0
     for reports in terminalreporter.stats.values():
         for r in reports:
-            if getattr(r, "when", None) and getattr(r, "nodeid", None):
+            if isinstance(r, pytest.TestReport):      # (a collection error's report has no duration)
                 f = r.nodeid.split("::", 1)[0]
                 per[f] = per.get(f, 0.0) + (r.duration or 0.0)
                 total += r.duration or 0.0

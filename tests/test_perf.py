@@ -109,6 +109,7 @@ def test_a_script_that_hits_the_recompile_limit_gets_the_cause_and_fix(tmp_path)
     assert p.returncode == 2 and "is a perf run, not a triage run" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
+@pytest.mark.slow
 def test_expected_recompiles_that_cost_compile_time_are_named_with_dynamic_sizes(tmp_path):
     """Blind A/B batch 30: dynamic=None after dynamic=False still compiled 3 graphs (the padded length, then a last
     partial batch), the dearest part of the job's compile; perf's Next sent to triage, which calls them expected.
@@ -120,9 +121,9 @@ def test_expected_recompiles_that_cost_compile_time_are_named_with_dynamic_sizes
     assert not res["recompile_causes"] and res["recompiles"] == 2
     md = (tmp_path / "r" / "report.md").read_text()
     assert "each recompile one torch expects (shape: `tensor 'ids' size mismatch at index 1" in md, md
-    costly = res["recompile_s"] >= 0.25 * res["compile_s"] and res["recompile_share"] >= 0.1   # (so on 2.15 CPU)
-    assert ("torch.compile(..., dynamic=True)" in md) is costly, md
-    assert ("Next: the recompiles above are ones torch expects" in md) is costly, md
+    # the two recompiles are 43% of compile time and 28% of the run here (2.15, CPU): the dynamic-size advice and Next
+    assert res["recompile_s"] >= 0.25 * res["compile_s"] and res["recompile_share"] >= 0.1, res
+    assert "torch.compile(..., dynamic=True)" in md and "Next: the recompiles above are ones torch expects" in md, md
     fixed, p = run_json("perf", "--out", tmp_path / "f", "--", "python", prog, env={"FIXED": "1"}, timeout=300)
     assert fixed["graphs"] == 1 and fixed["recompiles"] == 0 and not fixed["expected_recompiles"], fixed
 

@@ -55,15 +55,17 @@ def recompile_causes(rep):
 
 
 def expected_recompiles(rep):
-    """Per function whose recompiles are all ones torch expects (a size that changed became dynamic, a grad-mode
-    switch): its compiles and their guards. Each still costs a compile (blind A/B batch 30: dynamic=None after
+    """Per function whose recompiles are all ones torch expects because a size changed (it then becomes dynamic):
+    its compiles and their guards. Each still costs a compile (blind A/B batch 30: dynamic=None after
     dynamic=False left 3 graphs, the length and then a last partial batch, two thirds of compile time; perf's Next
     sent to triage, which calls them expected)."""
     out = []
     for f in rep.recompiles:
-        if f.causes and all(c["expected"] for c in f.causes) and not f.limit_hit:
-            out.append({"function": f.function, "compiles": f.compiles,
-                        "kinds": sorted({c["kind"] for c in f.causes}),
+        # only sizes that changed and then became dynamic ("size mismatch"): marking them dynamic avoids those
+        # compiles; not 0/1 specialization, a grad-mode switch or an older cache entry (review)
+        if f.causes and all(c["expected"] and c["kind"] == "shape" and "size mismatch" in (c["guard"] or "")
+                            for c in f.causes) and not f.limit_hit:
+            out.append({"function": f.function, "compiles": f.compiles, "kinds": ["shape"],
                         "guards": [c["guard"] for c in f.causes[:3]]})
     return out
 

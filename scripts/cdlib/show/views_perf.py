@@ -97,15 +97,16 @@ def script_md(r):
         L.append(f"  - break at {b['site']} {b.get('gb_id') or ''}: {cmdline.clip(b['type'], 80)} (×{b['count']})")
     L.extend(f"  - {x}" for x in _recompile_lines(r.get("recompile_causes")))
     exp, share = r.get("expected_recompiles") or [], (r["recompile_s"] or 0) / (r["compile_s"] or 1)
-    costly = exp and share >= 0.25 and (r.get("recompile_share") or 0) >= 0.1   # of compile time, and of wall time
+    # of compile time and of wall time; only where every recompile is such a size change (recompile_s is all of them)
+    costly = exp and not r.get("recompile_causes") and share >= 0.25 and (r.get("recompile_share") or 0) >= 0.1
     for x in exp[:3]:
         L.append(f"  - **{x['function']}**: {x['compiles']} compiles, each recompile one torch expects "
                  f"({', '.join(x['kinds'])}: `{cmdline.clip(x['guards'][0], 90)}`), yet each is a compile")
     if costly:
         L.append(f"  - those recompiles are {share:.0%} of compile time: to compile once, make the changing sizes "
                  "dynamic from the first call (torch._dynamo.mark_dynamic(x, dim) on the input, or "
-                 "torch.compile(..., dynamic=True)); a last partial batch is a size change too (drop_last=True or pad "
-                 "it)")
+                 "torch.compile(..., dynamic=True)); a last partial batch is a size change too (pad it to the batch "
+                 "size)")
     if r["cudagraph_skips"]:
         L.append("- cudagraph skips: " + "; ".join(cmdline.clip(s["reason"], 100) for s in r["cudagraph_skips"][:3]))
     if r["fallbacks"]:
