@@ -57,7 +57,7 @@ def recompile_causes(rep):
 def expected_recompiles(rep):
     """Per function whose recompiles are all ones torch expects because a size changed (it then becomes dynamic):
     its compiles and their guards. Each still costs a compile (blind A/B batch 30: dynamic=None after
-    dynamic=False left 3 graphs, the length and then a last partial batch, two thirds of compile time; perf's Next
+    dynamic=False left 3 graphs, the length and then a last partial batch, most of its compile time; perf's Next
     sent to triage, which calls them expected)."""
     out = []
     for f in rep.recompiles:
