@@ -61,9 +61,9 @@ def expected_recompiles(rep):
     sent to triage, which calls them expected)."""
     out = []
     for f in rep.recompiles:
-        # only sizes that changed and then became dynamic ("size mismatch"): marking them dynamic avoids those
-        # compiles; not 0/1 specialization, a grad-mode switch or an older cache entry (review)
-        if f.causes and all(c["expected"] and c["kind"] == "shape" and "size mismatch" in (c["guard"] or "")
+        # only sizes that automatic dynamic then made dynamic (analyze_recompiles._expected's reason): marking them
+        # dynamic avoids those compiles; not 0/1 specialization, a grad-mode switch or an older cache entry (review)
+        if f.causes and all(c["expected"] and c["kind"] == "shape" and (c.get("why") or "").startswith("automatic dynamic")
                             for c in f.causes) and not f.limit_hit:
             out.append({"function": f.function, "compiles": f.compiles, "kinds": ["shape"],
                         "guards": [c["guard"] for c in f.causes[:3]]})
