@@ -94,6 +94,17 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(f"{s:7.0f} s {100 * s / total:4.1f}%  {f}")
 
 
+def fresh_cache(path):
+    """A new Inductor cache dir for one test's run (returned as str), made as the CLI makes its throwaway ones
+    (proc.private_cache_env): empty of any program's code, with torch's CPU ISA probes copied from the suite's
+    shared cache, which saves each such run ~8 s of g++ that is the same for every program."""
+    from cdlib.run import proc
+    path = str(path)
+    os.makedirs(path, exist_ok=True)
+    proc.seed_isa_probes(path, os.environ.get("TORCHINDUCTOR_CACHE_DIR"))
+    return path
+
+
 def program(name):
     """Absolute path of tests/programs/<name>."""
     return os.path.join(PROGRAMS, name)

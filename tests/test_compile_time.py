@@ -3,12 +3,13 @@ portable cache artifacts across processes, regional compilation of repeated bloc
 Real torch.compile (Inductor, C++ backend) on small programs; assertions on relations, not times."""
 import json
 import os
+import pathlib
 import subprocess
 import sys
 
 import pytest
 
-from conftest import program, run_cli
+from conftest import program, run_cli, fresh_cache
 
 
 def ct_summary(trace_dir):
@@ -335,7 +336,7 @@ def test_an_unrolled_python_loop_is_named_with_its_fix(tmp_path):
     is counted 12 times in one graph and the first suggestion is to compile the loop's body."""
     from cdlib.decide import compile_time, compile_time_advice
     from cdlib.read import trace as tracemod
-    env = dict(os.environ, TORCH_TRACE=str(tmp_path / "trace"), TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, TORCH_TRACE=str(tmp_path / "trace"), TORCHINDUCTOR_CACHE_DIR=fresh_cache(tmp_path / "cache"))
     p = subprocess.run([sys.executable, program("ct_unrolled_loop.py")], env=env, capture_output=True, text=True,
                        timeout=600)
     assert p.returncode == 0, p.stderr[-2000:]
@@ -433,3 +434,51 @@ def test_compare_takes_a_compile_time_run_and_the_fixed_command(compiled_step, t
     (tri / "report.json").write_text(json.dumps({"command": "triage", "graph_breaks": []}))
     p = run_cli("compare", str(before), str(tri))
     assert p.returncode == 2 and "is a compile-time run" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_a_throwaway_cache_starts_with_the_cpu_probes_and_compiles_the_program(tmp_path):
+    """Every run in a cache of its own (compile-time's cold run, fix trials, triage's empty-cache check, bisect)
+    starts with the CPU ISA probes copied from the user's cache: g++ builds the program's kernels there and no
+    probe (each ~0.5-2 s; ~8 s of the ~14 s a tiny cold run cost on 2 cores). The user's cache is only read."""
+    # the probes are in the suite's cache once torch has picked an ISA there (a no-op when they already are);
+    # the user's cache is a copy of them (the suite's own is written by other tests meanwhile)
+    subprocess.run([sys.executable, "-c", "from torch._inductor import cpu_vec_isa as m; print(m.pick_vec_isa())"],
+                   check=True, timeout=300, capture_output=True)
+    user = fresh_cache(tmp_path / "user-cache")
+    before = sorted((str(p), p.stat().st_mtime_ns) for p in pathlib.Path(user).rglob("*") if p.is_file())
+    log = tmp_path / "cxx.log"
+    cxx = tmp_path / "cxx"
+    cxx.write_text(f'#!/bin/sh\nfor a in "$@"; do case "$a" in *.cpp) echo "$a" >> {log};; esac; done\nexec g++ "$@"\n')
+    cxx.chmod(0o755)
+    prog = tmp_path / "prog.py"
+    prog.write_text("import torch\n\n@torch.compile\ndef f(x):\n    return torch.relu(x) * 3 + 1\n\n"
+                    "print(f(torch.arange(8.0)).sum().item())\n")
+    p = run_cli("compile-time", "--json", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog,
+                env={"CXX": str(cxx), "TORCHINDUCTOR_CACHE_DIR": user}, check=0)
+    cold = json.loads(p.stdout)["runs"]["cold"]
+    assert cold["exit_code"] == 0 and cold["caches"]["fx_graph_cache"]["miss"] >= 1
+    built = log.read_text().split()
+    probes = [f for f in built if b"_chk_kernel" in open(f, "rb").read()]
+    assert built and not probes, built
+    copied = [f for f in pathlib.Path(cold["cache_dir"]).rglob("*.cpp") if b"_chk_kernel" in f.read_bytes()]
+    assert copied
+    assert sorted((str(p), p.stat().st_mtime_ns) for p in pathlib.Path(user).rglob("*")
+                  if p.is_file()) == before
+
+
+def test_seeding_copies_finished_probes_only(tmp_path):
+    """seed_isa_probes copies a probe's .cpp, .so and .load_ok; not a program's kernel, not a probe whose .so is
+    still being written (mtime < 5 s ago), nothing when the source is the destination."""
+    from cdlib.run import proc
+    src, dst = tmp_path / "user", tmp_path / "new"
+    (src / "ab").mkdir(parents=True)
+    probe = 'extern "C" void __avx_chk_kernel() {}\n'
+    for key, text, age in (("cprobe", probe, 60), ("ckernel", "extern \"C\" void kernel() {}\n", 60),
+                           ("cfresh", probe, 0)):
+        for suffix, body in ((".cpp", text), (".so", "ELF"), (".so.load_ok", "")):
+            f = src / "ab" / (key + suffix)
+            f.write_text(body)
+            os.utime(f, (f.stat().st_mtime - age,) * 2)
+    assert proc.seed_isa_probes(str(dst), str(src)) == 1
+    assert sorted(p.name for p in dst.rglob("*")) == ["ab", "cprobe.cpp", "cprobe.so", "cprobe.so.load_ok"]
+    assert proc.seed_isa_probes(str(src), str(src)) == 0 and proc.seed_isa_probes(str(dst), str(tmp_path / "none")) == 0

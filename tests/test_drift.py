@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, fresh_cache
 from test_skill_facts import API_RE, ENV_RE, resolve, torch_source
 
 SOURCES = sorted(glob.glob(os.path.join(ROOT, "scripts", "**", "*.py"), recursive=True)
@@ -109,7 +109,7 @@ def test_trace_parser_keys_exist_in_a_live_trace(tmp_path):
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     from cdlib.read import trace as tracemod
     env = dict(os.environ, TORCH_TRACE=str(tmp_path / "trace"),
-               TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))   # cold: the cache-miss artifacts appear
+               TORCHINDUCTOR_CACHE_DIR=fresh_cache(tmp_path / "cache"))   # cold: the cache-miss artifacts appear
     subprocess.run([sys.executable, "-c", _PROG], env=env, check=True, timeout=600, capture_output=True)
     tr = tracemod.parse(str(tmp_path / "trace"))
     keys = {e.key for e in tr.events}

@@ -4,7 +4,7 @@ import re
 import subprocess
 import sys
 
-from conftest import ROOT
+from conftest import ROOT, fresh_cache
 
 from cdlib.decide import knowledge
 
@@ -216,7 +216,7 @@ def test_the_shape_recipe_warns_rightly_that_mark_dynamic_is_strict(tmp_path):
     """knowledge/recompiles.yaml's shape fix says mark_dynamic raises where a lowering specializes the dim
     (a convolution's backward in training on CPU): run it (blind A/B batch 6 followed mark_dynamic into it)."""
     import subprocess
-    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache"))
+    env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=fresh_cache(tmp_path / "cache"))
     p = subprocess.run([sys.executable, os.path.join(ROOT, "tests", "programs", "mark_dynamic_conv_train.py")],
                        capture_output=True, text=True, timeout=600, env=env)
     if knowledge.installed_torch_version() >= (2, 14):
@@ -261,7 +261,7 @@ def test_the_bincount_recipe_runs_as_written_under_fullgraph(tmp_path):
         """)
     (tmp_path / "moe.py").write_text(prog)
     p = subprocess.run([sys.executable, str(tmp_path / "moe.py")], capture_output=True, text=True, timeout=600,
-                       env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache")))
+                       env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=fresh_cache(tmp_path / "cache")))
     assert p.returncode == 0 and "recipe ok" in p.stdout, p.stdout[-1000:] + p.stderr[-3000:]
     assert "bincount fails" in p.stdout, p.stdout
 
@@ -371,7 +371,7 @@ def test_the_random_branch_recipe_runs_as_written_under_fullgraph(tmp_path):
         """).replace("RECIPE", textwrap.indent(recipe["code"], " " * 8))
     (tmp_path / "drop.py").write_text(prog)
     p = subprocess.run([sys.executable, str(tmp_path / "drop.py")], capture_output=True, text=True, timeout=600,
-                       env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=str(tmp_path / "cache")))
+                       env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=fresh_cache(tmp_path / "cache")))
     out = p.stdout.split()
     assert p.returncode == 0 and "breaks" in out, p.stdout + p.stderr[-2000:]
     import torch

@@ -4,7 +4,7 @@ multi-threaded timings meaningless) and assert lenient bounds on the CPU-time ra
 import os
 
 import pytest
-from conftest import program, resolve_dotted, run_cli, run_json
+from conftest import program, resolve_dotted, run_cli, run_json, fresh_cache
 
 MODELS = program("perf_models.py")
 FAST = ["--modes", "eager,default", "--threads", "1", "--repeat", "5", "--round-ms", "50"]
@@ -117,7 +117,7 @@ def test_expected_recompiles_that_cost_compile_time_are_named_with_dynamic_sizes
     prog = program("perf_padded_lengths.py")
     # an empty compile cache, as on the job's first run: a warm one makes the recompiles cheap (and the advice moot)
     res, p = run_json("perf", "--out", tmp_path / "r", "--", "python", prog, timeout=300,
-                      env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")})
+                      env={"TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "cache")})
     (x,) = res["expected_recompiles"]
     assert x["function"] == "forward" and x["compiles"] == 3 and x["kinds"] == ["shape"], x
     assert not res["recompile_causes"] and res["recompiles"] == 2

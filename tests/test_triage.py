@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import CLI, program, run_cli, run_json
+from conftest import CLI, program, run_cli, run_json, fresh_cache
 
 _CACHE = {}
 
@@ -404,7 +404,7 @@ def test_custom_op_in_an_imported_module_and_a_stale_cache(tmp_path):
     reused cached graphs (pytorch#187319: the cache key does not see mutates_args)."""
     (tmp_path / "rows_ops.py").write_text(_OPS.replace("{MUT}", "()"))
     (tmp_path / "main.py").write_text(_MAIN)
-    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    env = {"TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "cache")}
     data, p = run_json("triage", "--no-tlparse", "--out", str(tmp_path / "before"), "--", sys.executable, "main.py",
                        cwd=str(tmp_path), env=env, timeout=600)
     (e,) = data["errors"]
@@ -612,7 +612,7 @@ def test_a_fake_kernel_with_other_strides_is_named_and_its_stale_cache_measured(
     fails; with caches off it passes."""
     (tmp_path / "fk_ops.py").write_text(_FAKE_OPS.replace("FAKE", "torch.empty_like(x)"))
     (tmp_path / "main.py").write_text(_FAKE_MAIN)
-    env = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    env = {"TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "cache")}
     data, p = run_json("triage", "--no-tlparse", "--out", str(tmp_path / "before"), "--", sys.executable, "main.py",
                        cwd=str(tmp_path), env=env, timeout=600)
     (e,) = data["errors"]
@@ -676,7 +676,7 @@ def test_a_size_pinned_in_a_fake_kernel_names_its_line_and_the_stale_cache(tmp_p
     integer ceil division, and that the compile cache must be cleared after the edit (the fixed program with the
     old cache still recompiles on 2.15; with a new one it compiles once)."""
     prog = program("rc_fake_kernel_ceil.py")
-    cache = {"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")}
+    cache = {"TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "cache")}
     d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, env=cache,
                     timeout=600)
     (f,) = d["recompiles"]
@@ -693,7 +693,7 @@ def test_a_size_pinned_in_a_fake_kernel_names_its_line_and_the_stale_cache(tmp_p
     from cdlib.decide import knowledge
     if knowledge.installed_torch_version() >= (2, 15):   # the AOTAutograd cache replays the fake kernel's guards
         assert graphs(cache) == "graphs: 5"
-    assert graphs({"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "new-cache")}) == "graphs: 1"
+    assert graphs({"TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "new-cache")}) == "graphs: 1"
 
 
 def test_part_of_a_compiled_program_that_runs_uncompiled_is_named(tmp_path):
@@ -1435,7 +1435,7 @@ def test_a_ddp_optimizer_crash_is_torchs_and_optimize_ddp_off_decides(tmp_path):
     assert "optimize_ddp = False" in first["why"]
     assert not any("your own backend" in s["why"] for s in d["next_steps"]), d["next_steps"]
     p = subprocess.run([sys.executable, prog, "--no-split"], capture_output=True, text=True, timeout=600,
-                       env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "c")})
+                       env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "c")})
     assert p.returncode == 0 and re.search(r"^loss ", p.stdout, re.M), p.stderr[-2000:]   # (2.9's gloo prints too)
 
 
@@ -1459,7 +1459,7 @@ def test_a_scan_that_torchs_eager_switch_breaks_is_not_sure_and_the_read_is_indu
     fixed = subprocess.run([sys.executable, "-c", "import runpy, sys, torch; torch._dynamo.config.capture_scalar_outputs"
                             f" = True; sys.argv = [{str(prog)!r}]; runpy.run_path(sys.argv[0], run_name='__main__')"],
                            capture_output=True, text=True, timeout=600,
-                           env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "c")})
+                           env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "c")})
     assert plain.returncode == fixed.returncode == 0 and plain.stdout == fixed.stdout, (plain.stdout, fixed.stderr[-1500:])
 
 
@@ -1472,7 +1472,7 @@ def test_random_numbers_are_named_only_when_fallback_random_gives_eagers_output(
     args = [sys.executable, program("rng_beside_miscompile.py")] + (["--relu-bug"] if bug else [])
     # a cold cache of its own: the class reads Inductor's code, which a warm cache's hit may not log (seen on 2.11)
     d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", *args, timeout=600,
-                    env={"TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "cache")})
+                    env={"TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "cache")})
     assert d["vs_eager"]["differ"], d["vs_eager"]
     ids = [f["id"] for f in d["semantics"]]
     if bug:

@@ -87,7 +87,7 @@ def run(args):
     for d in (log_dir, tmp):
         os.makedirs(d, exist_ok=True)
     orig_pp = os.environ.get("PYTHONPATH", "")
-    env = {"TORCHINDUCTOR_CACHE_DIR": cache, "TRITON_CACHE_DIR": os.path.join(cache, "triton"),
+    env = {**proc.private_cache_env(cache),
            "PYTHONPATH": proc.SCRIPTS_DIR + (os.pathsep + orig_pp if orig_pp else ""),
            "CD_ORIG_PYTHONPATH": orig_pp, "TMPDIR": tmp, "PYTHONUNBUFFERED": "1",
            # never inherit a half-finished manual bisection from the user's shell

@@ -170,8 +170,7 @@ def _run(argv, run_dir, tag, timeout, steps, cache_dir=None):
     os.makedirs(d, exist_ok=True)
     cache = cache_dir or os.path.join(d, "cache")
     trace_dir = os.path.join(d, "trace")
-    env = {"TORCH_TRACE": trace_dir, "TORCHINDUCTOR_CACHE_DIR": cache, "TRITON_CACHE_DIR": os.path.join(cache, "triton"),
-           "PYTHONUNBUFFERED": "1"}
+    env = {"TORCH_TRACE": trace_dir, **proc.private_cache_env(cache), "PYTHONUNBUFFERED": "1"}
     if steps:
         env.update(proc.startup_env(d, steps, name="startup"))
     before = measure.cache_files(cache)

@@ -18,8 +18,7 @@ def run_trial(argv, trial_dir, steps, timeout, target_str):
     """One run of the unmodified program with `steps` injected, its own Inductor/Triton cache in
     the trial dir (all trials cold alike; the user's caches untouched). Returns the report dict."""
     os.makedirs(trial_dir, exist_ok=True)
-    env = {"TORCHINDUCTOR_CACHE_DIR": os.path.join(trial_dir, "inductor-cache"),
-           "TRITON_CACHE_DIR": os.path.join(trial_dir, "triton-cache")}
+    env = proc.private_cache_env(os.path.join(trial_dir, "inductor-cache"), os.path.join(trial_dir, "triton-cache"))
     if steps:
         env.update(proc.startup_env(trial_dir, steps))
     rep = runs.run_and_analyze(argv, trial_dir, timeout=timeout, env_add=env, tlparse=False)

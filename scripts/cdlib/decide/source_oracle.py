@@ -106,7 +106,7 @@ class Oracle:
         self.mode, self.graph_break, self.break_id, self.recompile = mode, graph_break, break_id, recompile
         self.root = os.path.join(run_dir, "source")
         self.cache = os.path.join(self.root, "inductor_cache")
-        os.makedirs(self.cache, exist_ok=True)
+        self.cache_env = proc.private_cache_env(self.cache)
         self.slots = []
         self.notes = []
         for k in range(max(1, jobs)):
@@ -142,7 +142,7 @@ class Oracle:
 
     def _env(self, how, qdir):
         env = {"PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", "TORCH_TRACE": None,
-               "TORCHINDUCTOR_CACHE_DIR": self.cache, "TRITON_CACHE_DIR": os.path.join(self.cache, "triton")}
+               **self.cache_env}
         if how == "eager":
             env.update(verdict.eager_env(qdir))
         elif how == "good":

@@ -68,8 +68,7 @@ def run(args, name, extra_env=None):
     if not args.no_debug_dir:
         env.update({"TORCH_COMPILE_DEBUG": "1", "TORCH_COMPILE_DEBUG_DIR": run_dir})
     if args.fresh_cache:
-        env.update({"TORCHINDUCTOR_CACHE_DIR": os.path.join(run_dir, "inductor_cache"),
-                    "TRITON_CACHE_DIR": os.path.join(run_dir, "triton_cache")})
+        env.update(proc.private_cache_env(os.path.join(run_dir, "inductor_cache"), os.path.join(run_dir, "triton_cache")))
     env.update(extra_env or {})
     proc.progress(f"running {tstr} (trace -> {tdir})")
     res = proc.run(argv, env_add=env, timeout=args.timeout,

@@ -389,10 +389,71 @@ def run_worker(name, worker_args, *, run_dir, timeout, env_add=None, tag=None, c
 STARTUP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "startup")
 
 
-def private_cache_env(cache):
-    """Env vars that give a run its own Inductor and Triton caches under `cache` (the user's are not read or
-    written); the caller deletes the directory when the run is done."""
-    return {"TORCHINDUCTOR_CACHE_DIR": cache, "TRITON_CACHE_DIR": os.path.join(cache, "triton")}
+def private_cache_env(cache, triton=None):
+    """Env vars that give a run its own Inductor and Triton caches under `cache` (the user's are not written);
+    the caller deletes the directory when the run is done. The directory starts with the CPU ISA probes that
+    torch already built in the user's cache (seed_isa_probes): an empty cache still compiles all of the
+    program's own code, without the ~8 CPU-seconds of probes that are the same for every program."""
+    os.makedirs(cache, exist_ok=True)
+    seed_isa_probes(cache)
+    return {"TORCHINDUCTOR_CACHE_DIR": cache, "TRITON_CACHE_DIR": triton or os.path.join(cache, "triton")}
+
+
+def user_inductor_cache():
+    """The Inductor cache dir the user's own runs use: $TORCHINDUCTOR_CACHE_DIR, else torch's default
+    (<tmp>/torchinductor_<user>, torch/_inductor/runtime/cache_dir_utils.py), without importing torch."""
+    if os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        return os.environ["TORCHINDUCTOR_CACHE_DIR"]
+    import getpass
+    import tempfile
+    try:
+        user = getpass.getuser()
+    except (KeyError, ImportError, OSError):
+        user = f"uid_{os.getuid()}" if hasattr(os, "getuid") else "unknown_user"
+    return os.path.join(tempfile.gettempdir(), "torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
+
+
+# torch's CPU ISA probes (torch/_inductor/cpu_vec_isa.py, VecISA.check_build and friends): each a few-line C++
+# file whose function is named __<isa>_chk_kernel, built into <cache>/<2 chars>/<key>.so once per cache dir
+# (~0.4-2 s of g++ each, ~8 s for the ten on a 2-core x86 machine; 2.15 also marks a loaded one <key>.so.load_ok)
+_PROBE_MARK = b"_chk_kernel"
+
+
+def seed_isa_probes(cache, source=None):
+    """Copy torch's CPU ISA probe builds from `source` (default: the user's cache) into the new cache `cache`:
+    machine facts (what this CPU and compiler support), never the program's code or graphs, so a stale-cache
+    or cold-compile measurement is unchanged by them. Only reads `source`; copies a probe whose build is
+    complete (its .so not written in the last 5 s). Returns how many probes were copied (0 when there is
+    nothing to copy or anything fails)."""
+    src = source or user_inductor_cache()
+    try:
+        if not os.path.isdir(src) or os.path.realpath(src) == os.path.realpath(cache):
+            return 0
+        subdirs = [e for e in os.scandir(src) if len(e.name) == 2 and e.is_dir(follow_symlinks=False)]
+    except OSError:
+        return 0
+    n, now = 0, time.time()
+    for sd in subdirs:
+        try:
+            entries = {e.name: e for e in os.scandir(sd.path)}
+            for name, e in entries.items():
+                key = name[:-4]
+                so = entries.get(key + ".so")
+                if not name.endswith(".cpp") or so is None or e.stat().st_size > 4096 \
+                        or not so.stat().st_size or now - so.stat().st_mtime < 5:
+                    continue
+                with open(e.path, "rb") as f:
+                    if _PROBE_MARK not in f.read():
+                        continue
+                dst = os.path.join(cache, sd.name)
+                os.makedirs(dst, exist_ok=True)
+                for suffix in (".cpp", ".so", ".so.load_ok"):
+                    if key + suffix in entries and not os.path.exists(os.path.join(dst, key + suffix)):
+                        shutil.copy2(entries[key + suffix].path, os.path.join(dst, key + suffix))
+                n += 1
+        except OSError:
+            continue
+    return n
 
 
 def startup_env(run_dir, steps, name="startup"):
