@@ -76,10 +76,40 @@ def pytest_collection_modifyitems(config, items):
         items.sort(key=lambda it: 0 if it.get_closest_marker("xdist_group") else 1 if "slow" in it.keywords else 2)
 
 
+def _tree_state():
+    """The checkout's changed and untracked files (git status), or None outside a git checkout."""
+    try:
+        p = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=ROOT, capture_output=True,
+                           text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return set(p.stdout.splitlines()) if p.returncode == 0 else None
+
+
+def pytest_sessionstart(session):
+    if not hasattr(session.config, "workerinput"):
+        session.config._tree_before = _tree_state()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """Nothing a test runs may write into the checkout (a program run with the repo as its cwd once left
+    runs/metrics.json there): a run that changed it fails, naming the files."""
+    before = getattr(session.config, "_tree_before", None)
+    after = _tree_state() if before is not None else None
+    if after is not None and after - before:
+        session.config._tree_changed = sorted(after - before)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
 @pytest.hookimpl(trylast=True)      # after --durations' list
 def pytest_terminal_summary(terminalreporter):
     """Where the suite's time went, a line per test file (its tests' setup + call + teardown seconds, all
     workers together), after --durations' slowest tests: the profile for cutting the suite (issue 25)."""
+    changed = getattr(terminalreporter.config, "_tree_changed", None)
+    if changed:
+        terminalreporter.write_sep("=", "the tests changed the checkout (run programs with cwd=tmp_path)", red=True)
+        for line in changed[:20]:
+            terminalreporter.write_line(line)
     per, total = {}, 0.0
     for reports in terminalreporter.stats.values():
         for r in reports:

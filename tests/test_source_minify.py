@@ -283,7 +283,7 @@ def test_source_stage_reduces_a_transformers_program_to_its_graph_break(tmp_path
     prog = program("src_hf_train.py")
     out = tmp_path / "m"
     doc, p = run_json("minify", "--out", out, "--source", "--source-limit", "50", "--timeout", "300",
-                      "--", sys.executable, prog, timeout=1800)
+                      "--", sys.executable, prog, timeout=1800, cwd=tmp_path)   # (it writes runs/metrics.json)
     assert p.returncode == 0, p.stderr[-3000:]
     gb = doc["graph_break"]
     assert doc["mode"] == "graph_break" and gb["function"] == "train_step" and gb["gb_id"], gb
