@@ -70,7 +70,7 @@ def test_injected_relu_bug_is_a_measured_miscompile(prog, tmp_path):
     miscompile, with the graph and the RMSE pair, routed to bisect --from this run."""
     tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", program(prog), timeout=900)
     acc = tri["verdict"]["accuracy"]
-    assert acc["verdict"] == "miscompile", acc
+    assert acc["verdict"] == "miscompile" and acc["failing_graph"], acc
     assert acc["graph"].startswith("model__") and acc["graph"] in acc["summary"]
     assert acc["summary"].startswith(f"measured miscompile in graph {acc['graph']} (compiled ")
     assert acc["rmse"]["rmse_compiled_vs_fp64"] > 100 * acc["rmse"]["rmse_eager_vs_fp64"]
