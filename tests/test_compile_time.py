@@ -440,16 +440,20 @@ def test_a_throwaway_cache_starts_with_the_cpu_probes_and_compiles_the_program(t
     """Every run in a cache of its own (compile-time's cold run, fix trials, triage's empty-cache check, bisect)
     starts with the CPU ISA probes copied from the user's cache: g++ builds the program's kernels there and no
     probe (each ~0.5-2 s; ~8 s of the ~14 s a tiny cold run cost on 2 cores). The user's cache is only read."""
-    # the probes are in the suite's cache once torch has picked an ISA there (a no-op when they already are);
-    # the user's cache is a copy of them (the suite's own is written by other tests meanwhile)
-    subprocess.run([sys.executable, "-c", "from torch._inductor import cpu_vec_isa as m; print(m.pick_vec_isa())"],
-                   check=True, timeout=300, capture_output=True)
-    user = fresh_cache(tmp_path / "user-cache")
-    before = sorted((str(p), p.stat().st_mtime_ns) for p in pathlib.Path(user).rglob("*") if p.is_file())
     log = tmp_path / "cxx.log"
     cxx = tmp_path / "cxx"
     cxx.write_text(f'#!/bin/sh\nfor a in "$@"; do case "$a" in *.cpp) echo "$a" >> {log};; esac; done\nexec g++ "$@"\n')
     cxx.chmod(0o755)
+    # the user's cache holds the probes once torch has picked an ISA with this compiler there (the compiler is in
+    # their key on some releases: 2.11); copied from the suite's cache where they match, built where they don't
+    user = fresh_cache(tmp_path / "user-cache")
+    subprocess.run([sys.executable, "-c", "from torch._inductor import cpu_vec_isa as m; print(m.pick_vec_isa())"],
+                   check=True, timeout=300, capture_output=True, env={**os.environ, "CXX": str(cxx),
+                                                                       "TORCHINDUCTOR_CACHE_DIR": user})
+    log.write_text("")
+    for f in pathlib.Path(user).rglob("*"):   # built a while ago (a probe written in the last 5 s is not copied)
+        os.utime(f, (f.stat().st_mtime - 60,) * 2)
+    before = sorted((str(p), p.stat().st_mtime_ns) for p in pathlib.Path(user).rglob("*") if p.is_file())
     prog = tmp_path / "prog.py"
     prog.write_text("import torch\n\n@torch.compile\ndef f(x):\n    return torch.relu(x) * 3 + 1\n\n"
                     "print(f(torch.arange(8.0)).sum().item())\n")
