@@ -129,10 +129,7 @@ def fresh_cache(path):
     (proc.private_cache_env): empty of any program's code, with torch's CPU ISA probes copied from the suite's
     shared cache, which saves each such run ~8 s of g++ that is the same for every program."""
     from cdlib.run import proc
-    path = str(path)
-    os.makedirs(path, exist_ok=True)
-    proc.seed_isa_probes(path, os.environ.get("TORCHINDUCTOR_CACHE_DIR"))
-    return path
+    return proc.private_cache_env(str(path))["TORCHINDUCTOR_CACHE_DIR"]
 
 
 def program(name):

@@ -438,9 +438,9 @@ def seed_isa_probes(cache, source=None):
             entries = {e.name: e for e in os.scandir(sd.path)}
             for name, e in entries.items():
                 key = name[:-4]
-                so = entries.get(key + ".so")
-                if not name.endswith(".cpp") or so is None or e.stat().st_size > 4096 \
-                        or not so.stat().st_size or now - so.stat().st_mtime < 5:
+                so = entries.get(key + ".so") if name.endswith(".cpp") else None
+                so_st = so and so.stat()
+                if not so_st or not so_st.st_size or now - so_st.st_mtime < 5 or e.stat().st_size > 4096:
                     continue
                 with open(e.path, "rb") as f:
                     if _PROBE_MARK not in f.read():
