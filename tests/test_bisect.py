@@ -166,6 +166,39 @@ def test_meaning_covers_every_subsystem():
     assert list(BACKENDS) == bisect_result.LADDER
 
 
+def test_a_graph_pass_result_is_a_lead_and_its_workaround_is_measured(tmp_path):
+    """An Inductor graph pass the bisector switched off is where the failure depends, not proof the pass is wrong
+    (blind A/B batch 31: remove_noop_ops #0 for an unmasked vector store in Inductor's C++ code, with
+    pattern_matcher=False offered as the workaround, which does not even switch that pass off). The one run
+    with pattern_matcher=False decides whether that switch is a workaround: real runs of a program whose
+    registered pattern is wrong (the switch avoids it) and of one whose bug is in code generation (it does not)."""
+    found = {"backend": "inductor", "subsystem": "joint_graph_passes", "bisect_number": 0,
+             "debug_info": "remove_noop_ops"}
+    what, advice = bisect_result.meaning(found, None)
+    assert "not proof that the pass is wrong" in what and "pattern_matcher" not in advice
+    assert "Without that pass the program is correct" not in what
+    args = dataclasses.make_dataclass("A", ["timeout", "bad_if", "bad_if_exception"])(300, None, None)
+    env = {"PYTHONPATH": None, "CD_ORIG_PYTHONPATH": "", "TMPDIR": str(tmp_path / "gone")}
+    checks = {}
+    for name in ("bug_registered_pattern.py", "bug_relu_accuracy_assert.py"):
+        d = tmp_path / name
+        d.mkdir()
+        checks[name] = bisect_run.config_check([sys.executable, program(name)], str(d), args, env,
+                                               bisect_result.PATTERN_MATCHER_OFF)
+        assert checks[name]["applied"], checks[name]
+    assert not checks["bug_registered_pattern.py"]["bad"]
+    assert checks["bug_relu_accuracy_assert.py"]["bad"] and "AssertionError" in checks["bug_relu_accuracy_assert.py"]["reason"]
+    for name, expect in (("bug_registered_pattern.py", "Workaround, measured: torch._inductor.config.pattern_matcher"),
+                         ("bug_relu_accuracy_assert.py", "Measured: torch._inductor.config.pattern_matcher=False does not avoid")):
+        res = {"status": "found", "result": found, "target_runs": 10, "meaning": what, "advice": advice}
+        assert bisect_result.needs_pass_check(res)
+        bisect_result.with_pass_check(res, checks[name])
+        assert res["advice"].startswith(expect) and res["target_runs"] == 11, res["advice"]
+    own = dict(found, subsystem="post_grad_passes", debug_info="post_grad_custom_post_pass")
+    assert not bisect_result.needs_pass_check({"status": "found", "result": own})
+    assert "your own pass" in bisect_result.meaning(own, None)[1]
+
+
 # ---------------------------------------------------------------- slow: real bisections
 def _user_cache(tmp_path):
     """A fake user Inductor cache with a marker file; returns (env, checker)."""
@@ -322,3 +355,21 @@ def test_per_run_timeout_kills_the_target(tmp_path):
     except (ProcessLookupError, FileNotFoundError):
         alive = False
     assert not alive
+
+
+def test_an_intermittent_failure_is_named_when_the_path_passed(tmp_path):
+    """A failing run off the sequential path while the path's runs passed (blind A/B batch 31: a heap overrun in
+    Inductor's C++ code crashed one subsystem run and not the inductor ladder run): "no failure" would hide it.
+    The record is a real step line of that run's shape; the view and summary name it."""
+    from cdlib.show import views_bisect
+    rec = {"step": 5, "backend": "inductor", "subsystem": "pre_grad_passes", "run_state": "test_disable", "bad": True,
+           "reason": "killed by SIGABRT", "duration_s": 79.9}
+    res, _ = bisect_result.result_of(
+        dataclasses.make_dataclass("A", ["target", "from_dir"])(["python3", "x.py"], None), str(tmp_path),
+        ["python3", "x.py"], {"version": "2.15.0"}, "own", [], None, None, 143.0,
+        extra={"bad_off_path": [bisect_result.step_line(rec)]}, target_runs=6)
+    assert res["status"] == "no-failure" and res["summary"].startswith("intermittent")
+    res["next_command"] = "triage"
+    md = views_bisect.markdown(res)
+    assert md.startswith("# bisect: the failure is intermittent")
+    assert "run 6: subsystem: inductor / pre_grad_passes (disabled) -> BAD (killed by SIGABRT" in md

@@ -175,7 +175,10 @@ def _run_own(args, run_dir, argv, info, env, tmp):
     extra = {"jobs": jobs, "runs_started": len(records),
              "runs_cancelled": sum(1 for r in records if r.get("cancelled")),
              "runs_on_path": len(steps),
-             "runs_saved": bisect_result.implied(search, known, parsed)}
+             "runs_saved": bisect_result.implied(search, known, parsed),
+             # failing runs the sequential path did not need: with no result, the failure is intermittent
+             "bad_off_path": [bisect_result.step_line(r) for r in records
+                              if r.get("bad") and tuple(r["probe"]) not in set(path)]}
     return _report(args, run_dir, argv, info, "own", steps, parsed, error, wall, env, extra=extra,
                    target_runs=len(records))
 
@@ -186,6 +189,9 @@ def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wa
                                        extra=extra, target_runs=target_runs)
     if res["status"] == "found" and parsed["backend"] == "eager":
         nxt = bisect_result.without_compile(res, bisect_run.no_compile_check(argv, run_dir, args, env), args, nxt)
+    if bisect_result.needs_pass_check(res):
+        bisect_result.with_pass_check(res, bisect_run.config_check(argv, run_dir, args, env,
+                                                                   bisect_result.PATTERN_MATCHER_OFF))
     res["next_command"] = nxt
     output.emit(args, res, views_bisect.markdown(res))
     return 0

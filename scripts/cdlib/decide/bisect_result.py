@@ -105,13 +105,21 @@ def meaning(result, first_bad):
         advice = "Fix or register the op's fake kernel (torch.library.register_fake); report it."
     elif b == "inductor":
         if sub in ("pre_grad_passes", "joint_graph_passes", "post_grad_passes"):
-            what = (f"An Inductor graph pass breaks it: {sub}, application #{num}"
-                    + (f", the pass `{dbg}`" if dbg else "") + ". Without that pass the program is correct.")
             if dbg and "custom" in dbg:
+                what = (f"Your own Inductor graph pass breaks it: {sub}, application #{num}, `{dbg}`. Without it the "
+                        "program is correct.")
                 advice = f"`{dbg}` is your own pass (torch._inductor.config.{dbg}): fix it or unset it."
             else:
-                advice = ("Workaround: disable the pass (torch._inductor.config.pattern_matcher=False disables the "
-                          "pattern-matcher passes); report it with the minified repro.")
+                # the bisector switched one application of the pass off and the failure went away: the pass may be
+                # wrong, or it only changes the graph that lowering, fusion and code generation see (blind A/B batch
+                # 31: remove_noop_ops #0 for an unmasked vector store in Inductor's C++ code, and pattern_matcher=False,
+                # offered as the workaround, does not even switch that pass off)
+                what = (f"With one Inductor graph pass switched off ({sub}, application #{num}"
+                        + (f", `{dbg}`" if dbg else "") + ") the failure goes away. That is where it depends, not "
+                        "proof that the pass is wrong: a pass that changes the graph also changes what lowering, "
+                        "fusion and code generation make of it, and the bug can be there.")
+                advice = ("Minify to a repro and read the failing graph's generated code (TORCH_LOGS=output_code); "
+                          "a workaround is a rewrite of the ops there, checked with `compare`.")
         elif sub == "inductor_fallback_random":
             what = ("Setting torch._inductor.config.fallback_random=True fixes it: compiled random numbers differ "
                     "from eager's (Inductor's RNG is not bitwise eager's). Usually expected, not a bug.")
@@ -207,13 +215,44 @@ def result_of(args, run_dir, argv, info, engine, steps, parsed, bisector_error, 
         return res, nxt
     if parsed is None:
         res.update(status="no-failure", result=None,
-                   summary="no failure reproduced: the program passes with every backend, inductor included")
+                   summary="no failure reproduced: the program passes with every backend, inductor included"
+                   if not res.get("bad_off_path") else "intermittent: a run off the bisector's path failed "
+                   f"({res['bad_off_path'][0]}), the runs on it passed; a bisect cannot follow it")
         return res, cmdline.cli_command("triage", "--", *args.target)
     what, advice = meaning(parsed, first_bad)
     res.update(status="found", result=parsed, layer=LAYER.get(parsed["backend"], parsed["backend"]),
                meaning=what, advice=advice,
                failure={k: first_bad.get(k) for k in ("reason", "exc_type", "exc_message", "stderr")} if first_bad else None)
     return res, nxt
+
+
+PASS_SUBSYSTEMS = ("pre_grad_passes", "joint_graph_passes", "post_grad_passes")
+PATTERN_MATCHER_OFF = {"torch._inductor.config.pattern_matcher": False}
+
+
+def needs_pass_check(res):
+    """A found Inductor graph pass that is not the user's own: one run with pattern_matcher=False says whether
+    that switch is a workaround (torch applies some passes, remove_noop_ops among them, whatever it says)."""
+    r = res.get("result") or {}
+    return res.get("status") == "found" and r.get("backend") == "inductor" and r.get("subsystem") in PASS_SUBSYSTEMS \
+        and "custom" not in (r.get("debug_info") or "")
+
+
+def with_pass_check(res, chk):
+    """The measured answer of needs_pass_check's run (chk: bisect_run.config_check) goes into the advice."""
+    res["target_runs"] += 1
+    res["pattern_matcher_off"] = chk
+    if not chk["applied"]:
+        res["advice"] += (" (pattern_matcher=False was not measured: the setting could not be applied to the "
+                          "program)")
+    elif chk["bad"]:
+        res["advice"] = ("Measured: torch._inductor.config.pattern_matcher=False does not avoid it (one run, still "
+                         f"{chk['reason']}), so it is no workaround. " + res["advice"])
+    else:
+        res["advice"] = ("Workaround, measured: torch._inductor.config.pattern_matcher=False (one run with it passes; "
+                         "it switches off every pattern-matcher pass, so check speed and output with `compare`). "
+                         + res["advice"])
+    return res
 
 
 def without_compile(res, chk, args, nxt):

@@ -68,3 +68,19 @@ def no_compile_check(argv, run_dir, args, env):
                  stderr_path=os.path.join(run_dir, "no_compile.stderr"))
     bad, reason = bisect_step.judge(r, r.read_stdout(), r.read_stderr(), args.bad_if, args.bad_if_exception)
     return {"bad": bad, "reason": reason}
+
+
+def config_check(argv, run_dir, args, env, config, name="pattern_matcher_off"):
+    """One run of the target with `config` set as it imports torch (the startup hook), in an empty cache of
+    its own: does that setting avoid the failure? -> {"config", "bad", "reason", "applied"}"""
+    from .workers import bisect_step
+    e = {k: v for k, v in env.items() if k != "CD_ORIG_PYTHONPATH"}
+    e["TMPDIR"] = os.environ.get("TMPDIR")   # the search's own TMPDIR is gone by now
+    e.update(proc.private_cache_env(os.path.join(run_dir, f"{name}_cache")))
+    e.update(proc.startup_env(run_dir, [{"config": config}], name=name))
+    proc.progress(f"checking the workaround: one run with {', '.join(f'{k}={v}' for k, v in config.items())}")
+    r = proc.run(argv, env_add=e, timeout=args.timeout, stdout_path=os.path.join(run_dir, f"{name}.stdout"),
+                 stderr_path=os.path.join(run_dir, f"{name}.stderr"))
+    bad, reason = bisect_step.judge(r, r.read_stdout(), r.read_stderr(), args.bad_if, args.bad_if_exception)
+    return {"config": config, "bad": bad, "reason": reason,
+            "applied": os.path.exists(os.path.join(run_dir, f"{name}.applied"))}

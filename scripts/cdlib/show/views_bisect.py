@@ -22,10 +22,15 @@ def markdown(res):
                "Next: check the target fails deterministically, then run", "", f"    {nxt}"]
         return "\n".join(md)
     if res["status"] == "no-failure":
-        md += ["# bisect: no failure reproduced", "",
+        md += ["# bisect: " + ("the failure is intermittent" if res.get("bad_off_path") else "no failure reproduced"), "",
                f"The program passed with every backend ({', '.join(l['backend'] for l in ladder)}); "
                f"{runs} runs, {wall:.0f}s.",
-               "- If it fails only sometimes, it is flaky: rerun it a few times first.",
+               *([f"- **It fails only sometimes**: {'; '.join(res['bad_off_path'][:3])}, yet the run with the same "
+                  "or a larger part of the compiler passed. A bisect cannot follow an intermittent failure (a native "
+                  "crash with another message each time is memory corruption, e.g. a kernel writing out of bounds): "
+                  "make it fail every run first (more inputs or steps in one run, or --bad-if on a wrong value it "
+                  "prints), then bisect again."] if res.get("bad_off_path") else
+                 ["- If it fails only sometimes, it is flaky: rerun it a few times first."]),
                "- If it fails without a non-zero exit, say how to see it: --bad-if REGEX or --bad-if-exception NAME.",
                "", "Next: look at the whole run with triage:", "",
                "    " + nxt]
