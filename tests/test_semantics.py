@@ -340,3 +340,17 @@ def test_the_generator_class_fix_makes_compiled_match_eager():
     """generator_advanced_while_tracing's fix (blind A/B batch 27): the batch fetched outside the compiled step gives
     eager's losses; without it the compiled step trains on the batch seen while tracing (the class's test runs it)."""
     _fixed_matches_eager("sem_generator_next_traced.py")
+
+
+@pytest.mark.slow
+def test_numpy_random_in_a_compiled_step_is_named_when_outputs_differ(tmp_path):
+    """Blind A/B batch 31: a seed sweep whose compiled train step drew its noise with np.random gave one result for
+    every seed; --vs-eager ran fallback_random and said random numbers do not explain it. The class (it needed a
+    failure) is now named from the traced graph when the outputs differ, before any fallback_random run, and its
+    fix (draw outside the compiled step) makes compiled print what eager prints."""
+    rep, md = _triage("sem_numpy_noise_step.py", tmp_path, "--vs-eager")
+    assert (rep["vs_eager"] or {}).get("differ"), rep["vs_eager"]
+    assert "numpy_random_traced" in [f["id"] for f in rep["semantics"]], rep["semantics"]
+    assert rep["next_steps"][0]["why"].startswith("[numpy_random_traced]"), rep["next_steps"]
+    assert "fallback_random" not in rep["vs_eager"], rep["vs_eager"]
+    _fixed_matches_eager("sem_numpy_noise_step.py")

@@ -471,7 +471,7 @@ def _rng_explains(rep, argv, run_dir, timeout, env_add, eager_stdout, dtypes):
     rep.vs_eager["verdict"] += ("; with fallback_random=True (one more run) compiled prints the same as eager: the "
                                 "random numbers explain it" if explains else
                                 "; with fallback_random=True (one more run) it still differs "
-                                f"({cmp['verdict']}): random numbers do not explain it")
+                                f"({cmp['verdict']}): Inductor's random ops do not explain it")
     return explains
 
 
