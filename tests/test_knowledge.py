@@ -48,6 +48,7 @@ def test_graph_break_recipes_use_real_registry_ids():
 def test_guard_kinds():
     cases = {"tensor 'x' size mismatch at index 0. expected 2, actual 3": "shape",
              "tensor 'x' dtype mismatch. expected Float, actual Double": "dtype",
+             "tensor 'feats' stride mismatch at index 1. expected 1, actual 160": "stride",
              "GLOBAL_STATE changed: grad_mode": "grad_mode", "GLOBAL_STATE changed: num_threads ": "num_threads",
              "self.use_relu == True": "module_attribute",
              "factor == 0.5": "python_float", "n == 3": "python_int",

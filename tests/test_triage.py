@@ -71,6 +71,7 @@ def test_break_inside_loop(triaged):
     ("rc_dtype.py", "dtype", "f", "dtype mismatch"),
     ("rc_reqgrad.py", "requires_grad", "forward", "requires_grad mismatch"),
     ("rc_text.py", "python_str", "predict", "text == 'refund please'"),
+    ("rc_stride.py", "stride", "forward", "stride mismatch"),   # blind A/B batch 31: filed as a shape change
 ])
 def test_recompile_classified(triaged, name, kind, function, guard_part):
     d = triaged(name)
