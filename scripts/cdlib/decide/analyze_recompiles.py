@@ -391,6 +391,11 @@ def _recompiles(tr, stderr):
     return out
 
 
+def recompile_kinds(recompiles):
+    """{compile id: the kind of the guard that failed first} of each recompile (FunctionRecompiles list)."""
+    return {r.compile_id: r.failures[0].kind for fr in recompiles for r in fr.recompiles if r.failures}
+
+
 def recompile_whys(recompiles):
     """{compile id: why | None} of each recompile (FunctionRecompiles list): why torch expects it, by the
     rule triage and compare use (the cause of the guard that failed on the newest entry is expected),

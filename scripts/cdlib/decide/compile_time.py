@@ -322,7 +322,8 @@ def summarize(tr, wall_s=None, top=5):
     if isinstance(tr, str):
         tr = tracemod.parse(tr)
     phase_by_cid, covered = _phase_times(tr)
-    whys = analyze_recompiles.recompile_whys(analyze_recompiles._recompiles(tr, ""))
+    recs = analyze_recompiles._recompiles(tr, "")
+    whys, kinds = analyze_recompiles.recompile_whys(recs), analyze_recompiles.recompile_kinds(recs)
     frames = {}
     autotune_compile_us = autotune_runtime_us = triton_us = 0
     restart_s = 0.0
@@ -375,7 +376,9 @@ def summarize(tr, wall_s=None, top=5):
                      # what a cache hit would skip of this frame's compile (see CACHE_COVER)
                      "cache_skippable": {cv: {k: _r(v) for k, v in d.items() if k in SKIPPED_PHASES and v >= 0.0005}
                                          for cv, d in covered.get(cid, {}).items()},
-                     "recompile_expected": whys.get(cid) if not cid.endswith("/0") else None})
+                     "recompile_expected": whys.get(cid) if not cid.endswith("/0") else None,
+                     "recompile_kind": kinds.get(cid) if not cid.endswith("/0") else None})
+    costly = costly_dynamic(rows)
     rows.sort(key=lambda r: -(r["total_s"] or 0))
     compile_s = round(sum(r["total_s"] or 0 for r in rows), 3)
     recompile_s = round(sum(r["total_s"] or 0 for r in rows if r["recompile"]), 3)
@@ -396,6 +399,7 @@ def summarize(tr, wall_s=None, top=5):
         # recompiles torch expects (triage's rule: automatic dynamic, one mode switch): nothing to fix
         "expected_recompiles": sum(1 for r in rows if r["recompile_expected"]),
         "expected_recompile_time_s": _r(sum(r["total_s"] or 0 for r in rows if r["recompile_expected"])),
+        "costly_dynamic": costly,
         "restart_time_s": _r(restart_s),
         "phases": phases,
         "runtime_regions_s": {k: _r(v) for k, v in runtime.items() if v >= 0.0005},
@@ -413,6 +417,24 @@ def summarize(tr, wall_s=None, top=5):
         "repeated_blocks": repeated_blocks(tr),
         "repeated_code": repeated_code(tr),
     }
+
+
+def costly_dynamic(rows, ratio=2.0, least_s=5.0):
+    """Recompiles on a new size (automatic dynamic makes the sizes symbolic) that cost at least `ratio` times
+    the function's first, static compile and `least_s` more: the symbolic sizes are the cost, and a static graph per
+    size would compile like the first (blind A/B batch 31: HF Swin at 64, 80 and 96 px, the 80 px dynamic recompile
+    340 s vs 114 s, its window padding a nest of floor/mod size expressions; called "expected, nothing to fix")."""
+    first = {r["compile_id"].rsplit("/", 1)[0]: r for r in rows if r["compile_id"].endswith("/0")}
+    out = []
+    for r in rows:
+        f = first.get(r["compile_id"].rsplit("/", 1)[0])
+        if r["recompile"] and r.get("recompile_kind") == "shape" and not (r.get("recompile_expected") or "").startswith(
+                "dynamic=False") and f \
+                and f["total_s"] and r["total_s"] and r["total_s"] >= ratio * f["total_s"] \
+                and r["total_s"] - f["total_s"] >= least_s:
+            out.append({"compile_id": r["compile_id"], "function": r["function"], "location": r["location"],
+                        "s": r["total_s"], "first_s": f["total_s"]})
+    return out
 
 
 def compare(cold, warm):

@@ -259,6 +259,16 @@ def suggestions(summary, summaries, runs, argv):
                         "command": cli_command("compile-time", "--regional", "--", *argv) if argv else None})
     if opt:
         out.append(opt)
+    dyn = summary.get("costly_dynamic") or []
+    if dyn:
+        d = dyn[0]
+        out.append({"id": "static_sizes", "title": f"{k['static_sizes']['title']}: `{d['function']}` "
+                    f"({d['location'] or d['compile_id']}) took {d['s']} s as a dynamic graph, {d['first_s']} s static",
+                    "fix": " ".join(k["static_sizes"]["fix"].split()), "saving_kind": "expected",
+                    "saving": "expected: up to " + str(round(sum(x["s"] - x["first_s"] for x in dyn), 2)) +
+                              " s per cold start (each dynamic compile less a static one)",
+                    "saving_s": round(sum(x["s"] - x["first_s"] for x in dyn), 2),
+                    "compile_ids": [x["compile_id"] for x in dyn], "command": None})
     to_fix = [f for f in summary["frames"] if f["recompile"] and not f.get("recompile_expected")]
     if to_fix:
         secs = round(sum(f["total_s"] or 0 for f in to_fix), 2)

@@ -62,8 +62,12 @@ def markdown(res):
         whys = list(dict.fromkeys(f["recompile_expected"] for f in s["frames"] if f.get("recompile_expected")))
         lines.append(f"recompiles: {s['recompiles']} compile(s), {s['recompile_time_s']} s = "
                      f"{_pct(s['recompile_share'])} of compile time"
-                     + (f"; {'all' if exp == s['recompiles'] else exp} expected, nothing to fix "
-                        f"({s['expected_recompile_time_s']} s; {'; '.join(whys[:2])})" if exp else ""))
+                     + (f"; {'all' if exp == s['recompiles'] else exp} expected" + (
+                         " by torch, but a dynamic graph cost more than a static one: " + "; ".join(
+                             f"`{d['function']}` {d['s']} s dynamic vs {d['first_s']} s first" for d in
+                             s["costly_dynamic"][:2]) + " (see What would help)" if s.get("costly_dynamic") else
+                         ", nothing to fix") + f" ({s['expected_recompile_time_s']} s; {'; '.join(whys[:2])})"
+                        if exp else ""))
     if s.get("restart_time_s"):
         lines.append(f"graph-break restarts: {s['restart_time_s']} s of Dynamo tracing redone")
     lines.append("")
