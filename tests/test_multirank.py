@@ -90,6 +90,9 @@ def test_identical_ranks_no_divergence(tmp_path):
     assert set(div["compile_time"]["per_rank_s"]) == {"0", "1"}
     md = (out / "report.md").read_text()
     assert "no divergence between ranks" in md and "| 1 | exit 0 |" in md
+    # what each rank printed last is in the report (blind A/B batch 31: a rank's parity check said nothing there)
+    said = md.split("What the ranks printed last", 1)[1]
+    assert "- rank 0:\n  `rank 0 loss=" in said and "- rank 1:\n  `rank 1 loss=" in said, md
     if res["artifacts"].get("tlparse"):  # tlparse --all-ranks-html over both ranks
         assert os.path.exists(out / "tlparse" / "rank_0") and os.path.exists(out / "tlparse" / "rank_1")
 

@@ -90,6 +90,15 @@ def multirank_markdown(result, reps, cwd=None):
     out.append("")
     out.append(table(["rank", "status", "graphs", "break sites", "recompiles", "compile s", "errors", "summary", "at timeout"], rows))
 
+    said = [(r["rank"], list(rep.printed_tail or [])) for r, rep in zip(result["ranks"], reps)]
+    if any(lines for _, lines in said):
+        out.append("\nWhat the ranks printed last (torch's warnings and tracebacks left out):")
+        if len({tuple(lines) for _, lines in said}) == 1:
+            out += ["- every rank:"] + [f"  `{ln}`" for ln in said[0][1]]
+        else:
+            for rank, lines in said:
+                out += [f"- rank {rank}:"] + ([f"  `{ln}`" for ln in lines] or ["  (nothing)"])
+
     if result.get("hang"):
         h = result["hang"]
         out.append(f"\n## Hang (killed after {result['timeout_s']:.0f} s; stacks dumped for rank(s) "
