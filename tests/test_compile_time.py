@@ -354,7 +354,8 @@ def test_a_dynamic_recompile_dearer_than_a_static_graph_is_named_and_dynamic_fal
     """Blind A/B batch 31: HF Swin at 64, 80 and 96 px; the 80 px recompile (sizes made symbolic by automatic
     dynamic) took 340 s against 114 s for the first compile, its window padding a nest of floor/mod expressions,
     and compile-time called it "expected, nothing to fix". A recompile on a new size that costs >= 2x the first
-    (static) compile is named, with dynamic=False as the fix, and that fix measured: less compile time in all."""
+    (static) compile in tracing and lowering (a process's first compile also pays one-time costs in code generation)
+    is named, with dynamic=False as the fix, and that fix measured: less compile time in all."""
     def run(name, **env):
         out = tmp_path / name
         p = run_cli("compile-time", "--json", "--no-tlparse", "--out", out, "--", "python",
@@ -363,13 +364,13 @@ def test_a_dynamic_recompile_dearer_than_a_static_graph_is_named_and_dynamic_fal
         return json.loads(p.stdout), (out / "report.md").read_text()
     res, md = run("dynamic")
     (d,) = res["summary"]["costly_dynamic"]
-    assert d["compile_id"] == "0/1" and d["s"] >= 2 * d["first_s"], d
+    assert d["compile_id"] == "0/1" and d["trace_s"] >= 2 * d["first_trace_s"], d
     assert "nothing to fix" not in md and "dynamic graph cost more than a static one" in md, md
     sug = {g["id"]: g for g in res["suggestions"]}
     assert "dynamic=False" in sug["static_sizes"]["fix"] and "ct_windowed_sizes.py" in sug["static_sizes"]["title"]
     fixed, _ = run("static", FIXED="1")
     assert not fixed["summary"]["costly_dynamic"] and fixed["summary"]["compiled_frames"] == 2
-    assert fixed["summary"]["compile_time_s"] < res["summary"]["compile_time_s"] - (d["s"] - d["first_s"]) / 2
+    assert fixed["summary"]["compile_time_s"] < res["summary"]["compile_time_s"] - (d["trace_s"] - d["first_trace_s"]) / 2
 
 
 @pytest.fixture(scope="module")

@@ -419,21 +419,31 @@ def summarize(tr, wall_s=None, top=5):
     }
 
 
+# the phases that symbolic sizes make dearer (tracing, functionalization, lowering, fusion, guards); code generation
+# and kernel compile are left out: a process's first compile also pays one-time costs there (its CPU ISA probes, the
+# compile workers' start), seen as 40 s of the first compile's codegen on a 16-core machine
+SYMBOLIC_PHASES = ("dynamo", "aot", "lowering", "scheduling", "guards")
+
+
 def costly_dynamic(rows, ratio=2.0, least_s=5.0):
-    """Recompiles on a new size (automatic dynamic makes the sizes symbolic) that cost at least `ratio` times
-    the function's first, static compile and `least_s` more: the symbolic sizes are the cost, and a static graph per
-    size would compile like the first (blind A/B batch 31: HF Swin at 64, 80 and 96 px, the 80 px dynamic recompile
-    340 s vs 114 s, its window padding a nest of floor/mod size expressions; called "expected, nothing to fix")."""
+    """Recompiles on a new size (automatic dynamic makes the sizes symbolic) whose tracing and lowering cost at least
+    `ratio` times the function's first, static compile's and `least_s` more: the symbolic sizes are the cost, and a
+    static graph per size would compile like the first (blind A/B batch 31: HF Swin at 64, 80 and 96 px, the 80 px
+    dynamic recompile 340 s vs 114 s, its window padding a nest of floor/mod size expressions; it was called
+    "expected, nothing to fix")."""
+    def traced(r):
+        return round(sum((r.get("phases") or {}).get(k, 0.0) for k in SYMBOLIC_PHASES), 3)
     first = {r["compile_id"].rsplit("/", 1)[0]: r for r in rows if r["compile_id"].endswith("/0")}
     out = []
     for r in rows:
         f = first.get(r["compile_id"].rsplit("/", 1)[0])
-        if r["recompile"] and r.get("recompile_kind") == "shape" and not (r.get("recompile_expected") or "").startswith(
-                "dynamic=False") and f \
-                and f["total_s"] and r["total_s"] and r["total_s"] >= ratio * f["total_s"] \
-                and r["total_s"] - f["total_s"] >= least_s:
+        if not (r["recompile"] and r.get("recompile_kind") == "shape" and f
+                and not (r.get("recompile_expected") or "").startswith("dynamic=False")):
+            continue
+        t, t0 = traced(r), traced(f)
+        if t >= ratio * t0 and t - t0 >= least_s:
             out.append({"compile_id": r["compile_id"], "function": r["function"], "location": r["location"],
-                        "s": r["total_s"], "first_s": f["total_s"]})
+                        "s": r["total_s"], "first_s": f["total_s"], "trace_s": t, "first_trace_s": t0})
     return out
 
 

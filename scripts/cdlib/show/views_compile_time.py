@@ -64,7 +64,8 @@ def markdown(res):
                      f"{_pct(s['recompile_share'])} of compile time"
                      + (f"; {'all' if exp == s['recompiles'] else exp} expected" + (
                          " by torch, but a dynamic graph cost more than a static one: " + "; ".join(
-                             f"`{d['function']}` {d['s']} s dynamic vs {d['first_s']} s first" for d in
+                             f"`{d['function']}` traced and lowered in {d['trace_s']} s dynamic vs {d['first_trace_s']} s "
+                             "first" for d in
                              s["costly_dynamic"][:2]) + " (see What would help)" if s.get("costly_dynamic") else
                          ", nothing to fix") + f" ({s['expected_recompile_time_s']} s; {'; '.join(whys[:2])})"
                         if exp else ""))
