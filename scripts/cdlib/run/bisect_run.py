@@ -58,29 +58,30 @@ def probe_torch(python, run_dir, timeout=120):
         return {"torch": None}
 
 
+def _judged_run(argv, run_dir, args, env, name):
+    """One run of the target with env, judged as a bisect step is (exit status, signal, --bad-if, ...)."""
+    from .workers import bisect_step
+    r = proc.run(argv, env_add=env, timeout=args.timeout, stdout_path=os.path.join(run_dir, f"{name}.stdout"),
+                 stderr_path=os.path.join(run_dir, f"{name}.stderr"))
+    bad, reason = bisect_step.judge(r, r.read_stdout(), r.read_stderr(), args.bad_if, args.bad_if_exception)
+    return {"bad": bad, "reason": reason}
+
+
 def no_compile_check(argv, run_dir, args, env):
     """Only when even backend='eager' fails: does the program fail with torch.compile disabled?"""
-    from .workers import bisect_step
     e = dict(env)
     e["TORCH_COMPILE_DISABLE"] = "1"
     e["PYTHONPATH"] = e.pop("CD_ORIG_PYTHONPATH") or None
-    r = proc.run(argv, env_add=e, timeout=args.timeout, stdout_path=os.path.join(run_dir, "no_compile.stdout"),
-                 stderr_path=os.path.join(run_dir, "no_compile.stderr"))
-    bad, reason = bisect_step.judge(r, r.read_stdout(), r.read_stderr(), args.bad_if, args.bad_if_exception)
-    return {"bad": bad, "reason": reason}
+    return _judged_run(argv, run_dir, args, e, "no_compile")
 
 
 def config_check(argv, run_dir, args, env, config, name="pattern_matcher_off"):
     """One run of the target with `config` set as it imports torch (the startup hook), in an empty cache of
     its own: does that setting avoid the failure? -> {"config", "bad", "reason", "applied"}"""
-    from .workers import bisect_step
     e = {k: v for k, v in env.items() if k != "CD_ORIG_PYTHONPATH"}
     e["TMPDIR"] = os.environ.get("TMPDIR")   # the search's own TMPDIR is gone by now
     e.update(proc.private_cache_env(os.path.join(run_dir, f"{name}_cache")))
     e.update(proc.startup_env(run_dir, [{"config": config}], name=name))
     proc.progress(f"checking the workaround: one run with {', '.join(f'{k}={v}' for k, v in config.items())}")
-    r = proc.run(argv, env_add=e, timeout=args.timeout, stdout_path=os.path.join(run_dir, f"{name}.stdout"),
-                 stderr_path=os.path.join(run_dir, f"{name}.stderr"))
-    bad, reason = bisect_step.judge(r, r.read_stdout(), r.read_stderr(), args.bad_if, args.bad_if_exception)
-    return {"config": config, "bad": bad, "reason": reason,
+    return {"config": config, **_judged_run(argv, run_dir, args, e, name),
             "applied": os.path.exists(os.path.join(run_dir, f"{name}.applied"))}

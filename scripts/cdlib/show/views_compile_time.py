@@ -60,15 +60,15 @@ def markdown(res):
     if s["recompiles"]:
         exp = s.get("expected_recompiles") or 0
         whys = list(dict.fromkeys(f["recompile_expected"] for f in s["frames"] if f.get("recompile_expected")))
+        verdict = ", nothing to fix"
+        if s.get("costly_dynamic"):   # expected by torch, yet the dynamic graph is the cost
+            verdict = " by torch, but a dynamic graph cost more than a static one: " + "; ".join(
+                f"`{d['function']}` traced and lowered in {d['trace_s']} s dynamic vs {d['first_trace_s']} s first"
+                for d in s["costly_dynamic"][:2]) + " (see What would help)"
         lines.append(f"recompiles: {s['recompiles']} compile(s), {s['recompile_time_s']} s = "
                      f"{_pct(s['recompile_share'])} of compile time"
-                     + (f"; {'all' if exp == s['recompiles'] else exp} expected" + (
-                         " by torch, but a dynamic graph cost more than a static one: " + "; ".join(
-                             f"`{d['function']}` traced and lowered in {d['trace_s']} s dynamic vs {d['first_trace_s']} s "
-                             "first" for d in
-                             s["costly_dynamic"][:2]) + " (see What would help)" if s.get("costly_dynamic") else
-                         ", nothing to fix") + f" ({s['expected_recompile_time_s']} s; {'; '.join(whys[:2])})"
-                        if exp else ""))
+                     + (f"; {'all' if exp == s['recompiles'] else exp} expected{verdict} "
+                        f"({s['expected_recompile_time_s']} s; {'; '.join(whys[:2])})" if exp else ""))
     if s.get("restart_time_s"):
         lines.append(f"graph-break restarts: {s['restart_time_s']} s of Dynamo tracing redone")
     lines.append("")
