@@ -199,6 +199,30 @@ def test_a_graph_pass_result_is_a_lead_and_its_workaround_is_measured(tmp_path):
     assert "your own pass" in bisect_result.meaning(own, None)[1]
 
 
+def test_a_failure_in_vectorized_cpu_code_gets_the_measured_scalar_workaround(tmp_path):
+    """An Inductor result that names no setting, on a machine without a GPU: one run with cpp.simdlen=1 says
+    whether the vectorized C++ is where it fails. A real open bug (pytorch#196681: a 2-D-tiled reduction's tail
+    stores a full vector; wrong values or a glibc abort): the program fails, and passes with scalar kernels.
+    (The other side, an injected relu bug that scalar code keeps, runs in the bisect below.)"""
+    args = dataclasses.make_dataclass("A", ["timeout", "bad_if", "bad_if_exception"])(300, None, None)
+    env = {"PYTHONPATH": None, "CD_ORIG_PYTHONPATH": "", "TMPDIR": str(tmp_path / "gone")}
+    argv = [sys.executable, program("bug_vec_tail_store.py")]
+    if not bisect_run._judged_run(argv, str(tmp_path), args, {"PYTHONPATH": None}, "as_is")["bad"]:
+        pytest.skip(f"pytorch#196681 does not reproduce on torch {__import__('torch').__version__}: nothing to check")
+    chk = bisect_run.config_check(argv, str(tmp_path), args, env, bisect_result.SCALAR_CPU_CODE, name="scalar_cpu")
+    assert chk["applied"] and not chk["bad"], chk
+    found = {"backend": "inductor", "subsystem": "joint_graph_passes", "bisect_number": 0,
+             "debug_info": "remove_noop_ops"}
+    what, advice = bisect_result.meaning(found, None)
+    res = {"status": "found", "result": found, "target_runs": 12, "meaning": what, "advice": advice}
+    assert bisect_result.needs_vector_check(res, gpu=False) and not bisect_result.needs_vector_check(res, gpu=True)
+    bisect_result.with_vector_check(res, chk)
+    assert res["advice"].startswith("Workaround, measured: torch._inductor.config.cpp.simdlen = 1")
+    assert "vectorized CPU code" in res["meaning"] and res["target_runs"] == 13
+    for sub in ("inductor_fallback_random", "cudagraphs"):   # a result that names its own setting: no run
+        assert not bisect_result.needs_vector_check({"status": "found", "result": dict(found, subsystem=sub)}, False)
+
+
 # ---------------------------------------------------------------- slow: real bisections
 def _user_cache(tmp_path):
     """A fake user Inductor cache with a marker file; returns (env, checker)."""
@@ -230,7 +254,8 @@ def test_bisect_silent_accuracy_bug_with_bad_if(tmp_path):
     assert [l["backend"] for l in data["ladder"]] == bisect_result.LADDER
     assert [l["bad"] for l in data["ladder"]] == [False, False, False, False, True]
     assert data["engine"] == "own" and data["jobs"] >= 1
-    assert data["target_runs"] == len(open(data["steps_log"]).read().splitlines())
+    # the steps log has the bisector's runs; the one check with scalar C++ kernels comes after them
+    assert data["target_runs"] == len(open(data["steps_log"]).read().splitlines()) + 1
     # the ladder's inductor run counted the applications: no find_max_bounds run
     assert not any(r.get("run_state") == "find_max_bounds" for r in map(json.loads, open(data["steps_log"])))
     untouched()
@@ -239,6 +264,10 @@ def test_bisect_silent_accuracy_bug_with_bad_if(tmp_path):
     assert "stage 1/2" in p.stderr and "inductor / lowerings" in p.stderr and "range [" in p.stderr
     md = (out / "report.md").read_text()
     assert "lowerings" in md and "minify" in md.splitlines()[-1]
+    # no GPU here: one run with scalar C++ kernels, and the injected relu bug is in the scalar code too
+    chk = data["scalar_cpu_code"]
+    assert chk["applied"] and chk["bad"] and "MISMATCH" in chk["reason"], chk
+    assert data["advice"].startswith("Measured: with Inductor's C++ kernels not vectorized")
 
 
 @pytest.mark.slow

@@ -44,10 +44,13 @@ def test_config_is_set_and_user_sitecustomize_still_runs(tmp_path):
     site = tmp_path / "usersite"
     site.mkdir()
     (site / "sitecustomize.py").write_text(USER_SITE)
-    p = _run(tmp_path, ITEM + CHECK_USER, [{"config": {"torch._dynamo.config.capture_scalar_outputs": True}}],
+    # a setting of a config module's nested group (cpp.simdlen: bisect's check of vectorized C++) is set too
+    nested = "import torch._inductor.config as ic\nprint('simdlen', ic.cpp.simdlen)\n"
+    p = _run(tmp_path, ITEM + nested + CHECK_USER, [{"config": {"torch._dynamo.config.capture_scalar_outputs": True,
+                                                                "torch._inductor.config.cpp.simdlen": 1}}],
              extra_pp=str(site))
     assert p.returncode == 0, p.stderr
-    assert "capture True" in p.stdout
+    assert "capture True" in p.stdout and "simdlen 1" in p.stdout and "[compile-debug startup]" not in p.stderr
     assert "user hook 1" in p.stdout
 
 

@@ -189,6 +189,9 @@ def _report(args, run_dir, argv, info, engine, steps, parsed, bisector_error, wa
                                        extra=extra, target_runs=target_runs)
     if res["status"] == "found" and parsed["backend"] == "eager":
         nxt = bisect_result.without_compile(res, bisect_run.no_compile_check(argv, run_dir, args, env), args, nxt)
+    if bisect_result.needs_vector_check(res, proc.machine_has_gpu()):
+        bisect_result.with_vector_check(res, bisect_run.config_check(argv, run_dir, args, env,
+                                                                     bisect_result.SCALAR_CPU_CODE, name="scalar_cpu"))
     if bisect_result.needs_pass_check(res):
         bisect_result.with_pass_check(res, bisect_run.config_check(argv, run_dir, args, env,
                                                                    bisect_result.PATTERN_MATCHER_OFF))

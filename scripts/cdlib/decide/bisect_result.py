@@ -255,6 +255,39 @@ def with_pass_check(res, chk):
     return res
 
 
+SCALAR_CPU_CODE = {"torch._inductor.config.cpp.simdlen": 1}
+# results that name no setting of their own: a graph pass, an op's lowering, or none (code generation)
+CODE_SUBSYSTEMS = PASS_SUBSYSTEMS + ("lowerings", None)
+
+
+def needs_vector_check(res, gpu):
+    """An Inductor result that names no setting, on a machine without a GPU (every kernel is C++): one run with
+    cpp.simdlen=1 (Inductor's C++ not vectorized) says whether the vectorized CPU code is where it fails (blind
+    A/B batch 31: a 2-D-tiled reduction's tail stored a full vector, pytorch#196681; simdlen=1 avoided it)."""
+    r = res.get("result") or {}
+    return not gpu and res.get("status") == "found" and r.get("backend") == "inductor" \
+        and r.get("subsystem") in CODE_SUBSYSTEMS and "custom" not in (r.get("debug_info") or "")
+
+
+def with_vector_check(res, chk):
+    """The measured answer of needs_vector_check's run (chk: bisect_run.config_check) goes into the result."""
+    res["target_runs"] += 1
+    res["scalar_cpu_code"] = chk
+    if not chk["applied"]:
+        res["advice"] += " (cpp.simdlen=1 was not measured: the setting could not be applied to the program)"
+    elif chk["bad"]:
+        res["advice"] = ("Measured: with Inductor's C++ kernels not vectorized (torch._inductor.config.cpp.simdlen=1, "
+                         f"one run) it still fails ({chk['reason']}): not the vectorization. " + res["advice"])
+    else:
+        res["meaning"] += (" Measured: with torch._inductor.config.cpp.simdlen=1 (Inductor's C++ kernels not "
+                           "vectorized) the program passes (one run): the failure is in Inductor's vectorized CPU "
+                           "code.")
+        res["advice"] = ("Workaround, measured: torch._inductor.config.cpp.simdlen = 1 after `import torch` (scalar "
+                         "C++ kernels: slower; check output and speed with `compare`). Report it upstream with a "
+                         "minified repro; TORCH_LOGS=output_code shows the vectorized kernel. " + res["advice"])
+    return res
+
+
 def without_compile(res, chk, args, nxt):
     """A failure with backend eager: what the run with torch.compile disabled (chk) says. Returns the next command."""
     res["fails_without_compile"] = chk["bad"]

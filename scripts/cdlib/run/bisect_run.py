@@ -83,5 +83,8 @@ def config_check(argv, run_dir, args, env, config, name="pattern_matcher_off"):
     e.update(proc.private_cache_env(os.path.join(run_dir, f"{name}_cache")))
     e.update(proc.startup_env(run_dir, [{"config": config}], name=name))
     proc.progress(f"checking the workaround: one run with {', '.join(f'{k}={v}' for k, v in config.items())}")
-    return {"config": config, **_judged_run(argv, run_dir, args, e, name),
-            "applied": os.path.exists(os.path.join(run_dir, f"{name}.applied"))}
+    judged = _judged_run(argv, run_dir, args, e, name)
+    # the hook ran (its marker) and set everything: it names a setting it could not set on stderr
+    failed = "[compile-debug startup]" in proc._read(os.path.join(run_dir, f"{name}.stderr"), 200_000)
+    return {"config": config, **judged,
+            "applied": os.path.exists(os.path.join(run_dir, f"{name}.applied")) and not failed}

@@ -261,6 +261,12 @@ def cores():
         return os.cpu_count() or 1
 
 
+def machine_has_gpu():
+    """An NVIDIA or AMD GPU on this machine (its device nodes or nvidia-smi), read without importing torch: where
+    there is none, every Inductor kernel a program compiles is C++."""
+    return any(os.path.exists(d) for d in ("/dev/nvidiactl", "/dev/kfd")) or bool(shutil.which("nvidia-smi"))
+
+
 def thread_env(env=None):
     """{"OMP_NUM_THREADS": n} for a run among several at once; {} for a run alone, or when the
     environment already sets OMP_NUM_THREADS (the user's choice stands)."""

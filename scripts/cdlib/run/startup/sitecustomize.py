@@ -51,14 +51,27 @@ def _load_settings():
 
 
 def _set_dotted(name, value):
-    mod_name, _, attr = name.rpartition(".")
-    mod = importlib.import_module(mod_name)
-    if not hasattr(mod, attr):
-        raise LookupError(f"{mod_name} has no setting {attr!r}")   # a wrong name: not retried later
-    cur = getattr(mod, attr)
+    """Set a dotted setting: the longest importable module, then attributes down to the last one (a config
+    module's nested group: torch._inductor.config.cpp.simdlen is `simdlen` of the module's `cpp`)."""
+    parts = name.split(".")
+    for i in range(len(parts) - 1, 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+            break
+        except ImportError:
+            if i == 1:
+                raise
+    owner = ".".join(parts[:i])
+    for p in parts[i:-1]:
+        obj = getattr(obj, p)     # AttributeError: retried at the first compile, as a module not imported yet
+        owner += "." + p
+    attr = parts[-1]
+    if not hasattr(obj, attr):
+        raise LookupError(f"{owner} has no setting {attr!r}")   # a wrong name: not retried later
+    cur = getattr(obj, attr)
     if isinstance(cur, set) and isinstance(value, list):  # e.g. reorderable_logging_functions
         value = cur | set(_resolve(v) for v in value)
-    setattr(mod, attr, value)
+    setattr(obj, attr, value)
 
 
 def _resolve(v):
