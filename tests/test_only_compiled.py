@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from conftest import program, run_cli, run_json
+from conftest import HAS_CUDA, program, run_cli, run_json
 
 GATE = program("gate_compiled_vs_eager.py")
 
@@ -76,6 +76,30 @@ def test_injected_relu_bug_is_a_measured_miscompile(prog, tmp_path):
     assert acc["rmse"]["rmse_compiled_vs_fp64"] > 100 * acc["rmse"]["rmse_eager_vs_fp64"]
     assert tri["errors"][0]["category"] == "accuracy_mismatch" and "Miscompile" in tri["errors"][0]["title"]
     assert tri["next_steps"][0]["command"].endswith(f"bisect --from {tmp_path / 't'}")
+    # no GPU: one run with scalar C++ kernels (cpp.simdlen=1); the injected bug is in the scalar relu too
+    assert tri["verdict"].get("scalar_cpu", "fails").startswith("fails"), tri["verdict"]
+    assert HAS_CUDA or any("not the vectorization" in n for n in tri["notes"]), tri["notes"]
+
+
+def test_a_bug_in_vectorized_cpu_code_gets_the_measured_workaround_not_a_bisect(tmp_path):
+    """A real open Inductor bug (pytorch#196681: a 2-D-tiled reduction's tail stores a full vector; wrong values
+    or a glibc abort): only compiled, and one run with cpp.simdlen=1 passes, so the report names Inductor's
+    vectorized CPU code, that setting as the measured workaround, and minify (for the upstream report) instead
+    of a bisect (blind A/B batch 31: the bisect took 25 runs and named a graph pass)."""
+    if HAS_CUDA:
+        pytest.skip("the check runs on machines without a GPU (there every kernel is C++)")
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                      program("bug_vec_tail_store.py"), timeout=900)
+    if tri["exit_code"] == 0:
+        pytest.skip("pytorch#196681 did not show in this run (fixed in this torch?)")
+    assert tri["verdict"]["kind"] == "compile_only" and tri["verdict"]["scalar_cpu"] == "passes", tri["verdict"]
+    assert tri["errors"][0]["category"] == "vectorized_cpu_code"
+    first = tri["next_steps"][0]
+    assert "torch._inductor.config.cpp.simdlen = 1" in first["why"]
+    assert first["command"].endswith(f"minify --from {tmp_path / 't'}")
+    assert not any("bisect" in (s["command"] or "") for s in tri["next_steps"]), tri["next_steps"]
+    md = open(os.path.join(tri["run_dir"], "report.md")).read()
+    assert "Route: Inductor's vectorized CPU code" in md
 
 
 def test_accuracy_command_measures_float32(tmp_path):

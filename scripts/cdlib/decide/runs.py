@@ -80,6 +80,46 @@ def _check_cold_cache(rep, argv, run_dir, timeout, env_add):
     rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
 
 
+SCALAR_CPU_CODE = {"torch._inductor.config.cpp.simdlen": 1}
+
+
+def _check_scalar_cpu(rep, argv, run_dir, timeout, env_add):
+    """Fails only compiled with a miscompile (measured, or one that only a bisect would decide) or a native crash
+    after compiled code ran, on a machine
+    without a GPU (every kernel is C++): one more run with cpp.simdlen=1, Inductor's C++ not vectorized, in a
+    throwaway cache. Passing places the bug in the vectorized CPU code and is the workaround, where a bisect took
+    25 runs and named a graph pass (blind A/B batch 31: pytorch#196681)."""
+    e = rep.errors[0] if rep.errors else None
+    acc = (rep.verdict or {}).get("accuracy") or {}
+    if e is None or (rep.verdict or {}).get("kind") != "compile_only" or not rep.graphs or proc.machine_has_gpu() \
+            or not (e.category == "segfault" or (e.category == "accuracy_mismatch" and (
+                acc.get("verdict") == "miscompile" or acc.get("next") == "bisect"))):   # (measured, or undecided)
+        return
+    proc.progress("only the compiled run fails and its kernels are C++: one more run with "
+                  "torch._inductor.config.cpp.simdlen=1 (not vectorized), in a throwaway cache")
+    cache = os.path.join(run_dir, "scalar_cpu_cache")
+    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, **proc.private_cache_env(cache),
+                                **proc.startup_env(run_dir, [{"config": SCALAR_CPU_CODE}], name="scalar_cpu")},
+                 timeout=timeout, stdout_path=os.path.join(run_dir, "scalar_cpu.stdout"),
+                 stderr_path=os.path.join(run_dir, "scalar_cpu.stderr"))
+    shutil.rmtree(cache, ignore_errors=True)
+    rep.artifacts.update({"scalar_cpu_stdout": r.stdout_path, "scalar_cpu_stderr": r.stderr_path})
+    if "[compile-debug startup]" in r.read_stderr(limit=200_000):   # the setting was not set: nothing measured
+        return
+    rep.verdict["scalar_cpu"] = "passes" if r.ok else ("timed out" if r.timed_out else f"fails (exit {r.returncode})")
+    if not r.ok:
+        rep.notes.append(f"with Inductor's C++ kernels not vectorized (cpp.simdlen=1) it {rep.verdict['scalar_cpu']} "
+                         "too (one more run): not the vectorization")
+        return
+    e.category, e.side, e.skill = "vectorized_cpu_code", "compiler", "bisect"
+    e.title = "Inductor's vectorized CPU code: passes with cpp.simdlen=1 (measured)"
+    e.advice = knowledge.advice("vectorized_cpu_code")
+    e.next_command = cli_command("minify", "--", *argv)
+    rep.verdict["summary"] = ("only fails compiled, and not with Inductor's C++ kernels unvectorized "
+                              "(cpp.simdlen=1 passes, measured, one more run)")
+    rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+
+
 _RERUN_RE = re.compile(r"^(.*? (?:bisect|minify)(?: --stdin (?:'[^']*'|\S+))?)(?: --bad-if-exception \S+)? -- .+$")
 
 
@@ -151,6 +191,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0])
         if eager_check and not measure and not any(f["explains_error"] for f in semantics.current(rep)):
             _check_cold_cache(rep, argv, run_dir, timeout, env_add)   # (a by-design class: its own fix, no run)
+            _check_scalar_cpu(rep, argv, run_dir, timeout, env_add)   # (a native crash)
         if measure:
             # fails only compiled, no specific class: a miscompile or rounding? one run measures every graph
             proc.progress("only the compiled run fails, and no error class explains it; one more run under torch's "
@@ -165,6 +206,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
                 _check_cold_cache(rep, argv, run_dir, timeout, env_add)
             if rep.errors[0].category != "warm_cache_only":
                 _check_precision_casts(rep, argv, run_dir, timeout, env_add)
+            _check_scalar_cpu(rep, argv, run_dir, timeout, env_add)
             rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
     if eager_check and rep.errors and not res.timed_out and not res.interrupted and res.returncode not in (0, None):
         _check_aoti_inputs(rep, argv, run_dir, timeout, env_add)
