@@ -276,6 +276,13 @@ def test_a_break_first_reached_after_a_crash_fix_is_not_new():
     assert res["verdict"].startswith("better"), res["verdict"]
     md = views_compare.markdown(res)
     assert "First seen in the after run (1)" in md and "- NEW:" not in md and "1 first reached" in md
+    assert cmp.fix_left(res, after)   # a break of the user's left: the no-code-edit fixes may help
+    # the same break made by torch on purpose (optimizer.step's wrapper, knowledge/graph_breaks.yaml): labelled,
+    # and no `fix` offered for it (blind A/B batch 32)
+    own = dict(brk, category="optimizer internals (expected)", fix={"wrapper": {"id": "optimizer"}})
+    res_own = cmp.compare(base, dict(after, graph_breaks=[own]))
+    assert res_own["graph_breaks"]["reached"][0].endswith("(torch's own, expected)")
+    assert not cmp.fix_left(res_own, dict(after, graph_breaks=[own]))
     # the review's case: the break is in a function the failed before run did compile: new
     res = cmp.compare(dict(base, graphs=after["graphs"]), after)
     assert len(res["graph_breaks"]["new"]) == 1 and not res["graph_breaks"]["reached"], res["graph_breaks"]

@@ -1502,3 +1502,17 @@ def test_llama_dynamic_rope_under_fullgraph_names_regional_compilation(tmp_path)
     runs = [subprocess.run([sys.executable, program("hf_llama_dynamic_rope.py"), *a], capture_output=True, text=True,
                            env=dict(os.environ, REGIONAL="1"), timeout=900) for a in ([], ["--no-compile"])]
     assert all(r.returncode == 0 for r in runs) and runs[0].stdout == runs[1].stdout, [r.stderr[-500:] for r in runs]
+
+
+def test_an_eager_run_that_got_further_is_a_second_problem_not_the_first(tmp_path):
+    """Blind A/B batch 32: the compiled run stopped at a graph break under fullgraph=True; without torch.compile
+    the program ran on and failed later in its own code. The verdict says that run got further and the Route puts
+    the compiled failure first (it said "fix the eager one first")."""
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                      program("fullgraph_then_eager_index_error.py"), timeout=600)
+    v = tri["verdict"]
+    assert v["kind"] == "different_failure_eager" and v["eager_further"] == 6, v
+    assert "that run got further (6 more printed line(s))" in v["summary"]
+    md = open(os.path.join(tri["run_dir"], "report.md")).read()
+    assert "Route: the compiled failure first" in md and "fix the eager one first" not in md
+    assert tri["errors"][0]["category"] == "graph_break_fullgraph"

@@ -72,11 +72,7 @@ def run(args):
                        "(compare BEFORE -- python prog.py)")
     res = compare.compare(before, after)
     result = {"command": "compare", "run_dir": run_dir, "status": res["verdict"].split(":")[0], **res}
-    left = compare.unexpected_recompiles(after)
-    nxt = cli_command("fix", "--from", after["run_dir"]) if (res["graph_breaks"]["still"] or res["graph_breaks"]["new"] or res["graph_breaks"]["reached"]
-                                                             or (left if left is not None
-                                                                 else res["after"]["recompiles"])) \
-        and not compare.done(res) else None
+    nxt = cli_command("fix", "--from", after["run_dir"]) if compare.fix_left(res, after) else None
     emit(args, result, views_compare.markdown(res, nxt))
     return 0
 

@@ -9,7 +9,7 @@ from . import knowledge, semantics, verdict
 from ..read import trace as tracemod
 from .analyze_dynamo import breaks_from_errors, fake_kernel_errors, _graph_breaks, next_steps as _dynamo_next_steps
 from .analyze_recompiles import RESUME_RE, function_info as _function_info, _recompiles
-from .analyze_errors import _custom_op_mutation, _error_steps, _errors, _export_calls, export_advice, \
+from .analyze_errors import _custom_op_mutation, _eager_printed_lines, _error_steps, _errors, _export_calls, export_advice, \
     export_guard_sites
 from ..run import proc
 from ..read.frames import display_path, innermost_user, is_user_file, loc as _loc, parse_exception, strip_rank_prefix
@@ -57,6 +57,14 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
         # worded differently (fake tensors got further than the real op) but the same class at the same line
         rep.verdict.update(kind="fails_eager_too", summary="fails without torch.compile too, with the same kind of "
                            f"error at the same line: a bug in your program at {ev['location']}")
+    if rep.verdict["kind"] == "different_failure_eager" and ev.get("type") and rep.artifacts.get("eager_check_stdout"):
+        more = _eager_printed_lines(rep, ev) - (rep.printed_lines or 0)
+        if more > 0:
+            rep.verdict["eager_further"] = more
+            # the run without torch.compile got past the compiled failure and failed later (blind A/B batch 32: the
+            # compiled run stopped at a graph break under fullgraph, eager ran on into the program's own IndexError)
+            rep.verdict["summary"] += (f"; that run got further ({more} more printed line(s)) before failing: the "
+                                       "compiled failure comes first, the other is a second problem further on")
     if rep.verdict["kind"] == "fails_eager_too" and ev.get("type") and not re.match(r"SIG|exit ", ev["type"]) and (
             err.side not in ("user", "custom_op") or err.category == "user_error"):
         # not the compiler's: classify by the eager failure, which names the problem plainly

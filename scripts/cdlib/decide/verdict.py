@@ -188,7 +188,7 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
     at = where(loc) if where and loc is not None else (f"{loc.file}:{loc.line}" if loc is not None else None)
     if not used_compile and (exc is None or not _is_export(exc, err)):
         return {"kind": "before_compile", "location": at,
-                "summary": "failed before torch.compile ran: a bug in your program" + (f" at {at}" if at else ""),
+                "summary": "failed before any compiled code ran: a bug in your program" + (f" at {at}" if at else ""),
                 "eager": None}
     if exc is not None and _is_export(exc, err):
         return {"kind": "export_failure", "location": at,

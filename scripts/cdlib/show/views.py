@@ -80,11 +80,17 @@ def verdict_lines(rep, base=None):
         out.append(accuracy_line(acc))
     route = {"fails_eager_too": "Route: fix the program" + (" at that line" if v.get("location") else "")
                                 + "; torch.compile is not the cause (no bisect).",
+             # no compiled code ran; yet the object torch.compile returned may be what fails (blind A/B batch 32:
+             # an LR scheduler read __func__ of `opt.step = torch.compile(opt.step)`, a plain function)
              "before_compile": "Route: fix the program" + (" at that line" if v.get("location") else "")
-                               + "; torch.compile is not involved.",
+                               + "; no compiled code ran, so not a compiler bug (no bisect). If the line uses what "
+                                 "torch.compile returned, that is a wrapper (a plain function for a method, an "
+                                 "OptimizedModule for a module), not the original.",
              "compile_only": "Route: the error class below decides (graph break under fullgraph → trace-dynamo; "
                              "custom op → its registration; backend/inductor → bisect/minify).",
-             "different_failure_eager": "Route: compare both failures; fix the eager one first if it is in your code.",
+             "different_failure_eager": "Route: the compiled failure first (below); the run without torch.compile "
+                                        "fails later in the program, a second problem." if v.get("eager_further") else
+                                        "Route: compare both failures; fix the eager one first if it is in your code.",
              "not_sure": "Route: the class below; confirm by running the program without torch.compile.",
              "export_failure": "Route: PyTorch's suggested fixes below, or the export command on a factory.",
              "not_checked": "Route: the class below (unconfirmed: eager check skipped).",
