@@ -374,3 +374,34 @@ def test_a_bound_added_by_a_fake_kernel_is_named_with_its_line(tmp_path):
     p = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                        timeout=300)
     assert p.returncode == 0 and "exported: torch.Size([2, 8])" in p.stdout, p.stderr[-1500:]
+
+
+def test_the_constants_check_the_export_advice_shows_finds_an_unregistered_tensor(tmp_path):
+    """knowledge/advice.yaml's export_constants names a check (blind A/B batch 32: a tied weight kept in a Python
+    list was exported as lifted_tensor_0 and never refreshed by load_state_dict): run as written on a real export,
+    it lists that tensor and nothing registered, and after save and load, load_state_dict leaves that copy alone."""
+    import torch
+    from cdlib.decide import knowledge
+    text = " ".join(knowledge.advice("export_constants").split())
+    check = re.search(r"`(\[s\.target for s in ep\.graph_signature[^`]+)`", text).group(1)
+
+    class Tied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(10, 4)
+            self._tied = [self.embed.weight]     # not registered: exported as a constant
+
+        def forward(self, ids):
+            return self.embed(ids) @ self._tied[0].t()
+
+    m = Tied()
+    ep = torch.export.export(m, (torch.tensor([[1, 2]]),))
+    assert eval(check, {"ep": ep}) == ["lifted_tensor_0"]
+    torch.export.save(ep, tmp_path / "m.pt2")        # saved and loaded: the constant is a copy of its own
+    fresh = Tied().state_dict()
+    mod = torch.export.load(tmp_path / "m.pt2").module()
+    mod.load_state_dict(fresh)
+    ids = torch.tensor([[3, 4]])
+    ref = Tied()
+    ref.load_state_dict(fresh)
+    assert not torch.allclose(mod(ids), ref(ids))     # the constant kept its export-time value

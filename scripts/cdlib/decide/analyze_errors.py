@@ -350,8 +350,8 @@ def _program_files(rep):
 def export_advice(files, export_at=None):
     """What may make an exported program's results differ from the eager model's, the parts that can hold for
     this program (knowledge/advice.yaml): the module mode (not when a .eval() comes before the export call in
-    its file: blind A/B batch 28's model was in eval mode and the advice cost a step), the example's shapes,
-    and for a program that loads an AOTInductor package, buffers changed in place."""
+    its file: blind A/B batch 28's model was in eval mode and the advice cost a step), tensors exported as
+    constants, the example's shapes, and for a program that loads an AOTInductor package, buffers changed in place."""
     from ..read import never_ran
     parts = []
     state = never_ran.mutated_buffers(files) if never_ran.aoti_loads(files) else []
@@ -362,7 +362,7 @@ def export_advice(files, export_at=None):
     evaluated = path is not None and any(p == path and ln < line for p, ln in never_ran.eval_calls(files))
     if not evaluated:
         parts.append(knowledge.advice("export_mode"))
-    parts.append(knowledge.advice("export_shapes"))
+    parts += [knowledge.advice("export_constants"), knowledge.advice("export_shapes")]
     return knowledge.advice("export_semantics", parts="; ".join(parts))
 
 
