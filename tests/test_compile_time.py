@@ -169,6 +169,28 @@ def test_cache_bypass_reason_fix_and_saving(tmp_path):
     _check_bypass_saving(g, cold)
 
 
+def test_freezing_bypasses_are_one_fix_and_dynamic_false_buckets_are_not_recompiles_to_stop(tmp_path):
+    """Blind A/B batch 32: a CPU server with freezing on and dynamic=False for three fixed buckets. Both caches'
+    bypass reasons ("mkldnn tensors unpickleable", "freezing enabled") are one suggestion, freezing's (it said to
+    keep mkldnn objects out of the compiled region, and 0 s for the AOTAutograd half); the two extra graphs are a
+    graph per size by design, not "stop the recompiles" with a triage to run."""
+    p = run_cli("compile-time", "--cold-warm", "--json", "--no-tlparse", "--out", tmp_path / "r", "--",
+                "python", program("ct_frozen_buckets.py"), check=0, timeout=900)
+    res = json.loads(p.stdout)
+    caches = res["summary"]["caches"]
+    assert caches["fx_graph_cache"]["bypass"] == 3 and caches["aotautograd_cache"]["bypass"] == 3, caches
+    byp = [g for g in res["suggestions"] if g["id"].startswith("bypass:")]
+    assert [g["id"] for g in byp] == ["bypass:frozen"], byp
+    g = byp[0]
+    assert "mkldnn tensors unpickleable" in g["title"] and "freezing enabled" in g["title"]
+    assert "AOTAutograd cache" in g["title"] and "FX graph cache" in g["title"]
+    assert "weight_prepack" in g["fix"] and g["saving_s"] > 0
+    ids = [x["id"] for x in res["suggestions"]]
+    assert "per_size_graphs" in ids and "recompiles" not in ids, ids
+    per = next(x for x in res["suggestions"] if x["id"] == "per_size_graphs")
+    assert per["command"] is None and len(per["compile_ids"]) == 2 and "by design" in per["fix"]
+
+
 def test_a_program_that_makes_its_own_cache_dir_is_told_so(tmp_path):
     """Blind A/B batch 15: a worker points TORCHINDUCTOR_CACHE_DIR at a new mkdtemp() on every start (and
     deletes it at exit). The warm run reuses nothing; compile-time names the line instead of offering
@@ -199,7 +221,8 @@ def test_phase_of_and_bypass_table():
     assert ct.phase_of("something_new") is None
     # every row's pattern matches a reason string PyTorch raises (copied from torch 2.14.1 source)
     for reason, rid in [("Unsupported joint custom pass", "custom_pass"), ("Failed to pickle cache key", "pickle_key"),
-                        ("Skipping graph with frozen constants", "frozen"), ("FX graph cache is not enabled", "fx_cache_off"),
+                        ("Skipping graph with frozen constants", "frozen"), ("mkldnn tensors unpickleable", "frozen"),
+                        ("Cannot cache a graph with freezing enabled", "frozen"), ("FX graph cache is not enabled", "fx_cache_off"),
                         ("Can't cache HigherOrderOperator: foo", "higher_order_op")]:
         assert ct.bypass_fix(reason)["id"] == rid
     assert ct.bypass_fix("a reason nobody knows")["id"] is None

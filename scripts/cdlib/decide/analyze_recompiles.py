@@ -396,6 +396,19 @@ def recompile_kinds(recompiles):
     return {r.compile_id: r.failures[0].kind for fr in recompiles for r in fr.recompiles if r.failures}
 
 
+def recompile_static(recompiles):
+    """{compile id: True} of each recompile whose failing guard is a size of a function compiled with automatic
+    dynamic shapes off (dynamic=False: the cause's static_option), where each size is a graph of its own."""
+    out = {}
+    for fr in recompiles:
+        causes = {(c["kind"], c["cause"]): c for c in fr.causes}
+        for r in fr.recompiles:
+            c = causes.get((r.failures[0].kind, r.failures[0].cause)) if r.failures else None
+            if c and c.get("static_option"):
+                out[r.compile_id] = True
+    return out
+
+
 def recompile_whys(recompiles):
     """{compile id: why | None} of each recompile (FunctionRecompiles list): why torch expects it, by the
     rule triage and compare use (the cause of the guard that failed on the newest entry is expected),

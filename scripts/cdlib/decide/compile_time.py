@@ -324,6 +324,7 @@ def summarize(tr, wall_s=None, top=5):
     phase_by_cid, covered = _phase_times(tr)
     recs = analyze_recompiles._recompiles(tr, "")
     whys, kinds = analyze_recompiles.recompile_whys(recs), analyze_recompiles.recompile_kinds(recs)
+    statics = analyze_recompiles.recompile_static(recs)
     frames = {}
     autotune_compile_us = autotune_runtime_us = triton_us = 0
     restart_s = 0.0
@@ -377,7 +378,9 @@ def summarize(tr, wall_s=None, top=5):
                      "cache_skippable": {cv: {k: _r(v) for k, v in d.items() if k in SKIPPED_PHASES and v >= 0.0005}
                                          for cv, d in covered.get(cid, {}).items()},
                      "recompile_expected": whys.get(cid) if not cid.endswith("/0") else None,
-                     "recompile_kind": kinds.get(cid) if not cid.endswith("/0") else None})
+                     "recompile_kind": kinds.get(cid) if not cid.endswith("/0") else None,
+                     # a new size of a function compiled with dynamic=False: a graph per size by design
+                     "recompile_static": bool(statics.get(cid)) and not cid.endswith("/0")})
     costly = costly_dynamic(rows)
     rows.sort(key=lambda r: -(r["total_s"] or 0))
     compile_s = round(sum(r["total_s"] or 0 for r in rows), 3)

@@ -85,7 +85,7 @@ def _skipped(frame, bypassed):
 
 
 def _bypass_suggestions(summary, warm):
-    """One suggestion per bypass reason (over both caches). Its expected saving counts only the phases a
+    """One suggestion per bypass fix (its reasons in both caches). Its expected saving counts only the phases a
     cache hit would skip once the reason is gone (_skipped: AOTAutograd, Inductor passes/lowering/
     scheduling/codegen), taken from the warm run when there is one (it redid exactly that work, with
     the kernels from their own cache), else from this cold run."""
@@ -102,17 +102,20 @@ def _bypass_suggestions(summary, warm):
         for r in x["reasons"]:
             if r["state"] == "miss":
                 continue
-            g = out.get(r["reason"])
+            # one suggestion per fix (a reason of each cache with the same fix: freezing's two), else per reason
+            key = r["fix"]["id"] or r["reason"]
+            g = out.get(key)
             if g is None:
-                g = out[r["reason"]] = {"caches": [], "states": [], "fix": r["fix"], "cids": []}
+                g = out[key] = {"caches": [], "states": [], "fix": r["fix"], "cids": [], "reasons": []}
             g["caches"].append(cache)
             g["states"].append(r["state"])
+            g["reasons"] += [r["reason"]] if r["reason"] not in g["reasons"] else []
             g["cids"] += [c for c in r["compile_ids"] if c not in g["cids"]]
     res = []
-    for reason, g in out.items():
+    for g in out.values():
         phases = {}
         for cid in g["cids"]:
-            mine = {c for c, rr in byp.get(cid, {}).items() if rr == reason}
+            mine = {c for c, rr in byp.get(cid, {}).items() if rr in g["reasons"]}
             other = set(byp.get(cid, {})) - mine
             before, after = _skipped(frames.get(cid), other | mine), _skipped(frames.get(cid), other)
             for ph, v in after.items():
@@ -122,9 +125,10 @@ def _bypass_suggestions(summary, warm):
         named = ", ".join(f"{PHASE_LABEL[ph].split(' (')[0]} {v} s" for ph, v in phases.items()) or "nothing"
         where = ("per warm start: what the warm run redid for those graphs because of the bypass" if src is warm
                  else "per start with a kept cache dir: what those graphs took in this run")
-        caches = " + ".join(CACHE_NAMES.get(c, c) for c in g["caches"])
+        caches = " + ".join(dict.fromkeys(CACHE_NAMES.get(c, c) for c in g["caches"]))
+        said = "; ".join(f'"{x[:120]}"' for x in g["reasons"][:2])
         res.append({"id": f"bypass:{g['fix']['id'] or 'unknown'}", "title": f"{caches} {'/'.join(dict.fromkeys(g['states']))}: "
-                    f"\"{reason[:120]}\"", "fix": g["fix"]["fix"], "saving_kind": "expected", "saving_s": secs,
+                    f"{said}", "fix": g["fix"]["fix"], "saving_kind": "expected", "saving_s": secs,
                     "saving_phases": phases, "saving_run": "warm" if src is warm else "cold",
                     "saving": f"expected: up to {secs} s {where} ({named}). Not counted: Dynamo tracing and "
                               "guards (no cache skips them), the C++/Triton kernel compile (kernels have their own "
@@ -271,6 +275,14 @@ def suggestions(summary, summaries, runs, argv):
                     "saving_s": round(sum(x["trace_s"] - x["first_trace_s"] for x in dyn), 2),
                     "compile_ids": [x["compile_id"] for x in dyn], "command": None})
     to_fix = [f for f in summary["frames"] if f["recompile"] and not f.get("recompile_expected")]
+    per_size = [f for f in to_fix if f.get("recompile_static")]
+    if per_size:   # dynamic=False: a graph per size is that setting's design, not a recompile to stop
+        to_fix = [f for f in to_fix if not f.get("recompile_static")]
+        out.append({"id": "per_size_graphs", "title": f"{k['per_size_graphs']['title']}: {len(per_size)} more "
+                    f"size(s) of `{per_size[0]['function']}`", "fix": " ".join(k["per_size_graphs"]["fix"].split()),
+                    "saving_kind": "not measured", "saving": "nothing to save if the sizes are fixed buckets; "
+                    f"{round(sum(f['total_s'] or 0 for f in per_size), 2)} s of compile in this run otherwise",
+                    "saving_s": None, "compile_ids": [f["compile_id"] for f in per_size], "command": None})
     if to_fix:
         secs = round(sum(f["total_s"] or 0 for f in to_fix), 2)
         exp = summary.get("expected_recompiles") or 0
