@@ -522,11 +522,11 @@ def _error_steps(rep, target_str, cli):
                                  "report it with a minimal repro"),
                           "skill": None if inner.get("known") else e.skill, "command": None})
             continue
-        if e.category == "vectorized_cpu_code":   # measured (runs._check_scalar_cpu): its workaround, then minify
+        if e.category == "vectorized_cpu_code":   # measured (extra_runs._check_scalar_cpu): its workaround, then minify
             steps.append({"why": f"{e.type}: {e.title}: {e.advice}", "skill": e.skill, "command": e.next_command,
                           "decides": True})
             continue
-        if e.category == "warm_cache_only":   # measured (runs._check_cold_cache): the cache, not the compiler
+        if e.category == "warm_cache_only":   # measured (extra_runs._check_cold_cache): the cache, not the compiler
             steps.append({"why": f"{e.type}: {e.title}: {e.advice}", "skill": e.skill, "command": None,
                           "decides": True})
             continue

@@ -1,0 +1,113 @@
+"""The extra runs of a triage that measure a failure only compiled, each one run of the unmodified program with
+one thing changed: an empty throwaway compile cache (a stale cache entry?), emulate_precision_casts (float16/
+bfloat16 rounding?), and Inductor's C++ not vectorized (the vectorized CPU code?). Each, when it passes, turns the
+first error into its measured class and redoes the next steps. No torch import here."""
+import os
+import shutil
+
+from . import knowledge
+from .analyze import _next_steps
+from .bisect_result import SCALAR_CPU_CODE
+from ..cmdline import cli_command, command_line
+from ..run import proc
+
+LOW_PRECISION = ("float16", "bfloat16")
+
+
+def _check_precision_casts(rep, argv, run_dir, timeout, env_add):
+    """A measured miscompile in a float16/bfloat16 graph: one more run with emulate_precision_casts.
+    Inductor computes a fused chain of low-precision ops in fp32 and rounds once at the store, where
+    eager rounds after every op: code that relies on an op overflowing to inf (nan_to_num, an isinf
+    check) sees a finite fp32 value compiled (blind A/B batch 8; pytorch#183761 closed as intended).
+    Passing with the flag on is that difference, not a bug to bisect."""
+    acc = (rep.verdict or {}).get("accuracy") or {}
+    if acc.get("verdict") != "miscompile" or not set(acc.get("dtypes") or ()) & set(LOW_PRECISION):
+        return
+    proc.progress("the failing graph computes in float16/bfloat16: one more run with "
+                  "TORCHINDUCTOR_EMULATE_PRECISION_CASTS=1 (eager's rounding after every op)")
+    r = proc.run(argv, env_add={**(env_add or {}), "TORCHINDUCTOR_EMULATE_PRECISION_CASTS": "1", "TORCH_TRACE": None},
+                 timeout=timeout, stdout_path=os.path.join(run_dir, "precision_casts.stdout"),
+                 stderr_path=os.path.join(run_dir, "precision_casts.stderr"))
+    acc["emulate_precision_casts"] = "passes" if r.ok else ("timed out" if r.timed_out else f"fails (exit {r.returncode})")
+    if r.ok:
+        e = rep.errors[0]
+        e.category, e.side, e.skill = "low_precision_fusion", "user", "trace-inductor"
+        e.title = "Compiled low-precision math rounds differently from eager (measured: passes with emulate_precision_casts)"
+        e.advice = (f"{acc['summary']}, but the program passes with TORCHINDUCTOR_EMULATE_PRECISION_CASTS=1 (one more "
+                    "run): Inductor fuses float16/bfloat16 ops and computes them in fp32, rounding once at the store, "
+                    "where eager rounds after every op. By design (closer to fp64; pytorch#183761): code that relies on "
+                    "an op overflowing or rounding in low precision (nan_to_num or an isinf check after x*x, a clamp "
+                    "placed after the overflow) sees another value compiled. Make the intent explicit (clamp to the "
+                    "dtype's range before storing, or compute that part in float32), or set "
+                    "torch._inductor.config.emulate_precision_casts = True. No bisect.")
+        e.next_command = None
+
+
+def _check_cold_cache(rep, argv, run_dir, timeout, env_add):
+    """Fails only compiled, and the run loaded compiled graphs from the compile caches: one more run with an
+    empty, throwaway cache (in the run dir; the user's cache is not touched). Passing then is a stale cache
+    entry: something that changes the compiled code is not in the caches' key (blind A/B batch 24: a custom
+    op's output dtype read from a global set by an environment variable; torch's message blamed the fake
+    kernel, and so did this report's row). Where the accuracy check runs, only after it, and not when it measures
+    rounding (run_and_analyze)."""
+    st = rep.stats or {}
+    hits = (st.get("fx_graph_cache_hits") or 0) + (st.get("aotautograd_cache_hits") or 0)
+    if (rep.verdict or {}).get("kind") != "compile_only" or not hits or not rep.errors:
+        return
+    proc.progress(f"only the compiled run fails and it loaded {hits} compiled graph(s) from the compile cache: one "
+                  "more run with an empty throwaway cache (yours is not touched)")
+    cache = os.path.join(run_dir, "cold_cache")
+    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, **proc.private_cache_env(cache)},
+                 timeout=timeout, stdout_path=os.path.join(run_dir, "cold_cache.stdout"),
+                 stderr_path=os.path.join(run_dir, "cold_cache.stderr"))
+    shutil.rmtree(cache, ignore_errors=True)
+    rep.artifacts.update({"cold_cache_stdout": r.stdout_path, "cold_cache_stderr": r.stderr_path})
+    rep.verdict["cold_cache"] = "passes" if r.ok else ("timed out" if r.timed_out else f"fails (exit {r.returncode})")
+    if not r.ok:
+        rep.notes.append(f"with an empty compile cache it {rep.verdict['cold_cache']} too (one more run): "
+                         "not a stale cache entry")
+        return
+    e = rep.errors[0]
+    e.category, e.side, e.skill, e.next_command = "warm_cache_only", "user", "overview", None
+    e.title = (f"Fails only with the warm compile cache ({hits} graph(s) loaded from it); passes with an empty one "
+               "(measured)")
+    e.advice = knowledge.advice("warm_cache_only")
+    rep.verdict["summary"] = ("only fails compiled, and only with the warm compile cache: an empty cache passes "
+                              "(measured, one more run)")
+    rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+
+
+def _check_scalar_cpu(rep, argv, run_dir, timeout, env_add):
+    """Fails only compiled with a miscompile (measured, or one that only a bisect would decide) or a native crash
+    after compiled code ran, on a machine without a GPU (every kernel is C++): one more run with cpp.simdlen=1, Inductor's C++ not vectorized, in a
+    throwaway cache. Passing places the bug in the vectorized CPU code and is the workaround, where a bisect took
+    25 runs and named a graph pass (blind A/B batch 31: pytorch#196681)."""
+    e = rep.errors[0] if rep.errors else None
+    acc = (rep.verdict or {}).get("accuracy") or {}
+    if e is None or (rep.verdict or {}).get("kind") != "compile_only" or not rep.graphs or proc.machine_has_gpu() \
+            or not (e.category == "segfault" or (e.category == "accuracy_mismatch" and (
+                acc.get("verdict") == "miscompile" or acc.get("next") == "bisect"))):   # (measured, or undecided)
+        return
+    proc.progress("only the compiled run fails and its kernels are C++: one more run with "
+                  "torch._inductor.config.cpp.simdlen=1 (not vectorized), in a throwaway cache")
+    cache = os.path.join(run_dir, "scalar_cpu_cache")
+    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, **proc.private_cache_env(cache),
+                                **proc.startup_env(run_dir, [{"config": SCALAR_CPU_CODE}], name="scalar_cpu")},
+                 timeout=timeout, stdout_path=os.path.join(run_dir, "scalar_cpu.stdout"),
+                 stderr_path=os.path.join(run_dir, "scalar_cpu.stderr"))
+    shutil.rmtree(cache, ignore_errors=True)
+    rep.artifacts.update({"scalar_cpu_stdout": r.stdout_path, "scalar_cpu_stderr": r.stderr_path})
+    if "[compile-debug startup]" in r.read_stderr(limit=200_000):   # the setting was not set: nothing measured
+        return
+    rep.verdict["scalar_cpu"] = "passes" if r.ok else ("timed out" if r.timed_out else f"fails (exit {r.returncode})")
+    if not r.ok:
+        rep.notes.append(f"with Inductor's C++ kernels not vectorized (cpp.simdlen=1) it {rep.verdict['scalar_cpu']} "
+                         "too (one more run): not the vectorization")
+        return
+    e.category, e.side, e.skill = "vectorized_cpu_code", "compiler", "bisect"
+    e.title = "Inductor's vectorized CPU code: passes with cpp.simdlen=1 (measured)"
+    e.advice = knowledge.advice("vectorized_cpu_code")
+    e.next_command = cli_command("minify", "--", *argv)
+    rep.verdict["summary"] = ("only fails compiled, and not with Inductor's C++ kernels unvectorized "
+                              "(cpp.simdlen=1 passes, measured, one more run)")
+    rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
