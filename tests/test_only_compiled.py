@@ -100,6 +100,10 @@ def test_a_bug_in_vectorized_cpu_code_gets_the_measured_workaround_not_a_bisect(
     assert not any("bisect" in (s["command"] or "") for s in tri["next_steps"]), tri["next_steps"]
     md = open(os.path.join(tri["run_dir"], "report.md")).read()
     assert "Route: Inductor's vectorized CPU code" in md
+    # minify --from this run keeps the failure's kind (review: a class name it did not know made it "error")
+    from cdlib.decide.minify_graph import guess_kind
+    assert guess_kind({"category": "vectorized_cpu_code", "type": "RuntimeError"}) == "accuracy"
+    assert guess_kind({"category": "vectorized_cpu_code", "signal": "SIGABRT"}) == "crash"
 
 
 def test_accuracy_command_measures_float32(tmp_path):

@@ -57,7 +57,8 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
         # worded differently (fake tensors got further than the real op) but the same class at the same line
         rep.verdict.update(kind="fails_eager_too", summary="fails without torch.compile too, with the same kind of "
                            f"error at the same line: a bug in your program at {ev['location']}")
-    if rep.verdict["kind"] == "different_failure_eager" and ev.get("type") and rep.artifacts.get("eager_check_stdout"):
+    if rep.verdict["kind"] == "different_failure_eager" and ev.get("type") and rep.artifacts.get("eager_check_stdout") \
+            and not re.match(r"SIG|exit |[Tt]ime", ev["type"]):   # (a native crash's faulthandler lines are no progress)
         more = _eager_printed_lines(rep, ev) - (rep.printed_lines or 0)
         if more > 0:
             rep.verdict["eager_further"] = more

@@ -401,6 +401,8 @@ def recompile_static(recompiles):
     dynamic shapes off (dynamic=False: the cause's static_option), where each size is a graph of its own."""
     out = {}
     for fr in recompiles:
+        if fr.limit_hit:      # past recompile_limit it runs eagerly: a recompile to stop, whatever the setting
+            continue
         causes = {(c["kind"], c["cause"]): c for c in fr.causes}
         for r in fr.recompiles:
             c = causes.get((r.failures[0].kind, r.failures[0].cause)) if r.failures else None

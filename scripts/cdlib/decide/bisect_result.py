@@ -242,9 +242,9 @@ def with_pass_check(res, chk):
     """The measured answer of needs_pass_check's run (chk: bisect_run.config_check) goes into the advice."""
     res["target_runs"] += 1
     res["pattern_matcher_off"] = chk
-    if not chk["applied"]:
-        res["advice"] += (" (pattern_matcher=False was not measured: the setting could not be applied to the "
-                          "program)")
+    if not chk["applied"] or chk["reason"] == "timeout":
+        res["advice"] += (" (pattern_matcher=False was not measured: " + ("the run timed out)" if chk["applied"] else
+                                                                         "the setting could not be applied to the program)"))
     elif chk["bad"]:
         res["advice"] = ("Measured: torch._inductor.config.pattern_matcher=False does not avoid it (one run, still "
                          f"{chk['reason']}), so it is no workaround. " + res["advice"])
@@ -273,8 +273,9 @@ def with_vector_check(res, chk):
     """The measured answer of needs_vector_check's run (chk: bisect_run.config_check) goes into the result."""
     res["target_runs"] += 1
     res["scalar_cpu_code"] = chk
-    if not chk["applied"]:
-        res["advice"] += " (cpp.simdlen=1 was not measured: the setting could not be applied to the program)"
+    if not chk["applied"] or chk["reason"] == "timeout":   # a timeout measures nothing (scalar code is slower)
+        res["advice"] += (" (cpp.simdlen=1 was not measured: " + ("the run timed out)" if chk["applied"] else
+                                                                 "the setting could not be applied to the program)"))
     elif chk["bad"]:
         res["advice"] = ("Measured: with Inductor's C++ kernels not vectorized (torch._inductor.config.cpp.simdlen=1, "
                          f"one run) it still fails ({chk['reason']}): not the vectorization. " + res["advice"])

@@ -78,36 +78,48 @@ def _check_cold_cache(rep, argv, run_dir, timeout, env_add):
 
 
 def _check_scalar_cpu(rep, argv, run_dir, timeout, env_add):
-    """Fails only compiled with a miscompile (measured, or one that only a bisect would decide) or a native crash
-    after compiled code ran, on a machine without a GPU (every kernel is C++): one more run with cpp.simdlen=1, Inductor's C++ not vectorized, in a
-    throwaway cache. Passing places the bug in the vectorized CPU code and is the workaround, where a bisect took
-    25 runs and named a graph pass (blind A/B batch 31: pytorch#196681)."""
+    """Fails only compiled with a miscompile (measured, or one that only a bisect would decide) or a native crash,
+    after Inductor compiled (its FX graph cache was used), on a machine without a GPU (every kernel is C++): a run
+    with cpp.simdlen=1, Inductor's C++ not vectorized, in a throwaway cache (two for a crash, which can pass once by
+    luck). Passing places the bug in the vectorized CPU code and is the workaround, where a bisect took 25 runs and
+    named a graph pass (blind A/B batch 31: pytorch#196681). A timeout or a setting not applied measures nothing."""
     e = rep.errors[0] if rep.errors else None
     acc = (rep.verdict or {}).get("accuracy") or {}
-    if e is None or (rep.verdict or {}).get("kind") != "compile_only" or not rep.graphs or proc.machine_has_gpu() \
+    st = rep.stats or {}
+    inductor = (st.get("fx_graph_cache_hits") or 0) + (st.get("fx_graph_cache_misses") or 0) > 0
+    if e is None or (rep.verdict or {}).get("kind") != "compile_only" or not inductor or proc.machine_has_gpu() \
             or not (e.category == "segfault" or (e.category == "accuracy_mismatch" and (
                 acc.get("verdict") == "miscompile" or acc.get("next") == "bisect"))):   # (measured, or undecided)
         return
-    proc.progress("only the compiled run fails and its kernels are C++: one more run with "
-                  "torch._inductor.config.cpp.simdlen=1 (not vectorized), in a throwaway cache")
+    crash = e.category == "segfault"
+    proc.progress("only the compiled run fails and its kernels are C++: " + ("two more runs" if crash else "one more run")
+                  + " with torch._inductor.config.cpp.simdlen=1 (not vectorized), in a throwaway cache")
     cache = os.path.join(run_dir, "scalar_cpu_cache")
-    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, **proc.private_cache_env(cache),
-                                **proc.startup_env(run_dir, [{"config": SCALAR_CPU_CODE}], name="scalar_cpu")},
-                 timeout=timeout, stdout_path=os.path.join(run_dir, "scalar_cpu.stdout"),
-                 stderr_path=os.path.join(run_dir, "scalar_cpu.stderr"))
+    for _ in range(2 if crash else 1):
+        r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, **proc.private_cache_env(cache),
+                                    **proc.startup_env(run_dir, [{"config": SCALAR_CPU_CODE}], name="scalar_cpu")},
+                     timeout=timeout, stdout_path=os.path.join(run_dir, "scalar_cpu.stdout"),
+                     stderr_path=os.path.join(run_dir, "scalar_cpu.stderr"))
+        if not r.ok:
+            break
     shutil.rmtree(cache, ignore_errors=True)
     rep.artifacts.update({"scalar_cpu_stdout": r.stdout_path, "scalar_cpu_stderr": r.stderr_path})
-    if "[compile-debug startup]" in r.read_stderr(limit=200_000):   # the setting was not set: nothing measured
+    why_not = ("the setting could not be applied" if proc.startup_failure(r.stderr_path) or not os.path.exists(
+        os.path.join(run_dir, "scalar_cpu.applied")) else "it timed out (scalar code is slower)" if r.timed_out else None)
+    if why_not:
+        rep.verdict["scalar_cpu"] = "not measured"
+        rep.notes.append(f"a run with Inductor's C++ kernels not vectorized (cpp.simdlen=1) measured nothing: {why_not}")
         return
-    rep.verdict["scalar_cpu"] = "passes" if r.ok else ("timed out" if r.timed_out else f"fails (exit {r.returncode})")
+    rep.verdict["scalar_cpu"] = "passes" if r.ok else f"fails (exit {r.returncode})"
     if not r.ok:
         rep.notes.append(f"with Inductor's C++ kernels not vectorized (cpp.simdlen=1) it {rep.verdict['scalar_cpu']} "
-                         "too (one more run): not the vectorization")
+                         "too: not the vectorization")
         return
+    runs = "two more runs" if crash else "one more run"
     e.category, e.side, e.skill = "vectorized_cpu_code", "compiler", "bisect"
-    e.title = "Inductor's vectorized CPU code: passes with cpp.simdlen=1 (measured)"
+    e.title = f"Inductor's vectorized CPU code: passes with cpp.simdlen=1 (measured, {runs})"
     e.advice = knowledge.advice("vectorized_cpu_code")
-    e.next_command = cli_command("minify", "--", *argv)
+    e.next_command = cli_command("minify", "--", *argv)   # (minify_graph.guess_kind: a signal is a crash, else accuracy)
     rep.verdict["summary"] = ("only fails compiled, and not with Inductor's C++ kernels unvectorized "
-                              "(cpp.simdlen=1 passes, measured, one more run)")
+                              f"(cpp.simdlen=1 passes, measured, {runs})")
     rep.next_steps = _next_steps(rep, command_line(argv), cli_command())

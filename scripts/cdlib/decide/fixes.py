@@ -29,11 +29,10 @@ def run_trial(argv, trial_dir, steps, timeout, target_str):
     d = compare.load_run(trial_dir)
     d["_timeout_given"] = timeout
     if steps:
-        stderr = proc._read(rep.artifacts.get("stderr"), 200_000)
-        bad = [ln for ln in stderr.splitlines() if ln.startswith("[compile-debug startup]")]
+        bad = proc.startup_failure(rep.artifacts.get("stderr"))
         d["_deferred"] = os.path.exists(os.path.join(trial_dir, "startup.applied.deferred"))
-        d["_not_applied"] = bad[0] if bad else (None if os.path.exists(os.path.join(trial_dir, "startup.applied"))
-                                                else "the program never imported torch")
+        d["_not_applied"] = bad or (None if os.path.exists(os.path.join(trial_dir, "startup.applied"))
+                                    else "the program never imported torch")
     return d
 
 

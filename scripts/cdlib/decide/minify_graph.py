@@ -12,7 +12,7 @@ GENERIC_EXC = {"BackendCompilerFailed", "InductorError", "RuntimeError", "Except
 ERROR_CATS = {"inductor_compile_error", "backend_compiler_failed", "triton_compile_error",
               "compiled_runtime_error", "missing_cxx_compiler", "aoti_error", "oom"}
 CRASH_CATS = {"segfault", "cuda_illegal_memory_access"}
-ACC_CATS = {"accuracy_mismatch"}
+ACC_CATS = {"accuracy_mismatch", "vectorized_cpu_code"}   # (the latter's crashes: the signal comes first)
 BEFORE_AOT_CATS = {"dynamo_internal_error", "graph_break_fullgraph", "data_dependent_guard"}
 
 

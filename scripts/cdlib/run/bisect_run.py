@@ -84,7 +84,7 @@ def config_check(argv, run_dir, args, env, config, name="pattern_matcher_off"):
     e.update(proc.startup_env(run_dir, [{"config": config}], name=name))
     proc.progress(f"checking the workaround: one run with {', '.join(f'{k}={v}' for k, v in config.items())}")
     judged = _judged_run(argv, run_dir, args, e, name)
-    # the hook ran (its marker) and set everything: it names a setting it could not set on stderr
-    failed = "[compile-debug startup]" in proc._read(os.path.join(run_dir, f"{name}.stderr"), 200_000)
+    # the hook ran (its marker) and set everything (it names a setting it could not set on stderr)
     return {"config": config, **judged,
-            "applied": os.path.exists(os.path.join(run_dir, f"{name}.applied")) and not failed}
+            "applied": os.path.exists(os.path.join(run_dir, f"{name}.applied"))
+            and not proc.startup_failure(os.path.join(run_dir, f"{name}.stderr"))}

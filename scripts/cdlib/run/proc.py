@@ -462,6 +462,21 @@ def seed_isa_probes(cache, source=None):
     return n
 
 
+def startup_failure(stderr_path, limit=256_000):
+    """The startup hook's first line saying a setting was not applied (printed at torch's import, or at exit for
+    one retried at the first compile), from the head and the tail of a run's stderr; None when there is none.
+    Its line about the user's own sitecustomize is not about our settings."""
+    if not stderr_path or not os.path.exists(stderr_path):
+        return None
+    with open(stderr_path, "rb") as f:
+        head = f.read(limit)
+        f.seek(0, os.SEEK_END)
+        f.seek(max(len(head), f.tell() - limit))
+        text = (head + f.read()).decode("utf-8", "replace")
+    return next((ln for ln in text.splitlines() if ln.startswith("[compile-debug startup]")
+                 and "your sitecustomize raised" not in ln), None)
+
+
 def startup_env(run_dir, steps, name="startup"):
     """Env vars that make the target apply `steps` right after it imports torch (see
     cdlib/startup/sitecustomize.py): [{"stance": ...}, {"config": {...}}, {"code": "..."}].
