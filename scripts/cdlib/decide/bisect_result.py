@@ -230,6 +230,16 @@ PASS_SUBSYSTEMS = ("pre_grad_passes", "joint_graph_passes", "post_grad_passes")
 PATTERN_MATCHER_OFF = {"torch._inductor.config.pattern_matcher": False}
 
 
+def _not_measured(res, chk, setting):
+    """A config check (bisect_run.config_check) that measured nothing: the setting was not applied, or the run
+    timed out (a timeout is no verdict; scalar code is slower). Says so in the advice; True then."""
+    if chk["applied"] and chk["reason"] != "timeout":
+        return False
+    res["advice"] += (f" ({setting} was not measured: " + ("the run timed out)" if chk["applied"] else
+                                                          "the setting could not be applied to the program)"))
+    return True
+
+
 def needs_pass_check(res):
     """A found Inductor graph pass that is not the user's own: one run with pattern_matcher=False says whether
     that switch is a workaround (torch applies some passes, remove_noop_ops among them, whatever it says)."""
@@ -242,10 +252,9 @@ def with_pass_check(res, chk):
     """The measured answer of needs_pass_check's run (chk: bisect_run.config_check) goes into the advice."""
     res["target_runs"] += 1
     res["pattern_matcher_off"] = chk
-    if not chk["applied"] or chk["reason"] == "timeout":
-        res["advice"] += (" (pattern_matcher=False was not measured: " + ("the run timed out)" if chk["applied"] else
-                                                                         "the setting could not be applied to the program)"))
-    elif chk["bad"]:
+    if _not_measured(res, chk, "pattern_matcher=False"):
+        return res
+    if chk["bad"]:
         res["advice"] = ("Measured: torch._inductor.config.pattern_matcher=False does not avoid it (one run, still "
                          f"{chk['reason']}), so it is no workaround. " + res["advice"])
     else:
@@ -273,10 +282,9 @@ def with_vector_check(res, chk):
     """The measured answer of needs_vector_check's run (chk: bisect_run.config_check) goes into the result."""
     res["target_runs"] += 1
     res["scalar_cpu_code"] = chk
-    if not chk["applied"] or chk["reason"] == "timeout":   # a timeout measures nothing (scalar code is slower)
-        res["advice"] += (" (cpp.simdlen=1 was not measured: " + ("the run timed out)" if chk["applied"] else
-                                                                 "the setting could not be applied to the program)"))
-    elif chk["bad"]:
+    if _not_measured(res, chk, "cpp.simdlen=1"):
+        return res
+    if chk["bad"]:
         res["advice"] = ("Measured: with Inductor's C++ kernels not vectorized (torch._inductor.config.cpp.simdlen=1, "
                          f"one run) it still fails ({chk['reason']}): not the vectorization. " + res["advice"])
     else:
