@@ -719,7 +719,7 @@ def test_a_compiled_function_that_returns_a_generator_is_named_without_bisect(tm
 
 def test_returns_generator_needs_a_yield(tmp_path):
     """Counter-case: a compiled function returning a call to a plain function is not a generator."""
-    from cdlib.decide.analyze_errors import _returns_generator
+    from cdlib.decide.program_code import returns_generator as _returns_generator
     from cdlib.report import GraphInfo, Location
     src = tmp_path / "m.py"
     src.write_text("def helper(x):\n    return [x]\n\n\ndef start(x):\n    return helper(x)\n\n\n"

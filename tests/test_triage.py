@@ -636,18 +636,18 @@ def test_the_fake_kernel_stride_step_reads_which_side_is_contiguous():
     real kernel that keeps a transposed layout, a contiguous fake) got the advice the fake already follows.
     It reads which side is row-major from the strides; a torch (aten) op gets no custom-op step."""
     from types import SimpleNamespace
-    from cdlib.decide import analyze_errors
+    from cdlib.decide import program_code
     msg = "expected size {0}==64, stride {1}==128 at dim=1; expected size 128==128, stride {2}==1 at dim=2"
     e = lambda m: SimpleNamespace(inner={}, message=m)   # noqa: E731
     # real contiguous (128, 1), fake transposed (1, 64)
-    why = analyze_errors._bad_fake_step(e("expected size 64==64, stride 128==1 at dim=1; expected size 128==128, "
+    why = program_code.bad_fake_step(e("expected size 64==64, stride 128==1 at dim=1; expected size 128==128, "
                                    "stride 1==64 at dim=2"), "ns::op")
     assert "return x.new_empty(x.shape) from the fake" in why, why
     # real transposed (1, 64), fake contiguous (128, 1)
-    why = analyze_errors._bad_fake_step(e(msg.format(64, 1, 64)), "ns::op")
+    why = program_code.bad_fake_step(e(msg.format(64, 1, 64)), "ns::op")
     assert "return .contiguous() from the real kernel" in why and "x.new_empty(x.shape) from the fake" not in why, why
-    assert analyze_errors._bad_fake_step(e(msg.format(64, 1, 64)), "aten::mm") is None
-    assert analyze_errors._bad_fake_step(e(msg.format(64, 1, 64)), None) is None
+    assert program_code.bad_fake_step(e(msg.format(64, 1, 64)), "aten::mm") is None
+    assert program_code.bad_fake_step(e(msg.format(64, 1, 64)), None) is None
 
 
 def test_size_pinned_by_float_math_names_the_line_and_integer_arithmetic(tmp_path):

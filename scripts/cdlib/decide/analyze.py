@@ -9,8 +9,8 @@ from . import knowledge, semantics, verdict
 from ..read import trace as tracemod
 from .analyze_dynamo import breaks_from_errors, fake_kernel_errors, _graph_breaks, next_steps as _dynamo_next_steps
 from .analyze_recompiles import RESUME_RE, function_info as _function_info, _recompiles
-from .analyze_errors import _custom_op_mutation, _eager_printed_lines, _error_steps, _errors, _export_calls, export_advice, \
-    export_guard_sites
+from .analyze_errors import _eager_printed_lines, _error_steps, _errors
+from .program_code import custom_op_mutation, export_advice, export_calls, export_guard_sites
 from ..run import proc
 from ..read.frames import display_path, innermost_user, is_user_file, loc as _loc, parse_exception, strip_rank_prefix
 from ..cmdline import (cli_command, local_imports as _local_imports, script_of as _script_of, script_source, scripts_of,
@@ -42,7 +42,7 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
                                  eager_stderr=eager_stderr, parse_exception=parse_exception,
                                  innermost_user=innermost_user, where=where)
     ev = rep.verdict.get("eager") or {}
-    exported = _export_calls(rep, err) if rep.verdict["kind"] == "before_compile" else []
+    exported = export_calls(rep, err) if rep.verdict["kind"] == "before_compile" else []
     if exported:
         # the program exports, never compiles: its failure is its own (blind A/B batch 19: an exported-vs-eager check
         # failing for a model exported in train mode was "failed before torch.compile ran" with a generic Next)
@@ -81,7 +81,7 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
         files = list(dict.fromkeys(f.file for f in (exc or {}).get("frames", []) if is_user_file(f.file)))
         if not files and rep.command:
             files = scripts_of(rep.command)[:1]
-        hit = _custom_op_mutation(files + [m for f in files for m in _local_imports(f) if m not in files])
+        hit = custom_op_mutation(files + [m for f in files for m in _local_imports(f) if m not in files])
         if hit:
             row = knowledge.triage_row("custom_op_mutates_args")
             err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), "custom_op"

@@ -4,13 +4,13 @@ data-dependent ops, accuracy). No torch import here."""
 import os
 import re
 
-from . import accuracy_judge, knowledge, semantics, verdict
+from . import accuracy_judge, knowledge, program_code, semantics, verdict
 from .analyze_dynamo import GB_URL_RE
-from .export import dim_bounds, divisible_advice
+from .export import divisible_advice
 from ..run import proc
-from ..read.frames import (innermost_user, is_user_file, library_of, loc as _loc, parse_exception, parse_py_frames,
+from ..read.frames import (innermost_user, is_user_file, loc as _loc, parse_exception, parse_py_frames,
                            src_line as _src_line)
-from ..cmdline import clip, cli_command, local_imports as _local_imports, scripts_of, template_command
+from ..cmdline import clip, cli_command, template_command
 from ..report import ErrorInfo
 
 # ---- errors -------------------------------------------------------------------------------
@@ -202,116 +202,9 @@ def _errors(tr, res, stdout, stderr, target_str, cli):
     return errors
 
 
-_OP_RE = re.compile(r"CustomOpDef\(([\w:.]+)\)|backward through ([\w.]+) but|op: torch\.ops\.([\w.]+)|for <OpOverload\(op='([\w:.]+)'")
-
-
 # a shape error of a core op ("Attempting to broadcast a dimension", "size mismatch", "shape '[4, 8]' is invalid")
 _SHAPE_MISMATCH = re.compile(r"(?i)broadcast|size mismatch|sizes? of tensors must match|shape '\[|must match the size|"
                              r"expected .*(?:size|shape)|mat1 and mat2 shapes")
-_GUARD_CMP_RE = re.compile(r"^\s*(\w+)\s*(>=|>|<=|<)\s*(\d+)\s*$")
-
-
-def export_guard_sites(rep, tr):
-    """An export error whose suggested fix bounds a Dim (`Dim('seq', min=8, ...)`): the program's line that added
-    that guard, from the trace's guard_added events (they keep the Python stack), and the fake kernel it sits in
-    (blind A/B batch 25: `kk = k if hist.shape[1] >= k else ...` in a custom op's register_fake). Sets
-    e.guard_site. The guard's symbol is the Dim's (torch's "Not all values of seq = L['x'].size()[1]" and the
-    trace's create_symbol events); where that is unknown, only a bound no other Dim shares is matched. A guard
-    whose innermost frame outside torch is a library's, or the export call itself, is not claimed."""
-    from ..read import never_ran
-    sym_of = {d.get("source"): d.get("symbol") for ev in tr.of("create_symbol")
-              for d in [ev.data if isinstance(ev.data, dict) else {}] if d.get("source")}
-    for e in rep.errors:
-        src_of = dict(re.findall(r"Not all values of (\w+) = (\S+) in the specified range", e.message or ""))
-        dims = []   # (name, symbol or None, {(op, n): (op shown, bound)})
-        for name, bounds in filter(None, map(dim_bounds, e.suggested_fixes)):
-            keys = {}
-            for k, v in bounds.items():
-                for op, n in ((">=", v), (">", v - 1)) if k == "min" else (("<=", v), ("<", v + 1)):
-                    keys[(op, n)] = (">=" if k == "min" else "<=", v)
-            dims.append((name, sym_of.get(src_of.get(name)), keys))
-        for ev in (tr.of("guard_added_fast") + tr.of("guard_added")) if dims else []:
-            d = ev.data if isinstance(ev.data, dict) else {}
-            g = _GUARD_CMP_RE.match(d.get("expr") or "")
-            if not g:
-                continue
-            key = (g.group(2), int(g.group(3)))
-            hit = [x for x in dims if key in x[2] and (x[1] == g.group(1) if x[1] else
-                                                       sum(key in y[2] for y in dims) == 1)]
-            # the innermost frame that is not torch's own (the custom-op machinery, symbolic_shapes): the user's?
-            outside = [f for f in tr.frames(d.get("user_stack") or d.get("stack"))
-                       if f[0] and f[1] and not f[0].startswith("<") and library_of(f[0]) != "torch"]
-            if not hit or not outside or not is_user_file(outside[-1][0]):
-                continue
-            file, line, func, code = outside[-1]
-            if e.location and (os.path.realpath(file), line) == (os.path.realpath(e.location.file), e.location.line):
-                continue   # the export call: the guard came from inside torch
-            fake = never_ran.fake_kernel_at(file, line)
-            name, _, keys = hit[0]
-            e.guard_site = {"guard": f"{name} {keys[key][0]} {keys[key][1]}", "location": _loc(file, line, func, code),
-                            "fake_kernel": {"line": fake[0], "name": fake[1]} if fake else None}
-            break
-
-
-def _guard_site_words(site):
-    """"The guard `hist_len >= 8` comes from ops.py:24 `...`" (+ what a fake kernel there means)."""
-    loc = site["location"]
-    code = (loc.code or _src_line(loc.file, loc.line) or "").strip()
-    s = (f"The guard `{site['guard']}` comes from {os.path.basename(loc.file)}:{loc.line}"
-         + (f" `{code[:120]}`" if code else ""))
-    fk = site.get("fake_kernel")
-    if fk:
-        s += (f", in the fake kernel of {fk['name']} ({os.path.basename(loc.file)}:{fk['line']}): export traces that "
-              "function, not the real kernel, so a Python branch on the size there (`if`, `a if cond else b`) adds the "
-              "guard. Replace the branch with torch.sym_min / torch.sym_max (no guard) and keep your Dim's range")
-    else:
-        s += (": make that code independent of the size before exporting (e.g. a table or cache of fixed length: "
-              "build it at the largest size you serve) and keep your Dim's range")
-    return s + "."
-
-
-def _op_name(e):
-    m = _OP_RE.search((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
-    name = next((g for g in m.groups() if g), None) if m else None
-    if name and "::" not in name and name.count(".") >= 1:  # corpus.sq.default -> corpus::sq
-        ns, op = name.split(".")[:2]
-        name = f"{ns}::{op}"
-    return name or (e.inner or {}).get("op")
-
-
-# inductor's assert_size_stride (torch/csrc/dynamo/guards.cpp): the real output's size/stride first, then the
-# fake kernel's: "expected size 64==64, stride 128==1 at dim=1; ..."
-_SIZE_STRIDE_RE = re.compile(r"expected size (\d+)==(\d+), stride (\d+)==(\d+) at dim=(\d+)")
-
-def _bad_fake_step(e, op):
-    """The fix of a fake kernel whose output strides (or sizes) differ from the real kernel's, read from
-    inductor's size/stride check; None when the message has no such check."""
-    found = _SIZE_STRIDE_RE.findall((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
-    if not found or not op or op.startswith("aten"):   # torch's own op: not a custom op's registration
-        return None
-    name = op
-    dims = ", ".join(f"dim {d}: real {rs} vs fake {fs}" for _, _, rs, fs, d in found[:4])
-    if all(rz == fz for rz, fz, *_ in found):
-        # which side is row-major (strides falling with the dim) over the dims reported
-        desc = lambda v: all(a >= b for a, b in zip(v, v[1:]))   # noqa: E731
-        real, fake = [int(f[2]) for f in found], [int(f[3]) for f in found]
-        if desc(real) and not desc(fake):
-            how = ("the real kernel returns a new contiguous tensor (numpy, .contiguous()) while the fake copies "
-                   "its input's layout (torch.empty_like(x) on a transposed or sliced input): return "
-                   "x.new_empty(x.shape) from the fake")
-        elif desc(fake) and not desc(real):
-            how = ("the fake promises a contiguous tensor while the real kernel returns its input's layout (a "
-                   "clone or view of a transposed input): return .contiguous() from the real kernel, or "
-                   "torch.empty_like(x) from the fake")
-        else:
-            how = "make the fake build its output with the strides the real kernel returns"
-        return (f"the fake kernel of {name} promises other strides than its real kernel returns ({dims}): {how}. "
-                "opcheck with contiguous samples only passes, so add a non-contiguous one: "
-                f"torch.library.opcheck(op, (x.transpose(1, 2),)). Then note that {knowledge.advice('stale_compile_cache')}")
-    sizes = ", ".join(f"dim {d}: real {rz} vs fake {fz}" for rz, fz, _, _, d in found[:4] if rz != fz)
-    return (f"the fake kernel of {name} promises other sizes than its real kernel returns ({sizes}): compute the "
-            "output shape in the fake kernel as the real one does; check with torch.library.opcheck(op, args). "
-            f"Then note that {knowledge.advice('stale_compile_cache')}")
 
 
 _BUILTIN_BACKENDS = ("inductor", "aot_eager", "aot_eager_decomp_partition", "eager", "cudagraphs", "tvm", "onnxrt",
@@ -325,71 +218,12 @@ def compile_data_dependent(e):
         r"\bexport\w*\(", (e.location.code or "") if e.location else "") and "torch/export/" not in (e.message or "")
 
 
-def _read_text(path):
-    """A run's output file as text ("" when there is none)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(2_000_000)
-    except (OSError, TypeError):
-        return ""
-
-
 def _eager_printed_lines(rep, ev):
     """How many lines the run without torch.compile printed before its failure, counted as verdict.tail counts
     the compiled run's (rep.printed_lines): its traceback and torch's text after it left out."""
-    return verdict.tail(_read_text(rep.artifacts.get("eager_check_stdout")),
-                        _read_text(rep.artifacts.get("eager_check_stderr")),
+    return verdict.tail(program_code.read_text(rep.artifacts.get("eager_check_stdout")),
+                        program_code.read_text(rep.artifacts.get("eager_check_stderr")),
                         (ev.get("message") or "").strip().split("\n")[0] or None)[1]
-
-
-def _program_files(rep):
-    """The program's scripts (every .py its command runs) and the modules of its own that they import."""
-    return list(dict.fromkeys(f for s in scripts_of(rep.command or []) for f in [s] + _local_imports(s)))
-
-
-def export_advice(files, export_at=None):
-    """What may make an exported program's results differ from the eager model's, the parts that can hold for
-    this program (knowledge/advice.yaml): the module mode (not when a .eval() comes before the export call in
-    its file: blind A/B batch 28's model was in eval mode and the advice cost a step), tensors exported as
-    constants, the example's shapes, and for a program that loads an AOTInductor package, buffers changed in place."""
-    from ..read import never_ran
-    parts = []
-    state = never_ran.mutated_buffers(files) if never_ran.aoti_loads(files) else []
-    if state:
-        at = ", ".join(dict.fromkeys(f"`{n}` at {os.path.basename(p)}:{ln}" for p, ln, n in state[:3]))
-        parts.append(knowledge.advice("export_package_state", at=at))
-    path, line = export_at or (None, None)
-    evaluated = path is not None and any(p == path and ln < line for p, ln in never_ran.eval_calls(files))
-    if not evaluated:
-        parts.append(knowledge.advice("export_mode"))
-    parts += [knowledge.advice("export_constants"), knowledge.advice("export_shapes")]
-    return knowledge.advice("export_semantics", parts="; ".join(parts))
-
-
-def _uses_ddp(rep):
-    """Does the program (its script and local imports) wrap a model in DistributedDataParallel?"""
-    return any(re.search(r"\bDistributedDataParallel\b|\bDDP\(", _read_text(f)) for f in _program_files(rep))
-
-
-def _export_calls(rep, err):
-    """[(path, line, call)] of the torch.export calls in the program's scripts and their own imports, for a
-    program that exports and never compiles, whose failure is not at a line above its export call in the same
-    file (a data-loading bug before the export is not about export; review of batch 19)."""
-    from ..read import never_ran
-    files = _program_files(rep)
-    calls = never_ran.exports(files)
-    if not calls or never_ran.compile_calls(files):
-        return []
-    loc = err.location
-    same = [line for p, line, _ in calls if loc is not None and os.path.realpath(p) == os.path.realpath(loc.file)]
-    if same and loc.line and loc.line < min(same):
-        return []
-    return calls
-
-
-def _fake_kernels(rep):
-    from ..read import never_ran
-    return never_ran.fake_kernels(_program_files(rep))
 
 
 def _error_steps(rep, target_str, cli):
@@ -403,7 +237,7 @@ def _error_steps(rep, target_str, cli):
         msg = _first_lines(inner.get("message") or e.message, 1, 200)
         at = v.get("location") if i == 0 and v.get("location") else (
             f"{os.path.basename(e.location.file)}:{e.location.line}" if e.location and e.location.line else None)
-        op = _op_name(e) if e.side == "custom_op" else None
+        op = program_code.op_name(e) if e.side == "custom_op" else None
         if i == 0 and kind in verdict.USER_SIDE:
             if e.category == "syntax_error":
                 why = f"fix the syntax error at {at}: {re.sub(r' [(][^()]*:[0-9]+[)]$', '', msg)}"
@@ -417,9 +251,9 @@ def _error_steps(rep, target_str, cli):
                        f"({'it fails the same way without torch.compile' if kind == 'fails_eager_too' else 'torch.compile never ran'}; "
                        "no compiler bisect needed)")
                 if v.get("export_call") and e.category in semantics.GENERIC:
-                    first = (_export_calls(rep, e) or [(None, None, None)])[0]
+                    first = (program_code.export_calls(rep, e) or [(None, None, None)])[0]
                     why += (f"; the program uses torch.export ({v['export_call']}): "
-                            f"{export_advice(_program_files(rep), first[:2] if first[0] else None)}")
+                            f"{program_code.export_advice(program_code.program_files(rep), first[:2] if first[0] else None)}")
                 elif e.side == "user" and e.advice and (v.get("export_call") or e.skill == "aoti"):
                     # the row that names this error, in full (blind A/B batch 23: a serving worker's unregistered
                     # custom op got export's model.eval() advice, and the row's advice was clipped above)
@@ -433,7 +267,7 @@ def _error_steps(rep, target_str, cli):
                     from ..read import never_ran
                     at_export = ", ".join(list(dict.fromkeys(
                         f"{os.path.basename(p)}:{ln} `{call}(...)`" for p, ln, call in never_ran.exports(
-                            _program_files(rep)) if call.split(".")[-1] in ("export", "draft_export")))[:2])
+                            program_code.program_files(rep)) if call.split(".")[-1] in ("export", "draft_export")))[:2])
                     guard = re.search(r"Guard failed: \S+ == \d+", e.message or "")
                     why = (f"{e.title}: {guard.group(0) if guard else msg}. The fix is the dynamic_shapes of the export"
                            + (f" ({at_export})" if at_export else "") + f", not the line that called it: {e.advice}")
@@ -454,7 +288,7 @@ def _error_steps(rep, target_str, cli):
                                  "an index out of range)", "skill": "overview", "command": None})
         if i == 0 and kind == "compile_only" and (e.source == "signal" or rep.signal) and rep.graphs:
             # compiled code ran (a graph), so a fake kernel may have sized it (review: not for 0 graphs)
-            fakes = _fake_kernels(rep)
+            fakes = program_code.fake_kernels(rep)
             if fakes:   # a crash only compiled, and the program declares output shapes itself: check those first
                 where_ = ", ".join(f"{os.path.basename(p)}:{ln} ({name})" for p, ln, name in fakes[:3])
                 steps.append({"why": f"the program registers fake kernels ({where_}): compiled code is sized by "
@@ -471,7 +305,7 @@ def _error_steps(rep, target_str, cli):
                    "custom_op_mutates_args": "declare every mutated input in mutates_args"}.get(e.category, e.title)
             why = f"{fix} for {op or 'the custom op'}, then check it with torch.library.opcheck(op, args)"
             if e.category == "custom_op_bad_fake":
-                why = _bad_fake_step(e, op) or why
+                why = program_code.bad_fake_step(e, op) or why
             steps.append({"why": why, "skill": e.skill, "command": None})
             continue
         if e.category == "dynamo_internal_error" and kind == "compile_only" and e.location and e.location.code \
@@ -480,7 +314,7 @@ def _error_steps(rep, target_str, cli):
                                                   msg=msg),
                           "skill": e.skill, "command": e.next_command})
             continue
-        if inner.get("backend") == "compile_fn" and _uses_ddp(rep):
+        if inner.get("backend") == "compile_fn" and program_code.uses_ddp(rep):
             # DDPOptimizer.compile_fn (torch/_dynamo/backends/distributed.py) compiles each piece of the graph it
             # split at DDP's buckets: torch's, not the user's (blind A/B batch 24: "your own backend" misled)
             steps.append({"why": knowledge.advice("ddp_optimizer_raised", type=inner.get("type"), at=at, msg=msg),
@@ -534,7 +368,7 @@ def _error_steps(rep, target_str, cli):
             steps.append({"why": e.advice, "skill": e.skill, "command": None})
             continue
         # a divisibility the model may itself need, or a bound (with the line that added it, when known)
-        divisible = divisible_advice(e.suggested_fixes, _guard_site_words(e.guard_site) if e.guard_site else None)
+        divisible = divisible_advice(e.suggested_fixes, program_code.guard_site_words(e.guard_site) if e.guard_site else None)
         if divisible:
             steps.append({"why": divisible, "skill": e.skill, "command": None})
             continue
@@ -545,7 +379,7 @@ def _error_steps(rep, target_str, cli):
         if i == 0 and v.get("accuracy"):   # measured (accuracy_judge.apply): its verdict routes
             steps.append(_accuracy_step(v["accuracy"], e, at, cli, target_str))
             continue
-        gen = _returns_generator(rep.graphs) if i == 0 and kind == "compile_only" and e.side == "user" \
+        gen = program_code.returns_generator(rep.graphs) if i == 0 and kind == "compile_only" and e.side == "user" \
             and verdict.python_value_error(e) else None
         if gen:   # blind A/B batch 22: a streaming sampler's compiled start() returned its generator
             e.next_command = None
@@ -604,78 +438,3 @@ def _accuracy_step(acc, e, at, cli, target_str):
         why = f"made from floats at {'; '.join(acc['int_sites'])}: {why}"
     return {"why": f"{acc['summary']}; {why}", "skill": "bisect" if acc["next"] == "bisect" else None,
             "command": e.next_command}
-
-
-def _custom_op_mutation(files):
-    """(op name, Location, arg) of a custom op declared with mutates_args=() whose body changes an
-    argument in place (x.add_(...), x[...] = ..., x.copy_(...)); None when there is none."""
-    import ast
-    for path in files:
-        try:
-            with open(path, encoding="utf-8") as f:
-                tree = ast.parse(f.read())
-        except (OSError, SyntaxError, ValueError):
-            continue
-        for fn in ast.walk(tree):
-            if not isinstance(fn, ast.FunctionDef):
-                continue
-            for dec in fn.decorator_list:
-                if not (isinstance(dec, ast.Call) and getattr(dec.func, "attr", getattr(dec.func, "id", "")) == "custom_op"):
-                    continue
-                kw = {k.arg: k.value for k in dec.keywords}
-                ma = kw.get("mutates_args")
-                if not (isinstance(ma, (ast.Tuple, ast.List, ast.Set)) and not ma.elts):
-                    continue
-                params = {a.arg for a in fn.args.args}
-                for node in ast.walk(fn):
-                    tgt = None
-                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                            and node.func.attr.endswith("_") and not node.func.attr.startswith("_") \
-                            and isinstance(node.func.value, ast.Name) and node.func.value.id in params:
-                        tgt = node.func.value.id
-                    elif isinstance(node, (ast.Assign, ast.AugAssign)):
-                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in params:
-                                tgt = t.value.id
-                    if tgt:
-                        name = dec.args[0].value if dec.args and isinstance(dec.args[0], ast.Constant) else fn.name
-                        return name, _loc(path, node.lineno, fn.name), tgt
-    return None
-
-
-def _returns_generator(graphs):
-    """("`start` (sampler.py:71)", "`_denoise`, sampler.py:80") when a compiled function is a generator or returns
-    a call to a generator function defined in the same file (Dynamo runs it to its end while tracing), else None."""
-    import ast
-    for g in graphs:
-        loc = g.location
-        if not (loc and loc.line and is_user_file(loc.file)):
-            continue
-        try:
-            tree = ast.parse(_read_text(loc.file) or "")
-        except (SyntaxError, ValueError):
-            continue
-        defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-
-        def yields(fn):
-            todo = list(fn.body)
-            while todo:
-                n = todo.pop()
-                if isinstance(n, (ast.Yield, ast.YieldFrom)):
-                    return True
-                if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-                    todo.extend(ast.iter_child_nodes(n))
-            return False
-        fn = next((d for d in defs if d.lineno == loc.line and d.name == g.function.split(" ")[0]), None)
-        if fn is None:
-            continue
-        where = f"`{fn.name}` ({os.path.basename(loc.file)}:{fn.lineno})"
-        if yields(fn):
-            return where, f"`{fn.name}` itself"
-        for r in (n for n in ast.walk(fn) if isinstance(n, ast.Return) and isinstance(n.value, ast.Call)):
-            f = r.value.func
-            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
-            gen = next((d for d in defs if d.name == name and yields(d)), None)
-            if gen is not None:
-                return where, f"`{gen.name}`, {os.path.basename(loc.file)}:{gen.lineno}"
-    return None

@@ -10,7 +10,8 @@ import shutil
 from . import accuracy_check, accuracy_judge, fix_candidates, knowledge, semantics, verdict
 from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar_cpu
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
-from .analyze_errors import _first_lines, _program_files, _read_text, compile_data_dependent
+from .analyze_errors import _first_lines, compile_data_dependent
+from .program_code import program_files as _program_files, read_text as _read_text
 from ..run import proc
 from ..read import trace as tracemod
 from ..read.frames import innermost_user, parse_exception, parse_py_frames, strip_rank_prefix

@@ -1,0 +1,249 @@
+"""What the program's own source says about an error: its files, its custom ops (their fake kernels, an
+in-place write declared as no mutation), its export calls and the line that added an export guard, a compiled
+function that returns a generator. Read by analyze_errors (the error rows' next steps), analyze and runs.
+No torch import."""
+import os
+import re
+
+from . import knowledge
+from .export import dim_bounds
+from ..read.frames import is_user_file, library_of, loc as _loc, src_line as _src_line
+from ..cmdline import local_imports as _local_imports, scripts_of
+
+_OP_RE = re.compile(r"CustomOpDef\(([\w:.]+)\)|backward through ([\w.]+) but|op: torch\.ops\.([\w.]+)|for <OpOverload\(op='([\w:.]+)'")
+
+_GUARD_CMP_RE = re.compile(r"^\s*(\w+)\s*(>=|>|<=|<)\s*(\d+)\s*$")
+
+
+def export_guard_sites(rep, tr):
+    """An export error whose suggested fix bounds a Dim (`Dim('seq', min=8, ...)`): the program's line that added
+    that guard, from the trace's guard_added events (they keep the Python stack), and the fake kernel it sits in
+    (blind A/B batch 25: `kk = k if hist.shape[1] >= k else ...` in a custom op's register_fake). Sets
+    e.guard_site. The guard's symbol is the Dim's (torch's "Not all values of seq = L['x'].size()[1]" and the
+    trace's create_symbol events); where that is unknown, only a bound no other Dim shares is matched. A guard
+    whose innermost frame outside torch is a library's, or the export call itself, is not claimed."""
+    from ..read import never_ran
+    sym_of = {d.get("source"): d.get("symbol") for ev in tr.of("create_symbol")
+              for d in [ev.data if isinstance(ev.data, dict) else {}] if d.get("source")}
+    for e in rep.errors:
+        src_of = dict(re.findall(r"Not all values of (\w+) = (\S+) in the specified range", e.message or ""))
+        dims = []   # (name, symbol or None, {(op, n): (op shown, bound)})
+        for name, bounds in filter(None, map(dim_bounds, e.suggested_fixes)):
+            keys = {}
+            for k, v in bounds.items():
+                for op, n in ((">=", v), (">", v - 1)) if k == "min" else (("<=", v), ("<", v + 1)):
+                    keys[(op, n)] = (">=" if k == "min" else "<=", v)
+            dims.append((name, sym_of.get(src_of.get(name)), keys))
+        for ev in (tr.of("guard_added_fast") + tr.of("guard_added")) if dims else []:
+            d = ev.data if isinstance(ev.data, dict) else {}
+            g = _GUARD_CMP_RE.match(d.get("expr") or "")
+            if not g:
+                continue
+            key = (g.group(2), int(g.group(3)))
+            hit = [x for x in dims if key in x[2] and (x[1] == g.group(1) if x[1] else
+                                                       sum(key in y[2] for y in dims) == 1)]
+            # the innermost frame that is not torch's own (the custom-op machinery, symbolic_shapes): the user's?
+            outside = [f for f in tr.frames(d.get("user_stack") or d.get("stack"))
+                       if f[0] and f[1] and not f[0].startswith("<") and library_of(f[0]) != "torch"]
+            if not hit or not outside or not is_user_file(outside[-1][0]):
+                continue
+            file, line, func, code = outside[-1]
+            if e.location and (os.path.realpath(file), line) == (os.path.realpath(e.location.file), e.location.line):
+                continue   # the export call: the guard came from inside torch
+            fake = never_ran.fake_kernel_at(file, line)
+            name, _, keys = hit[0]
+            e.guard_site = {"guard": f"{name} {keys[key][0]} {keys[key][1]}", "location": _loc(file, line, func, code),
+                            "fake_kernel": {"line": fake[0], "name": fake[1]} if fake else None}
+            break
+
+
+def guard_site_words(site):
+    """"The guard `hist_len >= 8` comes from ops.py:24 `...`" (+ what a fake kernel there means)."""
+    loc = site["location"]
+    code = (loc.code or _src_line(loc.file, loc.line) or "").strip()
+    s = (f"The guard `{site['guard']}` comes from {os.path.basename(loc.file)}:{loc.line}"
+         + (f" `{code[:120]}`" if code else ""))
+    fk = site.get("fake_kernel")
+    if fk:
+        s += (f", in the fake kernel of {fk['name']} ({os.path.basename(loc.file)}:{fk['line']}): export traces that "
+              "function, not the real kernel, so a Python branch on the size there (`if`, `a if cond else b`) adds the "
+              "guard. Replace the branch with torch.sym_min / torch.sym_max (no guard) and keep your Dim's range")
+    else:
+        s += (": make that code independent of the size before exporting (e.g. a table or cache of fixed length: "
+              "build it at the largest size you serve) and keep your Dim's range")
+    return s + "."
+
+
+def op_name(e):
+    m = _OP_RE.search((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
+    name = next((g for g in m.groups() if g), None) if m else None
+    if name and "::" not in name and name.count(".") >= 1:  # corpus.sq.default -> corpus::sq
+        ns, op = name.split(".")[:2]
+        name = f"{ns}::{op}"
+    return name or (e.inner or {}).get("op")
+
+
+# inductor's assert_size_stride (torch/csrc/dynamo/guards.cpp): the real output's size/stride first, then the
+# fake kernel's: "expected size 64==64, stride 128==1 at dim=1; ..."
+_SIZE_STRIDE_RE = re.compile(r"expected size (\d+)==(\d+), stride (\d+)==(\d+) at dim=(\d+)")
+
+def bad_fake_step(e, op):
+    """The fix of a fake kernel whose output strides (or sizes) differ from the real kernel's, read from
+    inductor's size/stride check; None when the message has no such check."""
+    found = _SIZE_STRIDE_RE.findall((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
+    if not found or not op or op.startswith("aten"):   # torch's own op: not a custom op's registration
+        return None
+    name = op
+    dims = ", ".join(f"dim {d}: real {rs} vs fake {fs}" for _, _, rs, fs, d in found[:4])
+    if all(rz == fz for rz, fz, *_ in found):
+        # which side is row-major (strides falling with the dim) over the dims reported
+        desc = lambda v: all(a >= b for a, b in zip(v, v[1:]))   # noqa: E731
+        real, fake = [int(f[2]) for f in found], [int(f[3]) for f in found]
+        if desc(real) and not desc(fake):
+            how = ("the real kernel returns a new contiguous tensor (numpy, .contiguous()) while the fake copies "
+                   "its input's layout (torch.empty_like(x) on a transposed or sliced input): return "
+                   "x.new_empty(x.shape) from the fake")
+        elif desc(fake) and not desc(real):
+            how = ("the fake promises a contiguous tensor while the real kernel returns its input's layout (a "
+                   "clone or view of a transposed input): return .contiguous() from the real kernel, or "
+                   "torch.empty_like(x) from the fake")
+        else:
+            how = "make the fake build its output with the strides the real kernel returns"
+        return (f"the fake kernel of {name} promises other strides than its real kernel returns ({dims}): {how}. "
+                "opcheck with contiguous samples only passes, so add a non-contiguous one: "
+                f"torch.library.opcheck(op, (x.transpose(1, 2),)). Then note that {knowledge.advice('stale_compile_cache')}")
+    sizes = ", ".join(f"dim {d}: real {rz} vs fake {fz}" for rz, fz, _, _, d in found[:4] if rz != fz)
+    return (f"the fake kernel of {name} promises other sizes than its real kernel returns ({sizes}): compute the "
+            "output shape in the fake kernel as the real one does; check with torch.library.opcheck(op, args). "
+            f"Then note that {knowledge.advice('stale_compile_cache')}")
+
+def read_text(path):
+    """A run's output file as text ("" when there is none)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read(2_000_000)
+    except (OSError, TypeError):
+        return ""
+
+def program_files(rep):
+    """The program's scripts (every .py its command runs) and the modules of its own that they import."""
+    return list(dict.fromkeys(f for s in scripts_of(rep.command or []) for f in [s] + _local_imports(s)))
+
+
+def export_advice(files, export_at=None):
+    """What may make an exported program's results differ from the eager model's, the parts that can hold for
+    this program (knowledge/advice.yaml): the module mode (not when a .eval() comes before the export call in
+    its file: blind A/B batch 28's model was in eval mode and the advice cost a step), tensors exported as
+    constants, the example's shapes, and for a program that loads an AOTInductor package, buffers changed in place."""
+    from ..read import never_ran
+    parts = []
+    state = never_ran.mutated_buffers(files) if never_ran.aoti_loads(files) else []
+    if state:
+        at = ", ".join(dict.fromkeys(f"`{n}` at {os.path.basename(p)}:{ln}" for p, ln, n in state[:3]))
+        parts.append(knowledge.advice("export_package_state", at=at))
+    path, line = export_at or (None, None)
+    evaluated = path is not None and any(p == path and ln < line for p, ln in never_ran.eval_calls(files))
+    if not evaluated:
+        parts.append(knowledge.advice("export_mode"))
+    parts += [knowledge.advice("export_constants"), knowledge.advice("export_shapes")]
+    return knowledge.advice("export_semantics", parts="; ".join(parts))
+
+
+def uses_ddp(rep):
+    """Does the program (its script and local imports) wrap a model in DistributedDataParallel?"""
+    return any(re.search(r"\bDistributedDataParallel\b|\bDDP\(", read_text(f)) for f in program_files(rep))
+
+
+def export_calls(rep, err):
+    """[(path, line, call)] of the torch.export calls in the program's scripts and their own imports, for a
+    program that exports and never compiles, whose failure is not at a line above its export call in the same
+    file (a data-loading bug before the export is not about export; review of batch 19)."""
+    from ..read import never_ran
+    files = program_files(rep)
+    calls = never_ran.exports(files)
+    if not calls or never_ran.compile_calls(files):
+        return []
+    loc = err.location
+    same = [line for p, line, _ in calls if loc is not None and os.path.realpath(p) == os.path.realpath(loc.file)]
+    if same and loc.line and loc.line < min(same):
+        return []
+    return calls
+
+
+def fake_kernels(rep):
+    from ..read import never_ran
+    return never_ran.fake_kernels(program_files(rep))
+
+def custom_op_mutation(files):
+    """(op name, Location, arg) of a custom op declared with mutates_args=() whose body changes an
+    argument in place (x.add_(...), x[...] = ..., x.copy_(...)); None when there is none."""
+    import ast
+    for path in files:
+        try:
+            with open(path, encoding="utf-8") as f:
+                tree = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError):
+            continue
+        for fn in ast.walk(tree):
+            if not isinstance(fn, ast.FunctionDef):
+                continue
+            for dec in fn.decorator_list:
+                if not (isinstance(dec, ast.Call) and getattr(dec.func, "attr", getattr(dec.func, "id", "")) == "custom_op"):
+                    continue
+                kw = {k.arg: k.value for k in dec.keywords}
+                ma = kw.get("mutates_args")
+                if not (isinstance(ma, (ast.Tuple, ast.List, ast.Set)) and not ma.elts):
+                    continue
+                params = {a.arg for a in fn.args.args}
+                for node in ast.walk(fn):
+                    tgt = None
+                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                            and node.func.attr.endswith("_") and not node.func.attr.startswith("_") \
+                            and isinstance(node.func.value, ast.Name) and node.func.value.id in params:
+                        tgt = node.func.value.id
+                    elif isinstance(node, (ast.Assign, ast.AugAssign)):
+                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
+                            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in params:
+                                tgt = t.value.id
+                    if tgt:
+                        name = dec.args[0].value if dec.args and isinstance(dec.args[0], ast.Constant) else fn.name
+                        return name, _loc(path, node.lineno, fn.name), tgt
+    return None
+
+
+def returns_generator(graphs):
+    """("`start` (sampler.py:71)", "`_denoise`, sampler.py:80") when a compiled function is a generator or returns
+    a call to a generator function defined in the same file (Dynamo runs it to its end while tracing), else None."""
+    import ast
+    for g in graphs:
+        loc = g.location
+        if not (loc and loc.line and is_user_file(loc.file)):
+            continue
+        try:
+            tree = ast.parse(read_text(loc.file) or "")
+        except (SyntaxError, ValueError):
+            continue
+        defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+        def yields(fn):
+            todo = list(fn.body)
+            while todo:
+                n = todo.pop()
+                if isinstance(n, (ast.Yield, ast.YieldFrom)):
+                    return True
+                if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                    todo.extend(ast.iter_child_nodes(n))
+            return False
+        fn = next((d for d in defs if d.lineno == loc.line and d.name == g.function.split(" ")[0]), None)
+        if fn is None:
+            continue
+        where = f"`{fn.name}` ({os.path.basename(loc.file)}:{fn.lineno})"
+        if yields(fn):
+            return where, f"`{fn.name}` itself"
+        for r in (n for n in ast.walk(fn) if isinstance(n, ast.Return) and isinstance(n.value, ast.Call)):
+            f = r.value.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            gen = next((d for d in defs if d.name == name and yields(d)), None)
+            if gen is not None:
+                return where, f"`{gen.name}`, {os.path.basename(loc.file)}:{gen.lineno}"
+    return None
