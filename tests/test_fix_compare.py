@@ -326,7 +326,7 @@ def test_compare_says_when_the_output_now_matches_eager():
 def test_printed_leaves_out_torchs_multiline_warnings():
     """A Dynamo UserWarning whose message spans lines (torch 2.14's `time.time` warning, as printed) is
     torch's, not the program's: none of its lines counts as printed output; the program's own lines do."""
-    from cdlib.decide import verdict
+    from cdlib.decide import printed
     err = ("/venv/lib/python3.11/site-packages/torch/_dynamo/variables/functions.py:2604: UserWarning: Dynamo does "
            "not know how to trace the builtin `time.time.` This function is either a Python builtin\n"
            "If it is a Python builtin, please file an issue on GitHub so the PyTorch team can add support.\n"
@@ -334,7 +334,7 @@ def test_printed_leaves_out_torchs_multiline_warnings():
            "  torch._dynamo.utils.warn_once(explanation + \"\\n\" + \"\\n\".join(hints))\n"
            "INFO:train:epoch 1 done\n"
            "W1125 11:40:54.287000 14410 torch/utils/cpp_extension.py:183] No CUDA runtime is found\n")
-    assert verdict.printed("loss 0.5\n", err) == "loss 0.5\n[stderr] INFO:train:epoch 1 done"
+    assert printed.printed("loss 0.5\n", err) == "loss 0.5\n[stderr] INFO:train:epoch 1 done"
     # anomaly mode's warning carries an indented traceback (blind A/B batch 16: its lines read as the program's
     # and compare said "output changed" after a fix that removed the masked write)
     err = ("/venv/lib/python3.11/site-packages/torch/autograd/graph.py:1113: UserWarning: Error detected in "
@@ -344,15 +344,15 @@ def test_printed_leaves_out_torchs_multiline_warnings():
            " (Triggered internally at /pytorch/torch/csrc/autograd/python_anomaly_mode.cpp:108.)\n"
            "  return Variable._execution_engine.run_backward(  # Calls into the C++ engine\n"
            "INFO step 1 loss -0.0339\n")
-    assert verdict.printed("", err) == "[stderr] INFO step 1 loss -0.0339"
+    assert printed.printed("", err) == "[stderr] INFO step 1 loss -0.0339"
     # an ordinary warning ends at its source line: the program's indented lines after it are its own (review)
     err = ("/venv/lib/python3.11/site-packages/torch/_dynamo/utils.py:10: UserWarning: something\n"
            "  warnings.warn(msg)\n  epoch 1  loss 0.5\n  epoch 2  loss 0.4\nsummary\n")
-    assert verdict.printed("", err) == "[stderr]   epoch 1  loss 0.5\n[stderr]   epoch 2  loss 0.4\n[stderr] summary"
+    assert printed.printed("", err) == "[stderr]   epoch 1  loss 0.5\n[stderr]   epoch 2  loss 0.4\n[stderr] summary"
     # torchrun's rank prefix on torch's glog lines (blind A/B batch 23: a pid in one was "output changed")
     err = ("[rank1]:W1202 09:19:54.162000 25065 torch/utils/cpp_extension.py:183] [0/0] No CUDA runtime is found\n"
            "[rank1]:[W1202 09:21:02.123456 ProcessGroupGloo.cpp:516] Warning: x\nrank 1 done")
-    assert verdict.printed("", err) == "[stderr] rank 1 done"
+    assert printed.printed("", err) == "[stderr] rank 1 done"
     # pytest's report of a failing test: torch's log records and glog lines it captured are not the program's
     out = ("E   AssertionError: Tensor-likes are not close!\n"
            "----------------------------- Captured stderr call -----------------------------\n"
@@ -360,13 +360,13 @@ def test_printed_leaves_out_torchs_multiline_warnings():
            "------------------------------ Captured log call -------------------------------\n"
            "DEBUG    torch.__trace:_internal.py:1390 \nDEBUG    torch._dynamo.output_graph:output_graph.py:1 x\n"
            "1 failed in 5.50s")
-    assert verdict.printed(out, "") == "E   AssertionError: Tensor-likes are not close!\n1 failed in 5.50s"
+    assert printed.printed(out, "") == "E   AssertionError: Tensor-likes are not close!\n1 failed in 5.50s"
     out = ("FAILED t.py::test_x\n=============================== warnings summary ===============================\n"
            "t.py::test_x\n  /v/site-packages/torch/_inductor/lowering.py:1: UserWarning: x\n    warnings.warn(\n\n"
            "-- Docs: https://docs.pytest.org/en/stable/how-to/capture-warnings.html\n1 failed, 1 warning in 5.5s")
-    assert verdict.printed(out, "") == "FAILED t.py::test_x\n1 failed in 5.5s"
+    assert printed.printed(out, "") == "FAILED t.py::test_x\n1 failed in 5.5s"
     # past a minute pytest adds the clock form, only in the (slower) compiled run
-    assert verdict.printed("1 failed, 2 warnings in 62.71s (0:01:02)", "") == "1 failed in 62.71s"
+    assert printed.printed("1 failed, 2 warnings in 62.71s (0:01:02)", "") == "1 failed in 62.71s"
 
 
 @pytest.mark.slow
@@ -394,8 +394,8 @@ def test_output_change_from_compiled_random_numbers_is_not_the_fixs(tmp_path):
 def test_timings_and_stamps_are_masked_but_results_are_not(line, want):
     """compare and --vs-eager compare printed lines without what differs between any two runs (batch 5:
     a 'median 953.2 ms/batch' line made compare say 'output changed' for a fix that changed no result)."""
-    from cdlib.decide import verdict
-    assert verdict.mask_times(line) == want
+    from cdlib.decide import printed
+    assert printed.mask_times(line) == want
 
 
 def test_column_padding_around_a_timing_is_not_an_output_change():

@@ -149,7 +149,7 @@ def test_vs_eager_no_false_alarm_on_float_noise(tmp_path):
 
 
 def test_compare_outputs_tokens():
-    from cdlib.decide.verdict import compare_outputs
+    from cdlib.decide.printed import compare_outputs
     same = compare_outputs("epoch 1 took 3.2 s loss 0.12345678\nobj at 0x7f00aa\n",
                            "epoch 1 took 9.9 s loss 0.12345679\nobj at 0x7f11bb\n", {"f32"})
     assert same["differ"] == 0
@@ -162,7 +162,7 @@ def test_compare_outputs_names_nan_printed_only_compiled_first():
     """Blind A/B batch 21 (TextCNN): the first difference was the loss (dropout's random numbers), and the
     `grad_norm nan` on the same line, the lead, was not named. NaN/inf printed only compiled goes first; words
     that contain the letters (info, inference, nano) are not NaN; NaN in eager too is not named."""
-    from cdlib.decide.verdict import compare_outputs
+    from cdlib.decide.printed import compare_outputs
     c = compare_outputs("step 1 loss 2.5037 grad_norm nan\nval 0.084\n", "step 1 loss 2.4927 grad_norm 0.685\nval 0.97\n",
                         {"f32"})
     assert c["nonfinite"] == {"compiled_line": 1, "compiled": "step 1 loss 2.5037 grad_norm nan"}, c
@@ -481,16 +481,16 @@ def test_a_printed_difference_no_graph_shows_is_not_called_rounding():
     gives each graph cloned inputs that do not overlap, every graph matched eager to 5.7e-07, and the report
     said "rounding: fix the gate" of the program's 0.836. A printed difference far beyond every graph's is
     "not sure" now, with the runs that decide; timestamps and counts are not differences."""
-    from cdlib.decide import accuracy_judge as ac
+    from cdlib.decide import accuracy_judge as ac, printed
     lines = ["[stderr] 2026-11-28 15:02:56,024 INFO max abs diff vs offline eager: 8.358e-01 (mean 2.487e-02)",
              "[stderr] 15:02:56.024 diff check done, mismatched 17/160", "loss 0.5"]
-    assert ac.printed_difference(lines) == 0.8358 and ac.printed_difference(lines[1:]) is None
+    assert printed.printed_difference(lines) == 0.8358 and printed.printed_difference(lines[1:]) is None
     # the review's lines: metrics, units, relative differences and times are not absolute differences
     for ln in ("epoch 1 train error: 0.031", "relative diff: 0.171 ppm", "diff 12.5%", "different lr 0.1 used",
                "diffusion step 0.75 done", "[12:00:01.532] delta t 0.532s", "time diff 1.2s",
                "error bound 5e-2 ok, observed 1e-7", "Greatest relative difference: 31250.0 at index (1,)"):
-        assert ac.printed_difference([ln]) is None, ln
-    assert ac.printed_difference(["max|diff|=1.907e-06  mean|diff|=4.514e-07  argmax agree=1.000"]) == 1.907e-06
+        assert printed.printed_difference([ln]) is None, ln
+    assert printed.printed_difference(["max|diff|=1.907e-06  mean|diff|=4.514e-07  argmax agree=1.000"]) == 1.907e-06
     # eager and compiled values printed side by side (blind A/B batch 22's gate table): their difference; timings
     # and errors-vs-reference are not values to pair
     table = ["eager 5.1s | compiled 93.1s (incl. compilation)",
@@ -498,17 +498,17 @@ def test_a_printed_difference_no_graph_shows_is_not_called_rounding():
              "    0  0.25     0.973288     0.973288   0.958971   0.958971  ok",
              "    2  0.50     0.972660     0.913046   0.979820   0.921999  MISMATCH",
              "FAIL: compiled pretraining diverged from eager (rtol=0.001)"]
-    assert abs(ac.printed_difference(table) - 0.059614) < 1e-9
-    assert abs(ac.printed_difference(["recall@1 eager=0.062 compiled=0.031"]) - 0.031) < 1e-12
+    assert abs(printed.printed_difference(table) - 0.059614) < 1e-9
+    assert abs(printed.printed_difference(["recall@1 eager=0.062 compiled=0.031"]) - 0.031) < 1e-12
     for ln in ("fixed run: eager 2.20 s, compiled 2.06 s -> speedup 1.07x", "eager 12 compiled 14 graphs",
                "logits: eager err vs fp64 0.000263, compiled err vs fp64 0.000141 -> PASS",
                # the review's: timings, throughput and memory are not values to compare
                "warmup eager 0.52 compiled 45.10", "tokens/s eager 1234.5 compiled 2345.6",
                "peak mem eager 1.25 GB compiled 0.98 GB", "elapsed eager 3.1 compiled 1.0"):
-        assert ac.printed_difference([ln]) is None, ln
-    assert ac.printed_difference(["latency (ms):", "model   eager  compiled", "resnet18 12.31 8.02"]) is None
+        assert printed.printed_difference([ln]) is None, ln
+    assert printed.printed_difference(["latency (ms):", "model   eager  compiled", "resnet18 12.31 8.02"]) is None
     # a log line after the table is not a row of it
-    assert ac.printed_difference(table[1:3] + ["step 3 lr 0.001 grad 1.234 clip 5.000"]) == 0.0
+    assert printed.printed_difference(table[1:3] + ["step 3 lr 0.001 grad 1.234 clip 5.000"]) == 0.0
     out = {"dtype": "float32", "rmse_eager_vs_fp64": 2.3e-8, "rmse_compiled_vs_fp64": 2.8e-8, "max_abs_eager": 3.0,
            "max_abs_fp64": 3.0, "max_abs_diff": 5.7e-7, "passed": True, "assert_close_defaults": True}
     chk = {"graphs": [{"graph": "g", "outputs": [out], "passed": True}], "failed": True,

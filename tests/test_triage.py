@@ -956,8 +956,8 @@ def test_printed_tail_shows_results_before_logging_and_no_error_text():
     """The report's tail of what the program printed (review of batch 12's change): stdout's result lines are
     not pushed out by stderr logging; a progress bar is one line; a failed run's chained traceback and torch's
     text after it are left out; a traceback the program logged before its own failure line is not a cut."""
-    from cdlib.decide import verdict
-    tail, n = verdict.tail("epoch 0 loss 1.0\n" * 3 + "final acc 0.9\n",
+    from cdlib.decide import printed
+    tail, n = printed.tail("epoch 0 loss 1.0\n" * 3 + "final acc 0.9\n",
                            " 10%|#  |\r100%|###|\n" + "INFO:train:ckpt\n" * 8)
     assert "final acc 0.9" in tail and sum(ln.startswith("[stderr] ") for ln in tail) == 2, tail
     assert not any("10%" in ln for ln in tail) and n == 4 + 1 + 8
@@ -965,9 +965,9 @@ def test_printed_tail_shows_results_before_logging_and_no_error_text():
                "The above exception was the direct cause of the following exception:\n\n"
                "Traceback (most recent call last):\n  File \"a.py\", line 2\nRuntimeError: outer msg\n\n"
                "from user code:\n   x = f(y)\n")
-    assert verdict.tail("", chained, "outer msg")[0] == ["[stderr] step 3"]
+    assert printed.tail("", chained, "outer msg")[0] == ["[stderr] step 3"]
     logged = "Traceback (most recent call last):\n  File \"a.py\"\nKeyError: k\nFAIL: checksum mismatch\n"
-    assert verdict.tail("", logged, "FAIL: checksum mismatch")[0] == ["[stderr] FAIL: checksum mismatch"]
+    assert printed.tail("", logged, "FAIL: checksum mismatch")[0] == ["[stderr] FAIL: checksum mismatch"]
 
 
 def test_a_float_carried_across_a_graph_break_sends_to_that_break(tmp_path):

@@ -128,7 +128,7 @@ class Report:
     # user bug or compiler bug, decided by an eager re-run (cdlib/verdict.py): {kind, summary, location,
     # eager: {exit_code, signal, timed_out, duration_s, type, message, location} | None}; None when nothing failed
     verdict: dict | None = None
-    # triage --vs-eager: the program's stdout compiled vs eager (verdict.compare_outputs) + eager_exit_code;
+    # triage --vs-eager: the program's stdout compiled vs eager (printed.compare_outputs) + eager_exit_code;
     # None when not asked for
     vs_eager: dict | None = None
     compiled_again: dict | None = None   # one function compiled from scratch again (its compile id repeated: Dynamo
@@ -136,11 +136,11 @@ class Report:
     # by-design differences between compiled and eager (cdlib/semantics.py, knowledge/semantics.yaml):
     # [{id, title, device, explains_error, by, pytorch, seen, why, fix, verify}]
     semantics: list = field(default_factory=list)
-    # the last lines the program printed (verdict.printed: its stdout, then its own stderr lines; torch's
+    # the last lines the program printed (printed.printed: its stdout, then its own stderr lines; torch's
     # warnings and tracebacks left out), at most 6, and how many lines it printed in all
     printed_tail: list = field(default_factory=list)
     printed_lines: int = 0
-    # PyTorch's Python warnings in the run's stderr, each once (verdict.warnings_with_rows), with the
+    # PyTorch's Python warnings in the run's stderr, each once (printed.warnings_with_rows), with the
     # triage row that explains one: [{warning, row, title, advice}]
     torch_warnings: list = field(default_factory=list)
 

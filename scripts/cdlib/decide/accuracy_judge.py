@@ -6,6 +6,7 @@ import."""
 import os
 import re
 
+from . import printed
 from .accuracy_check import ASSERT_CLOSE, TOLERANCE
 
 EPS = {"float32": 1.1920928955078125e-07, "float16": 0.0009765625, "bfloat16": 0.0078125, "float64": 2.22e-16}
@@ -112,7 +113,7 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None, compare
     dtypes, gate, next: fix_gate | bisect | vs_eager | graphs | timeout | factory | fix_math}. failure_*: how the program
     failed in the original compiled run (None: take the check run's own failure); compares: what the program
     printed compares numbers (a failure line that does not may still follow a printed comparison);
-    printed_diff: the largest difference the program printed (printed_difference())."""
+    printed_diff: the largest difference the program printed (printed.printed_difference())."""
     graphs = chk.get("graphs") or []
     outs = [o for g in graphs for o in g.get("outputs", [])]
     measured = [o for o in outs if _measured(o)]
@@ -436,70 +437,6 @@ def next_command(kind, cli, target, timeout=None):
             "accuracy command on FILE.py:FACTORY (eager vs compiled vs fp64 per output)"), None
 
 
-# an absolute difference right after "diff"/"difference": "max abs diff vs eager: 8.358e-01", "max|diff|=1.9e-06".
-# Not "different"/"diffusion", not an error rate or a delta time, not a value with a unit after it (1.2s, 12.5%,
-# 0.17 ppm), not a line about relative differences (review of batch 20)
-_DIFF_VALUE = re.compile(r"(?i)\bdiff(?:erence)?\b[^\d\n-]{0,30}?\[?(-?\d*\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+)(?![\w%])")
-_RELATIVE = re.compile(r"(?i)\brel(?:ative)?\b|%|\bppm\b")
-
-
-_NUM = r"-?\d*\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+"
-_EAGER_AT = re.compile(r"(?i)\beager\b[ \t]*[=:]?[ \t]*(" + _NUM + r")(?![\w%.])")
-_COMPILED_AT = re.compile(r"(?i)\b(?:compiled?|comp)\b[ \t]*[=:]?[ \t]*(" + _NUM + r")(?![\w%.])")
-_COLUMN = re.compile(r"(?i)^(?:eager|compiled?|comp)$")
-_NOT_VALUES = re.compile(r"(?i)speed|\btimes?\b|timing|latency|throughput|<time>|warm-?up|elapsed|duration|runtime|"
-                         r"\bwall\b|\bsecs?\b|\bms\b|/s\b|/iter|\bit/|\bmem|\b[KMG]i?B\b|\bfps\b|flops|bench")
-
-
-def _paired_differences(lines):
-    """|eager - compiled| of values a program printed side by side: on one line (`recall eager=0.062
-    compiled=0.031`), or in a table whose header names eager and compiled columns and whose rows align under
-    them (blind A/B batch 22: `train eager   train comp` per epoch; the check said "rounding" of a 6%
-    difference, as no single difference value was printed). Timings are not values."""
-    from .verdict import mask_times
-    out, cols, width, timed = [], None, None, False
-    for raw in lines or []:
-        ln = mask_times(raw)
-        nv = bool(_NOT_VALUES.search(ln))   # a timing line, or the title of a table of timings (`latency (ms):`)
-        was_timed, timed = timed, nv and not re.search(r"\d", raw)
-        if nv:
-            cols = None
-            continue
-        e, c = _EAGER_AT.findall(ln), _COMPILED_AT.findall(ln)
-        out += [abs(float(a) - float(b)) for a, b in zip(e, c)]
-        toks = [(m.start(), m.end(), m.group()) for m in re.finditer(r"\S+", ln)]
-        named = [(a, b, t.lower()) for a, b, t in toks if _COLUMN.match(t)]
-        if not re.search(r"\d", ln) and any(t == "eager" for *_, t in named) and any(t != "eager" for *_, t in named):
-            cols, width = (None if was_timed else named), None   # a header: the eager and compiled columns
-            continue
-        if cols is None:
-            continue
-        nums = [(a, b, t) for a, b, t in toks if re.fullmatch(_NUM, t, re.I)]
-        if not nums or (width is not None and len(toks) != width):   # the table ended (another kind of line)
-            cols = None
-            continue
-        width = len(toks)
-        under = []
-        for a, b, name in cols:   # the number whose span overlaps the header word (right- or left-aligned)
-            hit = [float(t) for x, y, t in nums if x < b and a < y]
-            under.append((name, hit[0] if len(hit) == 1 else None))
-        for i, (name, v) in enumerate(under):
-            if name == "eager" and v is not None:
-                nxt = next(((n, w) for n, w in under[i + 1:] if n != "eager"), None)
-                if nxt and nxt[1] is not None:
-                    out.append(abs(v - nxt[1]))
-    return out
-
-
-def printed_difference(lines):
-    """The largest absolute difference a program printed (with a decimal point or an exponent: counts such as
-    17/160 are not differences), or between the eager and compiled values it printed side by side; None when
-    it printed none."""
-    vals = [abs(float(x)) for ln in lines or [] if not _RELATIVE.search(ln) for x in _DIFF_VALUE.findall(ln)]
-    vals += _paired_differences(lines)
-    return max(vals) if vals else None
-
-
 def apply(rep, chk, run_dir, where):
     """Put the measurement on a triage report whose first error fails only compiled and has no specific
     class: rounding (-> fix the gate), a measured miscompile (-> bisect --from) or not measured (why,
@@ -509,7 +446,7 @@ def apply(rep, chk, run_dir, where):
     cli, target = where
     numeric = [ln for ln in rep.printed_tail or [] if _PRINTED_COMPARISON.search(ln)]
     j = judge(chk, err.type, "\n".join(filter(None, [err.message, err.location.code if err.location else None])),
-              rep.exit_code, compares=bool(numeric), printed_diff=printed_difference(rep.printed_tail))
+              rep.exit_code, compares=bool(numeric), printed_diff=printed.printed_difference(rep.printed_tail))
     if j.get("next") == "vs_eager" and j.get("worst") and numeric and "does not compare numbers" in j.get("why", ""):
         # the failure line says nothing numeric, but what the program printed compares numbers (blind A/B batch 17:
         # a uint8 resize one step apart; "does not compare numbers" was false): these graphs, checked after

@@ -4,7 +4,7 @@ data-dependent ops, accuracy). No torch import here."""
 import os
 import re
 
-from . import accuracy_judge, knowledge, program_code, semantics, verdict
+from . import accuracy_judge, knowledge, printed, program_code, semantics, verdict
 from .analyze_dynamo import GB_URL_RE
 from .export import divisible_advice
 from ..run import proc
@@ -219,9 +219,9 @@ def compile_data_dependent(e):
 
 
 def _eager_printed_lines(rep, ev):
-    """How many lines the run without torch.compile printed before its failure, counted as verdict.tail counts
+    """How many lines the run without torch.compile printed before its failure, counted as printed.tail counts
     the compiled run's (rep.printed_lines): its traceback and torch's text after it left out."""
-    return verdict.tail(program_code.read_text(rep.artifacts.get("eager_check_stdout")),
+    return printed.tail(program_code.read_text(rep.artifacts.get("eager_check_stdout")),
                         program_code.read_text(rep.artifacts.get("eager_check_stderr")),
                         (ev.get("message") or "").strip().split("\n")[0] or None)[1]
 

@@ -6,7 +6,7 @@ import json
 import os
 import re
 
-from .verdict import compare_outputs as _compare_numbers, mask_times, printed as _printed, tail as _tail
+from .printed import compare_outputs as _compare_numbers, mask_times, printed as _printed, tail as _tail
 from . import knowledge
 from ..errors import CliError
 from ..cmdline import clip
@@ -54,7 +54,7 @@ def load_run(path):
 
 
 def _within_rounding(a, b):
-    """Two normalized outputs with the same lines, numbers within √eps (verdict.compare_outputs' rule)."""
+    """Two normalized outputs with the same lines, numbers within √eps (printed.compare_outputs' rule)."""
     if not a or b is None or len(a) != len(b):
         return False
     return a == b or not _compare_numbers("\n".join(a), "\n".join(b))["differ"]

@@ -8,7 +8,7 @@ import shlex
 import signal
 import time
 
-from . import analyze, verdict
+from . import analyze, printed
 from ..run import proc
 from ..read import trace as tracemod
 from ..read.frames import strip_rank_prefix
@@ -40,7 +40,7 @@ def rank_result(run_dir, r, run, *, argv, shim, sargs, tstr, nproc, extra):
     # what the rank printed last, as single-process triage shows it (blind A/B batch 31: a 2-rank parity check
     # printed its first mismatching step, and the report showed nothing the program said)
     failed = code not in (0, None) and rep.errors and (rep.errors[0].message or "").strip()
-    rep.printed_tail, rep.printed_lines = verdict.tail(
+    rep.printed_tail, rep.printed_lines = printed.tail(
         stdout, stderr, rep.errors[0].message.strip().splitlines()[0] if failed else None, n=4)
     _drop_shim_frames(rep, shim, stderr)
     if status == "killed" and code == -signal.SIGKILL:

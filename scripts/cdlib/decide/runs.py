@@ -7,7 +7,7 @@ import os
 import re
 import shutil
 
-from . import accuracy_check, accuracy_judge, fix_candidates, knowledge, semantics, verdict
+from . import accuracy_check, accuracy_judge, fix_candidates, knowledge, printed, semantics, verdict
 from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar_cpu
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
 from .analyze_errors import _first_lines, compile_data_dependent
@@ -74,9 +74,9 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
                   target_str=command_line(argv))
     rep.artifacts.update({"stdout": res.stdout_path, "stderr": res.stderr_path, "trace_dir": trace_dir})
     failed = res.returncode not in (0, None) and rep.errors and rep.errors[0].message
-    rep.printed_tail, rep.printed_lines = verdict.tail(
+    rep.printed_tail, rep.printed_lines = printed.tail(
         stdout, stderr, rep.errors[0].message.strip().splitlines()[0] if failed and rep.errors[0].message.strip() else None)
-    rep.torch_warnings = verdict.warnings_with_rows(stderr)
+    rep.torch_warnings = printed.warnings_with_rows(stderr)
     if rep.errors and not res.timed_out and res.returncode not in (0, None):
         def run_eager():
             proc.progress("the compiled run failed; running it once more without torch.compile (eager check)")
@@ -227,8 +227,8 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
         path = eres.stdout_path
 
     dtypes = accuracy_check.graph_dtypes(rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace"))
-    cmp = verdict.compare_outputs(verdict.printed(stdout, _read_text(rep.artifacts.get("stderr"))),
-                                  verdict.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr"))), dtypes)
+    cmp = printed.compare_outputs(printed.printed(stdout, _read_text(rep.artifacts.get("stderr"))),
+                                  printed.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr"))), dtypes)
     ev = (rep.verdict or {}).get("eager") or {}
     cmp["eager_exit_code"] = eres.returncode if eres is not None else ev.get("exit_code")
     cmp["eager_timed_out"] = bool(eres.timed_out if eres is not None else ev.get("timed_out"))
@@ -339,7 +339,7 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                           "do its results vary by themselves?")
             e2 = verdict.run_eager(argv, run_dir, timeout=timeout, env_add=env_add, name="eager_check2")
             rep.artifacts.update({"eager_check2_stdout": e2.stdout_path})
-            ee = verdict.compare_outputs(verdict.printed(_read_text(path), ""), verdict.printed(_read_text(e2.stdout_path), ""),
+            ee = printed.compare_outputs(printed.printed(_read_text(path), ""), printed.printed(_read_text(e2.stdout_path), ""),
                                          dtypes)
             first = (ee.get("first") or [{}])[0]
             said = f"line {first.get('eager_line') or first.get('compiled_line')}: {first.get('why')}" if first else ""
@@ -402,8 +402,8 @@ def _rng_explains(rep, argv, run_dir, timeout, env_add, eager_stdout, dtypes):
     shutil.rmtree(cache, ignore_errors=True)
     if r.timed_out or r.interrupted:
         return True   # not measured: the class stays, with its own check
-    cmp = verdict.compare_outputs(verdict.printed(_read_text(r.stdout_path), _read_text(r.stderr_path)),
-                                  verdict.printed(_read_text(eager_stdout), _read_text(rep.artifacts.get("eager_check_stderr"))),
+    cmp = printed.compare_outputs(printed.printed(_read_text(r.stdout_path), _read_text(r.stderr_path)),
+                                  printed.printed(_read_text(eager_stdout), _read_text(rep.artifacts.get("eager_check_stderr"))),
                                   dtypes)
     explains = not cmp["differ"]
     rep.vs_eager["fallback_random"] = {"differ": cmp["differ"], "verdict": cmp["verdict"]}

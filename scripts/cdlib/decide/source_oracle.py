@@ -13,7 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .. import cmdline
 from ..run import proc, warm
-from . import source_events, verdict
+from . import printed, source_events, verdict
 from .source_reduce import lines_of, scratch_copy
 from .source_text import attr_names, global_seeds, nonsense, string_exprs, string_exprs_parts, undefined_names
 from ..run.workers import bisect_step
@@ -53,7 +53,7 @@ def signature(res):
     out, err = res.read_stdout(2_000_000), res.read_stderr(2_000_000)
     etype, emsg = bisect_step.signature(err)
     tb = etype is not None
-    said = [ln for ln in verdict.printed(out, err).splitlines() if ln.strip()]
+    said = [ln for ln in printed.printed(out, err).splitlines() if ln.strip()]
     last = said[-1].replace("[stderr] ", "", 1).strip() if said else ""
     return {"rc": res.returncode, "signal": res.signal, "timed_out": res.timed_out, "traceback": tb,
             "type": bisect_step.short_type(etype) if tb else None, "message": (emsg or "").split("\n")[0],

@@ -4,7 +4,7 @@ from . import knowledge
 from .analyze_dynamo import parse_graph_break
 from .analyze_errors import make_error
 from ..read.frames import parse_exception
-from .verdict import torch_warnings
+from .printed import torch_warnings
 from ..cmdline import cli_command
 
 
