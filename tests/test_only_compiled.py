@@ -127,10 +127,31 @@ def test_vs_eager_finds_a_silent_difference(tmp_path):
                                "compiled": "step 2: activation-hook calls so far 0",
                                "eager": "step 2: activation-hook calls so far 1"}
     assert cmp["verdict"].startswith("outputs differ at 2 line(s)")
-    assert tri["next_steps"][0]["command"].endswith("accuracy -- python3 " + program("silent_hook_after_compile.py"))
-    assert not any(" perf -- " in (s["command"] or "") for s in tri["next_steps"]), tri["next_steps"]  # wrong output first
+    # one run with backend="eager" (Dynamo alone) prints the compiled counts: Dynamo's side, no accuracy check of
+    # graphs that are right (blind A/B batch 33: the Next was torch's accuracy check for a Dynamo-side difference)
+    assert cmp["dynamo_alone"]["result"] == "like_compiled", cmp["dynamo_alone"]
+    first = tri["next_steps"][0]
+    assert first["command"] is None and first["skill"] == "trace-dynamo", first
+    assert "how Dynamo ran the program's Python" in first["why"] and "hook or attribute changed after compiling" \
+        in first["why"], first["why"]
+    assert not any(re.search(r" (accuracy|bisect|perf) -- ", s["command"] or "") for s in tri["next_steps"]), \
+        tri["next_steps"]
     md = open(os.path.join(tri["run_dir"], "report.md")).read()   # the Markdown view of the same run
     assert "## Compiled vs eager output (--vs-eager)" in md and "outputs differ at 2 line(s)" in md
+    assert 'Measured with backend="eager" (Dynamo alone, one more run): it prints what the compiled run prints' in md
+
+
+def test_vs_eager_on_an_inductor_difference_measures_dynamo_alone_first(tmp_path):
+    """Counter-case: Inductor's (injected) relu bug prints MISMATCH compiled, ok eager; Dynamo alone prints ok, so
+    the difference is after Dynamo and the Next is torch's accuracy check of the graphs."""
+    prog = program("bug_relu_accuracy_silent.py")
+    tri, p = run_json("triage", "--no-tlparse", "--vs-eager", "--out", tmp_path / "t", "--", "python3", prog,
+                      timeout=900)
+    assert p.returncode == 0 and tri["exit_code"] == 0, p.stderr[-2000:]
+    assert tri["vs_eager"]["dynamo_alone"]["result"] == "like_eager", tri["vs_eager"]
+    first = tri["next_steps"][0]
+    assert first["command"].endswith("accuracy -- python3 " + prog), first
+    assert "comes from AOTAutograd or Inductor" in first["why"], first["why"]
 
 
 def test_vs_eager_no_false_alarm_on_float_noise(tmp_path):

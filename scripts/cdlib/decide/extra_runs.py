@@ -8,6 +8,7 @@ import shutil
 from . import knowledge
 from .analyze import _next_steps
 from .bisect_result import SCALAR_CPU_CODE
+from .program_code import read_text
 from ..cmdline import cli_command, command_line
 from ..run import proc
 
@@ -123,3 +124,38 @@ def _check_scalar_cpu(rep, argv, run_dir, timeout, env_add):
     rep.verdict["summary"] = ("only fails compiled, and not with Inductor's C++ kernels unvectorized "
                               f"(cpp.simdlen=1 passes, measured, {runs})")
     rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+
+
+def check_dynamo_alone(rep, argv, run_dir, timeout, env_add, compiled_out, eager_out, dtypes):
+    """Compiled and eager print different output and nothing named explains it: one more run with every
+    torch.compile call on backend="eager" (Dynamo alone: its graphs run by eager's own kernels; torch's
+    TORCH_BISECT_BACKEND, as bisect's first stage sets it). Printing what eager prints puts the difference in
+    AOTAutograd or Inductor (the graphs' numbers: torch's accuracy check next); printing what the compiled run
+    prints puts it in how Dynamo ran the program's Python, where no accuracy check or bisect of the graphs can
+    find it (blind A/B batch 33: copy.copy of a Counter traced as empty made every class weight 1.0). ->
+    {"result": "like_compiled" | "like_eager" | "neither" | "not measured", "why"}"""
+    from . import printed
+    proc.progress("compiled and eager print different output: one more run with backend='eager' (Dynamo alone, "
+                  "no AOTAutograd or Inductor): which side is the difference on?")
+    d = os.path.join(run_dir, "dynamo_alone")
+    os.makedirs(d, exist_ok=True)
+    cache = os.path.join(d, "cache")
+    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, "PYTHONUNBUFFERED": "1",
+                                "TORCH_BISECT_BACKEND": "eager", **proc.private_cache_env(cache)},
+                 timeout=timeout, stdout_path=os.path.join(d, "target.stdout"),
+                 stderr_path=os.path.join(d, "target.stderr"))
+    shutil.rmtree(cache, ignore_errors=True)
+    rep.artifacts.update({"dynamo_alone_stdout": r.stdout_path, "dynamo_alone_stderr": r.stderr_path})
+    if r.timed_out or r.interrupted:
+        return {"result": "not measured", "why": "it timed out"}
+    out = printed.printed(read_text(r.stdout_path), read_text(r.stderr_path))
+    vs_eager = printed.compare_outputs(out, eager_out, dtypes)
+    vs_compiled = printed.compare_outputs(out, compiled_out, dtypes)
+    if r.returncode != (rep.exit_code or 0) and r.returncode != 0:
+        return {"result": "neither", "why": f"it exited {r.returncode}"}
+    if not vs_eager["differ"]:
+        return {"result": "like_eager", "why": "it prints what eager prints"}
+    if not vs_compiled["differ"]:
+        return {"result": "like_compiled", "why": "it prints what the compiled run prints"}
+    return {"result": "neither", "why": f"it differs from both runs ({vs_eager['verdict']} vs eager; "
+                                        f"{vs_compiled['verdict']} vs the compiled run)"}

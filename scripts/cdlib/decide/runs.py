@@ -8,7 +8,7 @@ import re
 import shutil
 
 from . import accuracy_check, accuracy_judge, fix_candidates, knowledge, printed, semantics, verdict
-from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar_cpu
+from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar_cpu, check_dynamo_alone
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
 from .analyze_errors import _first_lines, compile_data_dependent
 from .program_code import program_files as _program_files, read_text as _read_text
@@ -371,6 +371,20 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                        f"compiled graph against eager and fp64: `{cli_command()} accuracy -- {tstr}`",
                 "skill": None, "command": None})
             return
+        if rep.graphs and not cmp.get("nonfinite"):
+            # which side of the compiler: one run with Dynamo alone decides it before any graph is measured
+            alone = _dynamo_alone(rep, argv, run_dir, timeout, env_add, stdout, path, dtypes)
+            cmp["dynamo_alone"] = alone
+            if alone["result"] == "like_compiled":
+                rep.next_steps.insert(at, {"why": knowledge.advice("differs_in_dynamo", verdict=cmp["verdict"],
+                                                                   why=alone["why"]),
+                                           "skill": "trace-dynamo", "command": None})
+                return
+            if alone["result"] == "like_eager":
+                rep.next_steps.insert(at, {"why": knowledge.advice("differs_after_dynamo", verdict=cmp["verdict"]),
+                                           "skill": None, "command": f"{cli_command()} accuracy -- {tstr}"})
+                return
+            rep.notes.append(f"a run with backend='eager' (Dynamo alone) decided nothing: {alone['why']}")
         rep.next_steps.insert(at, {
             "why": f"compiled and eager print different output ({cmp['verdict']}): measure every compiled graph "
                    "against eager and fp64 (one run); a failing graph is a miscompile, none means the difference "
@@ -379,6 +393,13 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                    "nn.TransformerEncoder's nested tensors: rows whose padding mask hides every key give NaN "
                    "compiled, zeros eager)",
             "skill": None, "command": f"{cli_command()} accuracy -- {tstr}"})
+
+
+def _dynamo_alone(rep, argv, run_dir, timeout, env_add, stdout, eager_stdout, dtypes):
+    return check_dynamo_alone(rep, argv, run_dir, timeout, env_add,
+                              printed.printed(stdout, _read_text(rep.artifacts.get("stderr"))),
+                              printed.printed(_read_text(eager_stdout), _read_text(rep.artifacts.get("eager_check_stderr"))),
+                              dtypes)
 
 
 # Inductor's random ops as eager's: a startup step (proc.startup_env); fix's re-check uses it too

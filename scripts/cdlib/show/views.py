@@ -147,6 +147,11 @@ def vs_eager_md(cmp):
         out.append(f"- compiled {c} · eager {e}: {d['why']}")
     if cmp.get("differ", 0) > len(cmp.get("first") or []):
         out.append(f"- … {cmp['differ'] - len(cmp['first'])} more (target.stdout vs eager_check.stdout in the run dir)")
+    alone = cmp.get("dynamo_alone")
+    if alone:
+        side = {"like_compiled": " → the difference is in Dynamo (how it ran the Python), not in Inductor",
+                "like_eager": " → the difference is in AOTAutograd or Inductor"}.get(alone["result"], " → decides nothing")
+        out.append(f"Measured with backend=\"eager\" (Dynamo alone, one more run): {alone['why']}{side}.")
     return out
 
 
