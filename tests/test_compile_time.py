@@ -285,9 +285,35 @@ def test_repeated_blocks_need_the_same_signature():
     blocks = {f"l_self_modules_blocks_modules_{i}_modules_fc_parameters_weight_": [64, 64] for i in range(12)}
     mlp = {"l_self_modules_mlp_modules_0_parameters_weight_": [256, 64],
            "l_self_modules_mlp_modules_2_parameters_weight_": [64, 256]}
-    ev = SimpleNamespace(data={"graph_node_shapes": repr({**blocks, **mlp, "l_x_": [2, 64]})}, compile_id="0/0")
+    # blind A/B batch 33: a ModuleList of 16 Embeddings (one weight each) is not a block, however many
+    emb = {f"l_self_modules_emb_modules_{i}_parameters_weight_": [1000, 64] for i in range(16)}
+    ev = SimpleNamespace(data={"graph_node_shapes": repr({**blocks, **mlp, **emb, "l_x_": [2, 64]})},
+                         compile_id="0/0")
     tr = SimpleNamespace(of=lambda kind: [ev] if kind == "compilation_metrics" else [])
     assert ct.repeated_blocks(tr) == [{"container": "blocks", "count": 12, "compile_ids": ["0/0"]}]
+
+
+def test_regional_run_skips_lists_of_single_torch_layers():
+    """The --regional run compiles the largest list of blocks, not a longer list of torch.nn's own single
+    layers (batch 33: 8 Embeddings were compiled one by one and the cross layers left eager)."""
+    import torch.nn as nn
+    from cdlib.run.workers import compile_time_hooks as h
+
+    class Cross(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Linear(4, 4)
+
+    class Ranker(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.ModuleList(nn.Embedding(10, 4) for _ in range(8))
+            self.cross = nn.ModuleList(Cross() for _ in range(3))
+            self.heads = nn.ModuleList(nn.Linear(4, 4) for _ in range(5))
+
+    name, container = h._repeated(Ranker())
+    assert name == "cross" and len(container) == 3
+    assert h._repeated(nn.ModuleList(nn.Embedding(10, 4) for _ in range(8))) is None
 
 
 def _triage_unexpected(rep):

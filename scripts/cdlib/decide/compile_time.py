@@ -229,7 +229,8 @@ _MOD_SPLIT = "_modules_"
 
 def repeated_blocks(tr):
     """Containers whose numbered children appear as graph inputs (e.g. l_self_modules_layers_modules_3_...):
-    [{container, count, compile_ids}], largest first. A model of repeated layers compiled whole."""
+    [{container, count, compile_ids}], largest first. A model of repeated layers compiled whole. Children that
+    are single layers (one or two tensors, no layers of their own) are not blocks."""
     found = {}
     for e in tr.of("compilation_metrics"):
         shapes = e.data.get("graph_node_shapes") if isinstance(e.data, dict) else None
@@ -252,8 +253,12 @@ def repeated_blocks(tr):
         # repeated layers have the same signature (a Sequential of Linear, GELU, Linear does not)
         groups = {}
         for sig in v["children"].values():
-            groups[frozenset(sig)] = groups.get(frozenset(sig), 0) + 1
-        count = max(groups.values())
+            # a block has layers of its own or several tensors; one torch.nn layer (an Embedding's weight, a
+            # Linear's weight and bias) is one op: compiling each alone saves nothing (blind A/B batch 33: a
+            # ModuleList of 8 Embeddings was named, and its "measured" saving left the model's compute eager)
+            if any(_MOD_SPLIT in rest for rest, _ in sig) or len(sig) > 2:
+                groups[frozenset(sig)] = groups.get(frozenset(sig), 0) + 1
+        count = max(groups.values(), default=0)
         if count >= 2:
             out.append({"container": k, "count": count, "compile_ids": sorted(v["cids"])})
     return sorted(out, key=lambda x: -x["count"])

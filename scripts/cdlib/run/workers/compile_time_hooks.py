@@ -26,13 +26,17 @@ def code(func, *args):
 
 
 def _repeated(model):
-    """(dotted name, container) of the largest ModuleList/Sequential of >= 2 children of one class."""
+    """(dotted name, container) of the largest ModuleList/Sequential of >= 2 children of one class, a block: not
+    one of torch.nn's own single layers (a list of Embeddings or Linears compiled one by one saves nothing and
+    leaves the rest of the model eager; blind A/B batch 33)."""
     import torch.nn as nn
     best = None
     for name, m in model.named_modules():
         if isinstance(m, (nn.ModuleList, nn.Sequential)) and len(m) >= 2:
             kinds = {type(c) for c in m}
-            if len(kinds) == 1 and (best is None or len(m) > len(best[1])):
+            layer = next(iter(kinds))
+            single = layer.__module__.startswith("torch.nn.") and not any(True for _ in m[0].children())
+            if len(kinds) == 1 and not single and (best is None or len(m) > len(best[1])):
                 best = (name or "(the model itself)", m)
     return best
 
