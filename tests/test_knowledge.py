@@ -4,7 +4,7 @@ import re
 import subprocess
 import sys
 
-from conftest import ROOT, fresh_cache
+from conftest import ROOT, fresh_cache, program, run_json
 
 from cdlib.decide import knowledge
 
@@ -298,6 +298,29 @@ def test_requires_grad_flips_on_one_parameter_after_another_are_not_one_switch()
     assert [c["expected"] for c in one] == [True]
     many = _causes([rec("0/1", "layer.2.bias"), rec("0/2", "layer.1.bias"), rec("0/3", "layer.0.bias")], False)
     assert [c["expected"] for c in many] == [False, False, False]
+
+
+def test_one_layout_switch_of_a_carried_state_is_expected(tmp_path):
+    """Blind A/B batch 33: a recurrent state, a fresh tensor on the first chunk and a slice of the output after,
+    recompiles once on its strides; compare called the fixed program "mixed" and offered `fix` for it. One
+    switch per function is expected (as requires_grad's); layouts switching on several inputs are not."""
+    from types import SimpleNamespace as NS
+    from cdlib.decide.analyze_recompiles import _causes
+    from cdlib.report import GuardFailure
+
+    def rec(cid, name):
+        g = GuardFailure(compile_id=cid, kind="stride", cause=f"strides of `{name}` dim 0",
+                         guard=f"tensor '{name}' stride mismatch at index 0. expected 32, actual 512")
+        return NS(compile_id=cid, failures=[g])
+    assert [c["expected"] for c in _causes([rec("0/1", "h")], False)] == [True]
+    assert [c["expected"] for c in _causes([rec("0/1", "h"), rec("0/2", "c")], False)] == [False, False]
+    # the real program: one stride recompile, labelled expected, and no recompile step in the Next
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable,
+                      program("recompile_state_layout.py"), timeout=900)
+    assert p.returncode == 0 and tri["exit_code"] == 0, p.stderr[-2000:]
+    (f,) = tri["recompiles"]
+    assert [c["kind"] for c in f["causes"]] == ["stride"] and f["causes"][0]["expected"], f["causes"]
+    assert not any("recompile" in (s["why"] or "").lower() for s in tri["next_steps"]), tri["next_steps"]
 
 
 def test_the_random_branch_recipe_runs_as_written_under_fullgraph(tmp_path):

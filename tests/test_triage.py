@@ -84,9 +84,10 @@ def test_recompile_classified(triaged, name, kind, function, guard_part):
     (c,) = f["causes"]
     assert c["kind"] == kind and c["fix"]
     # one new shape / number / grad-mode switch is a recompile torch expects (automatic dynamic, one graph
-    # per mode, one with and one without requires_grad): marked expected and kept out of "Next"; a flag or
-    # dtype change is a cause to fix
-    expected = kind in ("shape", "python_float", "grad_mode", "requires_grad")
+    # per mode, one with and one without requires_grad, one per memory layout: rc_stride's two layouts make one
+    # recompile, then both graphs are reused): marked expected and kept out of "Next"; a flag or dtype change
+    # is a cause to fix
+    expected = kind in ("shape", "python_float", "grad_mode", "requires_grad", "stride")
     assert c["expected"] is expected and f["expected_only"] is expected
     assert any(x["kind"] == kind for x in f["fixes"]) is not expected
     assert any("recompile" in s["why"] for s in d["next_steps"]) is not expected

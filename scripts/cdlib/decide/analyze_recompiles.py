@@ -216,7 +216,7 @@ _FLOAT_RE = re.compile(r"== -?(\d+\.\d*(e-?\d+)?|inf|nan)\s*$")
 
 def _expected(kind, guard, primary, limit_hit, static=False):
     """Why a cause is a one-time recompile torch expects (verified on 2.14: automatic dynamic turns a
-    size / int / float dynamic after its first change; one grad-mode or requires_grad switch; one change in
+    size / int / float dynamic after its first change; one grad-mode, requires_grad or layout switch; one change in
     the number of keyword arguments, e.g. generate's prefill then decode calls), else None. static: the
     function was compiled with automatic dynamic off (dynamic=False), where a second size is a second graph."""
     if limit_hit:
@@ -243,9 +243,18 @@ def _expected(kind, guard, primary, limit_hit, static=False):
                 "call (transformers sets config.problem_type on the first forward); one recompile, then stable")
     if kind == "grad_mode":
         return "one switch between grad and no_grad / inference mode: one graph per mode"
+    if kind == "stride":
+        # (blind A/B batch 33: a recurrent state, fresh on the first call and a slice of the scan's output after;
+        # compare called the fixed program "mixed" for it and offered `fix`)
+        return ("one switch of an input's memory layout (e.g. a fresh tensor on the first call, a slice or view of an "
+                "output after): one graph each, then stable; .contiguous() where it is made avoids even that")
     if kind == "requires_grad":
+        # (blind A/B batch 33: a recurrent state fed back with its graph read as harmless; backward then failed
+        # "a second time")
         return ("one switch between an input with and one without requires_grad: one graph each (e.g. a layer "
-                "compiled on its own gets the raw input first, then activations that require grad)")
+                "compiled on its own gets the raw input first, then activations that require grad). If that input "
+                "is the previous call's output fed back (a recurrent state, a cache), it brings the previous "
+                "step's graph along: detach it between steps")
     return None
 
 
@@ -282,13 +291,12 @@ def _causes(recs, limit_hit, static=False):
     out = []
     # "one switch" is one per function: requires_grad flipping on one parameter after another (gradual
     # unfreezing of a transformers model: a recompile per stage) is no longer one switch
-    switches = sum(c["primary"] for c in groups.values() if c["kind"] == "requires_grad")
+    switches = {k: sum(c["primary"] for c in groups.values() if c["kind"] == k) for k in ("requires_grad", "stride")}
     for c in groups.values():
         kd = knowledge.guard_kind_by_id(c["kind"])
         c["title"] = kd["title"]
         c["fix"] = " ".join(kd["fix"].split())
-        c["why"] = _expected(c["kind"], c["guard"], c["primary"] if c["kind"] != "requires_grad" else switches,
-                             limit_hit, static)
+        c["why"] = _expected(c["kind"], c["guard"], switches.get(c["kind"], c["primary"]), limit_hit, static)
         if static and c["kind"] == "shape" and not c["why"]:
             c["fix"], c["static_option"] = knowledge.advice("static_shapes_option"), True
         c["expected"] = c["why"] is not None

@@ -122,8 +122,8 @@ def recompiles_md(rep, base):
         lim = f"; **recompile limit ({f.limit or '?'}) HIT → runs eagerly**" if f.limit_hit else ""
         # expected, but still a compile where it happens: inside a timed loop it is the whole slowdown (blind
         # A/B batch 10: a benchmark warmed up under no_grad and timed with grad on)
-        ok = (" — expected by torch, no code bug (but each is a compile, paid by the call where it happens: warm "
-              "up the way you time or serve)") if f.expected_only else ""
+        ok = (" — one-time recompiles torch expects (each is still a compile, paid by the call where it happens: "
+              "warm up the way you time or serve)") if f.expected_only else ""
         out.append(f"- **{f.function}** ({where(f.location, base)}): {f.compiles} compiles{lim}{ok}")
         if f.wrapper:
             out.append(f"  - compiled through {f.wrapper}")
