@@ -373,7 +373,9 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             return
         if rep.graphs and not cmp.get("nonfinite"):
             # which side of the compiler: one run with Dynamo alone decides it before any graph is measured
-            alone = _dynamo_alone(rep, argv, run_dir, timeout, env_add, stdout, path, dtypes)
+            alone = check_dynamo_alone(
+                rep, argv, run_dir, timeout, env_add, printed.printed(stdout, _read_text(rep.artifacts.get("stderr"))),
+                printed.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr"))), dtypes)
             cmp["dynamo_alone"] = alone
             if alone["result"] == "like_compiled":
                 rep.next_steps.insert(at, {"why": knowledge.advice("differs_in_dynamo", verdict=cmp["verdict"],
@@ -393,13 +395,6 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                    "nn.TransformerEncoder's nested tensors: rows whose padding mask hides every key give NaN "
                    "compiled, zeros eager)",
             "skill": None, "command": f"{cli_command()} accuracy -- {tstr}"})
-
-
-def _dynamo_alone(rep, argv, run_dir, timeout, env_add, stdout, eager_stdout, dtypes):
-    return check_dynamo_alone(rep, argv, run_dir, timeout, env_add,
-                              printed.printed(stdout, _read_text(rep.artifacts.get("stderr"))),
-                              printed.printed(_read_text(eager_stdout), _read_text(rep.artifacts.get("eager_check_stderr"))),
-                              dtypes)
 
 
 # Inductor's random ops as eager's: a startup step (proc.startup_env); fix's re-check uses it too
