@@ -154,6 +154,21 @@ def test_vs_eager_on_an_inductor_difference_measures_dynamo_alone_first(tmp_path
     assert "comes from AOTAutograd or Inductor" in first["why"], first["why"]
 
 
+def test_a_failing_check_from_a_dynamo_bug_is_placed_by_dynamo_alone(tmp_path):
+    """A parity check that fails only compiled from an open Dynamo bug (pytorch#195901: copy.copy of a Counter
+    traced as empty): torch's accuracy check finds the graph as close to fp64 as eager, and the run with
+    backend="eager" fails the same way, so the Next is Dynamo's side, with no accuracy or bisect step (blind A/B
+    batch 33's class-weight case)."""
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable,
+                      program("dynamo_counter_copy_gate.py"), timeout=900)
+    assert tri["exit_code"] == 1 and tri["verdict"]["kind"] == "compile_only", tri["verdict"]
+    assert tri["vs_eager"]["dynamo_alone"]["result"] == "like_compiled", tri["vs_eager"]
+    first = tri["next_steps"][0]
+    assert "how Dynamo ran the program's Python" in first["why"] and first["command"] is None, first
+    assert not any(re.search(r" (accuracy|bisect) -- ", s["command"] or "") for s in tri["next_steps"]), \
+        tri["next_steps"]
+
+
 def test_vs_eager_no_false_alarm_on_float_noise(tmp_path):
     """A training loop printing losses at full precision: compiled and eager differ in the last digits
     only (float32 rounding); --vs-eager calls the outputs the same."""

@@ -356,7 +356,15 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             for e in rep.errors:
                 if e.next_command and " triage --vs-eager " in e.next_command:   # the run just made
                     e.next_command = None
-            rep.next_steps.insert(at, {"why": knowledge.advice("differs_not_numbers", verdict=cmp["verdict"]),
+            # which side of the graphs: one run with Dynamo alone measures what the advice would ask for
+            alone = check_dynamo_alone(
+                rep, argv, run_dir, timeout, env_add, printed.printed(stdout, _read_text(rep.artifacts.get("stderr"))),
+                printed.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr"))), dtypes) \
+                if rep.graphs else {"result": "not measured"}
+            cmp["dynamo_alone"] = alone if rep.graphs else None
+            key = {"like_compiled": "differs_in_dynamo", "like_eager": "differs_after_graphs"}.get(alone["result"],
+                                                                                             "differs_not_numbers")
+            rep.next_steps.insert(at, {"why": knowledge.advice(key, verdict=cmp["verdict"], why=alone.get("why")),
                                        "skill": "trace-dynamo", "command": None})
             return
         if acc:   # this triage already ran the accuracy check: its step stands
