@@ -169,6 +169,27 @@ def test_a_failing_check_from_a_dynamo_bug_is_placed_by_dynamo_alone(tmp_path):
         tri["next_steps"]
 
 
+@pytest.mark.parametrize("name, etype", [("dynamic_int_mod_crash.py", "BackendCompilerFailed"),
+                                         ("dynamic_int_hash_wrap.py", "exit 1")])
+def test_a_failure_in_the_recompile_that_made_a_number_symbolic_is_measured(tmp_path, name, etype):
+    """Blind A/B batch 34: a compiled step taking the step number recompiles it as symbolic (automatic dynamic),
+    then crashes in a pass (`step % 50` under math.cos, pytorch#197716) or silently computes a 64-bit hash that
+    wraps. One run with automatic_dynamic_shapes=False passes: the class says so, with the workaround (compute
+    it outside) and no bisect; the report had sent the crash to bisect and the wrap to decompositions."""
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, program(name),
+                      timeout=900)
+    assert tri["exit_code"] == 1 and tri["verdict"]["static_numbers"] == "passes", tri["verdict"]
+    (e,) = tri["errors"]
+    assert e["type"] == etype and e["category"] == "dynamic_number_graph", e
+    assert "`step` is symbolic" in e["title"] and "compute what depends on the number outside" in e["advice"], e
+    first = tri["next_steps"][0]
+    assert "dynamic_number_graph" not in first["why"] and "automatic_dynamic_shapes=False" in first["why"], first
+    assert not any(re.search(r" (accuracy|bisect|minify) ", s["command"] or "") for s in tri["next_steps"]), \
+        tri["next_steps"]
+    md = open(os.path.join(tri["run_dir"], "report.md")).read()
+    assert "Route: the graph where a number passed in is symbolic" in md and "no bisect" in md, md[:1500]
+
+
 def test_vs_eager_no_false_alarm_on_float_noise(tmp_path):
     """A training loop printing losses at full precision: compiled and eager differ in the last digits
     only (float32 rounding); --vs-eager calls the outputs the same."""

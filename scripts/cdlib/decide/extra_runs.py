@@ -159,3 +159,61 @@ def check_dynamo_alone(rep, argv, run_dir, timeout, env_add, compiled_out, eager
         return {"result": "like_compiled", "why": "it prints what the compiled run prints"}
     return {"result": "neither", "why": f"it differs from both runs ({vs_eager['verdict']} vs eager; "
                                         f"{vs_compiled['verdict']} vs the compiled run)"}
+
+
+STATIC_NUMBERS = {"torch._dynamo.config.automatic_dynamic_shapes": False}
+# recompile kinds that automatic dynamic turns into symbolic numbers on their first change
+_DYNAMIC_NUMBER_KINDS = ("python_int", "python_float", "module_attribute", "graph_break_value")
+
+
+def _dynamic_number(rep):
+    """(function, cause, compile id) of the first one-time recompile that made a Python number symbolic
+    (automatic dynamic), else None."""
+    for f in rep.recompiles or []:
+        for c in f.causes:
+            if c["kind"] in _DYNAMIC_NUMBER_KINDS and c["expected"] and "automatic dynamic" in (c.get("why") or ""):
+                return f.function, c["cause"], (c.get("compile_ids") or ["?"])[0]
+    return None
+
+
+def _check_static_numbers(rep, argv, run_dir, timeout, env_add):
+    """Fails only compiled, after a number the program passes in changed and automatic dynamic recompiled it as a
+    symbolic value: one run with automatic_dynamic_shapes=False (a graph per value) in a throwaway cache. Passing
+    places the failure in the symbolic-number graph, a compiler bug with a workaround in the program's hands
+    (blind A/B batch 34: `step % 50` in the recompile crashed in a pass with no python_mod handler; a 64-bit LCG hash
+    of a symbolic step wrapped where Python's int does not). A timeout or a setting not applied measures nothing."""
+    e = rep.errors[0] if rep.errors else None
+    found = _dynamic_number(rep)
+    if e is None or found is None or (rep.verdict or {}).get("kind") != "compile_only" \
+            or e.category in ("warm_cache_only", "vectorized_cpu_code", "low_precision_fusion"):
+        return
+    fn, cause, cid = found
+    name = cause.split("`")[1] if cause.count("`") >= 2 else cause    # "value of `step`" -> "step"
+    proc.progress(f"only the compiled run fails, after `{fn}` was recompiled with a symbolic number ({cause}): one "
+                  "more run with torch._dynamo.config.automatic_dynamic_shapes=False (a graph per value)")
+    cache = os.path.join(run_dir, "static_numbers_cache")
+    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, **proc.private_cache_env(cache),
+                                **proc.startup_env(run_dir, [{"config": STATIC_NUMBERS}], name="static_numbers")},
+                 timeout=timeout, stdout_path=os.path.join(run_dir, "static_numbers.stdout"),
+                 stderr_path=os.path.join(run_dir, "static_numbers.stderr"))
+    shutil.rmtree(cache, ignore_errors=True)
+    rep.artifacts.update({"static_numbers_stdout": r.stdout_path, "static_numbers_stderr": r.stderr_path})
+    if r.timed_out or proc.startup_failure(r.stderr_path) or not os.path.exists(
+            os.path.join(run_dir, "static_numbers.applied")):
+        rep.verdict["static_numbers"] = "not measured"
+        rep.notes.append("a run with automatic_dynamic_shapes=False measured nothing: "
+                         + ("it timed out" if r.timed_out else "the setting could not be applied"))
+        return
+    rep.verdict["static_numbers"] = "passes" if r.ok else f"fails (exit {r.returncode})"
+    if not r.ok:
+        rep.notes.append(f"with automatic_dynamic_shapes=False (a graph per value) it {rep.verdict['static_numbers']} "
+                         "too: not the symbolic number")
+        return
+    e.category, e.side, e.skill = "dynamic_number_graph", "compiler", "trace-dynamo"
+    e.title = (f"Fails in the graph where `{name}` is symbolic; passes with automatic_dynamic_shapes=False (measured, "
+               "one more run)")
+    e.advice = knowledge.advice("dynamic_number_graph", fn=fn, name=name, cid=cid)
+    e.next_command = None
+    rep.verdict["summary"] = ("only fails compiled, in the recompile that made a number symbolic: passes with "
+                              "automatic_dynamic_shapes=False (measured, one more run)")
+    rep.next_steps = _next_steps(rep, command_line(argv), cli_command())

@@ -8,7 +8,8 @@ import re
 import shutil
 
 from . import accuracy_check, accuracy_judge, fix_candidates, knowledge, printed, semantics, verdict
-from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar_cpu, check_dynamo_alone
+from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar_cpu, _check_static_numbers, \
+    check_dynamo_alone
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
 from .analyze_errors import _first_lines, compile_data_dependent
 from .program_code import program_files as _program_files, read_text as _read_text
@@ -88,6 +89,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0])
         if eager_check and not measure and not any(f["explains_error"] for f in semantics.current(rep)):
             _check_cold_cache(rep, argv, run_dir, timeout, env_add)   # (a by-design class: its own fix, no run)
+            _check_static_numbers(rep, argv, run_dir, timeout, env_add)   # (a compile error in a recompile)
             _check_scalar_cpu(rep, argv, run_dir, timeout, env_add)   # (a native crash)
         if measure:
             # fails only compiled, no specific class: a miscompile or rounding? one run measures every graph
@@ -103,6 +105,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
                 _check_cold_cache(rep, argv, run_dir, timeout, env_add)
             if rep.errors[0].category != "warm_cache_only":
                 _check_precision_casts(rep, argv, run_dir, timeout, env_add)
+            _check_static_numbers(rep, argv, run_dir, timeout, env_add)
             _check_scalar_cpu(rep, argv, run_dir, timeout, env_add)
             rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
     if eager_check and rep.errors and not res.timed_out and not res.interrupted and res.returncode not in (0, None):
@@ -352,6 +355,8 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                 return
             cmp["verdict"] += "; two runs without torch.compile print the same: the compiled numbers differ on their own"
         acc = (rep.verdict or {}).get("accuracy")
+        if (rep.verdict or {}).get("static_numbers") == "passes":   # measured: its class's step stands
+            return
         if acc and acc.get("next") == "vs_eager":   # graphs as close to fp64 as eager: the difference is from before them
             for e in rep.errors:
                 if e.next_command and " triage --vs-eager " in e.next_command:   # the run just made
@@ -362,10 +367,11 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                 printed.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr"))), dtypes) \
                 if rep.graphs else {"result": "not measured"}
             cmp["dynamo_alone"] = alone if rep.graphs else None
-            key = {"like_compiled": "differs_in_dynamo", "like_eager": "differs_after_graphs"}.get(alone["result"],
-                                                                                             "differs_not_numbers")
-            rep.next_steps.insert(at, {"why": knowledge.advice(key, verdict=cmp["verdict"], why=alone.get("why")),
-                                       "skill": "trace-dynamo", "command": None})
+            res, fmt = alone["result"], {"verdict": cmp["verdict"], "why": alone.get("why")}
+            why = (knowledge.advice("differs_in_dynamo", **fmt) if res == "like_compiled" else
+                   knowledge.advice("differs_after_graphs", **fmt) if res == "like_eager" else
+                   knowledge.advice("differs_not_numbers", **fmt))
+            rep.next_steps.insert(at, {"why": why, "skill": "trace-dynamo", "command": None})
             return
         if acc:   # this triage already ran the accuracy check: its step stands
             return

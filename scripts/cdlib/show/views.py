@@ -110,6 +110,9 @@ def verdict_lines(rep, base=None):
     elif rep.errors and rep.errors[0].category == "vectorized_cpu_code":   # measured after the accuracy check
         route = ("Route: Inductor's vectorized CPU code (cpp.simdlen=1 passes, measured): that workaround, then "
                  "minify for the upstream report; no bisect.")
+    elif rep.errors and rep.errors[0].category == "dynamic_number_graph":   # measured after the accuracy check
+        route = ("Route: the graph where a number passed in is symbolic (automatic_dynamic_shapes=False passes, "
+                 "measured): keep that number out of the graph (below), report it upstream; no bisect.")
     elif v["kind"] == "compile_only" and rep.errors and rep.errors[0].side == "semantics":
         route = "Route: torch.compile behaves differently here by design (the section above): its fix, no bisect."
     elif v["kind"] == "compile_only" and not acc and any(s.get("decides") for s in rep.next_steps):
