@@ -205,6 +205,20 @@ def test_a_program_that_makes_its_own_cache_dir_is_told_so(tmp_path):
     assert f"ct_own_cache_dir.py:{line}" in res["suggestions"][0]["fix"], res["suggestions"][0]
 
 
+def test_a_graph_that_differs_per_start_is_named_not_the_fixed_cache_dir(tmp_path):
+    """Blind A/B batch 34: a worker bakes a start-up statistic (an unseeded sample's mean, a float attribute) into
+    the graph, so the warm start misses both caches; its cache dir is a fixed folder set with
+    os.environ.setdefault, which the report had called "a new, empty one". The first differing graph line is
+    named, with the buffer fix."""
+    prog = program("ct_float_per_start.py")
+    p = run_cli("compile-time", "--cold-warm", "--json", "--no-tlparse", "--out", tmp_path / "r", "--",
+                "python", prog, check=0, timeout=900)
+    res = json.loads(p.stdout)
+    (g,) = [g for g in res["suggestions"] if g["id"] == "cache_not_reused"]
+    assert "compiled different graphs" in g["fix"] and "register_buffer" in g["fix"], g
+    assert "ct_float_per_start.py:" in g["fix"] and "new, empty one" not in g["fix"], g
+
+
 def test_bad_input_one_line_errors(tmp_path):
     p = run_cli("compile-time", "--trace", tmp_path, "--", "python", "x.py", check=2)
     assert "do not also give a target" in p.stderr and "Traceback" not in p.stderr

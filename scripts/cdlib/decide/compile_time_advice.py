@@ -141,20 +141,61 @@ _SET_CACHE_RE = re.compile(r"""(?:environ\s*\[\s*|environ\.setdefault\(\s*|puten
 _TMP_DIR_RE = re.compile(r"\bmkdtemp\(|\bTemporaryDirectory\(")
 
 
+# a value that differs in every process: a new directory on each start
+_PER_PROCESS_RE = re.compile(r"\bmkdtemp\(|\bTemporaryDirectory\(|\buuid\d?\(|\btime\(\)|\bgetpid\(|\brandom\b|\bnow\(")
+
+
 def _own_cache_dir(argv):
-    """Where the program's source sets its own Inductor cache dir or makes a throwaway one: (file, line, code)."""
+    """Where the program's source makes a throwaway Inductor cache dir, new on each start: (file, line, code). A
+    fixed path set with os.environ (setdefault or not) is kept between starts: not one (blind A/B batch 34:
+    `os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", <a folder beside the script>)` was called "a new, empty
+    one" while the misses came from graphs that differed between starts)."""
     from ..cmdline import script_of, script_source
     lines = script_source(argv).splitlines()
     code = [(i, ln.strip()) for i, ln in enumerate(lines, 1) if not ln.strip().startswith("#")]
-    h = next((x for x in code if _SET_CACHE_RE.search(x[1])), None) or next((x for x in code if _TMP_DIR_RE.search(x[1])
-                                                                              and "=" in x[1]), None)
+    # names assigned a per-process value (`cache_dir = tempfile.mkdtemp(...)`), then the line that sets the env var
+    fresh = {m.group(1) for _, ln in code for m in [re.match(r"^(\w+)\s*=", ln)] if m and _PER_PROCESS_RE.search(ln)}
+    h = next((x for x in code if _SET_CACHE_RE.search(x[1]) and (_PER_PROCESS_RE.search(x[1]) or any(
+        re.search(rf"\b{n}\b", x[1]) for n in fresh))), None) or \
+        next((x for x in code if _TMP_DIR_RE.search(x[1]) and "=" in x[1]), None)
     return (os.path.basename(script_of(argv)), h[0], h[1]) if h else None
 
 
-def _not_reused(summaries, argv):
+_GRAPH_SRC = re.compile(r"# File: (\S+?):(\d+) in (\w+), code: (.*)")
+
+
+def _graph_changed(runs):
+    """The first line of a compiled graph that differs between the cold and the warm run (two starts of the same
+    program): a value baked into the graph as a constant that each process computes anew. -> {compile_id, cold,
+    warm, where} or None."""
+    from ..read import trace as tracemod
+
+    def graphs(run):
+        d = (run or {}).get("trace_dir")
+        if not d or not os.path.isdir(d):
+            return {}
+        return {e.compile_id: e.payload for e in tracemod.parse(d).of("dynamo_output_graph") if e.payload}
+    cold, warm = graphs(runs.get("cold")), graphs(runs.get("warm"))
+    for cid, a in cold.items():
+        b = warm.get(cid)
+        if not b or a == b:
+            continue
+        src = None
+        for x, y in zip(a.splitlines(), b.splitlines()):
+            m = _GRAPH_SRC.search(x)
+            src = m or src
+            if x != y:
+                where = f"{os.path.basename(src.group(1))}:{src.group(2)} `{src.group(4).strip()[:100]}`" if src else None
+                return {"compile_id": cid, "cold": x.strip()[:160], "warm": y.strip()[:160], "where": where}
+        return {"compile_id": cid, "cold": None, "warm": None, "where": None}
+    return None
+
+
+def _not_reused(summaries, argv, runs=None):
     """The warm run (same cache dir, second process) hit nothing and no bypass says why (blind A/B batch 15:
     a worker pointed TORCHINDUCTOR_CACHE_DIR at a new mkdtemp() on each start; the report still offered
-    "keep the cache" with a saving that was noise)."""
+    "keep the cache" with a saving that was noise). Where the two starts compiled different graphs, the first
+    line that differs says what changed."""
     w = summaries.get("warm")
     if not w:
         return None
@@ -164,14 +205,24 @@ def _not_reused(summaries, argv):
     if hit or not miss or bypass:
         return None
     own = _own_cache_dir(argv)
-    where = (f"the program sets its own cache dir at {own[0]}:{own[1]} (`{own[2][:100]}`), so each start gets a "
-             "new, empty one: point it at a directory that outlives the process (and do not delete it at exit)"
-             if own else "nothing in the program's source sets the cache dir: check that it is not deleted between "
-             "starts and that the inputs, torch version and config are the same")
+    changed = None if own else _graph_changed(runs or {})
+    if own:
+        where = (f"the program makes its own cache dir at {own[0]}:{own[1]} (`{own[2][:100]}`), a new, empty one "
+                 "on each start: point it at a directory that outlives the process (and do not delete it at exit)")
+    elif changed and changed["cold"]:
+        where = (f"the two starts compiled different graphs ({changed['compile_id']}): `{changed['cold']}` vs "
+                 f"`{changed['warm']}`" + (f", from {changed['where']}" if changed["where"] else "") + ". "
+                 + knowledge.advice("graph_differs_per_start"))
+    elif changed:
+        where = (f"the two starts compiled different graphs ({changed['compile_id']}). "
+                 + knowledge.advice("graph_differs_per_start"))
+    else:
+        where = ("nothing in the program's source makes a new cache dir and both starts compiled the same graphs: "
+                 "check that the dir is not deleted between starts and that the torch version and config are the same")
     return {"id": "cache_not_reused", "title": "the second start reused nothing from the cache dir",
             "fix": f"The warm run (a second process, the same TORCHINDUCTOR_CACHE_DIR) had 0 cache hits and {miss} "
                    f"misses, with no bypass: {where}.", "saving_kind": "expected", "saving_s": None,
-            "saving": "the warm and cold runs compiled the same; a kept cache helps only once it is reused"}
+            "saving": "the warm start compiled as much as the cold one; a kept cache helps only once it is reused"}
 
 
 def _optimizer_step(f):
@@ -209,7 +260,7 @@ def suggestions(summary, summaries, runs, argv):
     k = knowledge.load("compile_time")["suggestions"]
     out = _bypass_suggestions(summary, summaries.get("warm"))
     runs = runs or {}
-    stale = _not_reused(summaries, argv) if "warm" in runs else None
+    stale = _not_reused(summaries, argv, runs) if "warm" in runs else None
     if stale:
         out.append(stale)
     if "warm" in runs and not stale:   # a warm run that reused nothing measures no cache saving
