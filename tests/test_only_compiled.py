@@ -190,6 +190,22 @@ def test_a_failure_in_the_recompile_that_made_a_number_symbolic_is_measured(tmp_
     assert "Route: the graph where a number passed in is symbolic" in md and "no bisect" in md, md[:1500]
 
 
+def test_a_difference_from_a_cached_graph_is_measured_with_the_caches_off(tmp_path):
+    """Blind A/B batch 34: label_smoothing=0.3 * r changes every step; from the third value each recompile got an
+    earlier graph's cache entry (pytorch#197889), silently. Dynamo alone prints eager's output, and so does a run
+    with TORCHINDUCTOR_FORCE_DISABLE_CACHES=1: the Next says a cached graph was served, with no accuracy step."""
+    prog = program("cache_float_constant_stale.py")
+    tri, p = run_json("triage", "--no-tlparse", "--vs-eager", "--out", tmp_path / "t", "--", sys.executable, prog,
+                      timeout=900)
+    cmp = tri["vs_eager"]
+    assert cmp["differ"] and cmp["dynamo_alone"]["result"] == "like_eager", cmp
+    assert cmp["caches_off"]["like_eager"] and cmp["caches_off"]["hits"] > 0, cmp
+    first = tri["next_steps"][0]
+    assert "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1" in first["why"] and first["command"] is None, first
+    assert not any(re.search(r" (accuracy|bisect) -- ", s["command"] or "") for s in tri["next_steps"]), \
+        tri["next_steps"]
+
+
 def test_vs_eager_no_false_alarm_on_float_noise(tmp_path):
     """A training loop printing losses at full precision: compiled and eager differ in the last digits
     only (float32 rounding); --vs-eager calls the outputs the same."""

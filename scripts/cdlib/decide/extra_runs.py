@@ -217,3 +217,33 @@ def _check_static_numbers(rep, argv, run_dir, timeout, env_add):
     rep.verdict["summary"] = ("only fails compiled, in the recompile that made a number symbolic: passes with "
                               "automatic_dynamic_shapes=False (measured, one more run)")
     rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+
+
+def check_caches_off(rep, argv, run_dir, timeout, env_add, eager_out, dtypes):
+    """Compiled output differs from eager, Dynamo alone prints eager's, and this run loaded graphs from the FX
+    graph or AOTAutograd cache (hits, even within the one process): one run with the compile caches off
+    (TORCHINDUCTOR_FORCE_DISABLE_CACHES=1). Printing eager's output then means a cached graph was served where
+    another was needed: a cache key that leaves out what changed (blind A/B batch 34: a label_smoothing float
+    that changed every step; each recompile hit the first one's entry, pytorch#197889). -> True when it does."""
+    from . import printed
+    st = rep.stats or {}
+    hits = (st.get("fx_graph_cache_hits") or 0) + (st.get("aotautograd_cache_hits") or 0)
+    if not hits:
+        return False
+    proc.progress(f"this run loaded {hits} graph(s) from the compile caches: one more run with the caches off "
+                  "(TORCHINDUCTOR_FORCE_DISABLE_CACHES=1): does a cached graph explain the difference?")
+    d = os.path.join(run_dir, "caches_off")
+    os.makedirs(d, exist_ok=True)
+    cache = os.path.join(d, "cache")
+    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, "PYTHONUNBUFFERED": "1",
+                                "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1", **proc.private_cache_env(cache)},
+                 timeout=timeout, stdout_path=os.path.join(d, "target.stdout"),
+                 stderr_path=os.path.join(d, "target.stderr"))
+    shutil.rmtree(cache, ignore_errors=True)
+    rep.artifacts.update({"caches_off_stdout": r.stdout_path})
+    if r.timed_out or r.interrupted:
+        return False
+    same = not printed.compare_outputs(printed.printed(read_text(r.stdout_path), read_text(r.stderr_path)),
+                                       eager_out, dtypes)["differ"]
+    rep.vs_eager["caches_off"] = {"hits": hits, "like_eager": same}
+    return same

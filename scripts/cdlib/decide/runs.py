@@ -9,7 +9,7 @@ import shutil
 
 from . import accuracy_check, accuracy_judge, fix_candidates, knowledge, printed, semantics, verdict
 from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar_cpu, _check_static_numbers, \
-    check_dynamo_alone
+    check_caches_off, check_dynamo_alone
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
 from .analyze_errors import _first_lines, compile_data_dependent
 from .program_code import program_files as _program_files, read_text as _read_text
@@ -397,6 +397,13 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                                            "skill": "trace-dynamo", "command": None})
                 return
             if alone["result"] == "like_eager":
+                eager_out = printed.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr")))
+                if check_caches_off(rep, argv, run_dir, timeout, env_add, eager_out, dtypes):
+                    hits = cmp["caches_off"]["hits"]
+                    rep.next_steps.insert(at, {"why": knowledge.advice("differs_cached_graph", verdict=cmp["verdict"],
+                                                                       hits=hits),
+                                               "skill": None, "command": None, "decides": True})
+                    return
                 rep.next_steps.insert(at, {"why": knowledge.advice("differs_after_dynamo", verdict=cmp["verdict"]),
                                            "skill": None, "command": f"{cli_command()} accuracy -- {tstr}"})
                 return

@@ -155,6 +155,12 @@ def vs_eager_md(cmp):
         side = {"like_compiled": " → the difference is in Dynamo (how it ran the Python), not in Inductor",
                 "like_eager": " → the difference is in AOTAutograd or Inductor"}.get(alone["result"], " → decides nothing")
         out.append(f"Measured with backend=\"eager\" (Dynamo alone, one more run): {alone['why']}{side}.")
+    off = cmp.get("caches_off")
+    if off:
+        out.append(f"Measured with the compile caches off (TORCHINDUCTOR_FORCE_DISABLE_CACHES=1, one more run; this run "
+                   f"had {off['hits']} cache hit(s)): " + ("it prints what eager prints → a cached graph was served "
+                                                          "where another was needed." if off["like_eager"] else
+                                                          "it still differs → not the caches."))
     return out
 
 
