@@ -176,6 +176,12 @@ def _dynamic_number(rep):
     return None
 
 
+# error classes whose next step would be a bisect or a numeric check (a class with a recipe of its own keeps it:
+# a Dynamo crash formatting a symbolic .item() in an f-string is the log recipe's, batch 9)
+_NO_RECIPE = ("backend_compiler_failed", "inductor_compile_error", "triton_compile_error", "compiled_runtime_error",
+              "segfault", "accuracy_mismatch", "user_error")
+
+
 def _check_static_numbers(rep, argv, run_dir, timeout, env_add):
     """Fails only compiled, after a number the program passes in changed and automatic dynamic recompiled it as a
     symbolic value: one run with automatic_dynamic_shapes=False (a graph per value) in a throwaway cache. Passing
@@ -185,7 +191,7 @@ def _check_static_numbers(rep, argv, run_dir, timeout, env_add):
     e = rep.errors[0] if rep.errors else None
     found = _dynamic_number(rep)
     if e is None or found is None or (rep.verdict or {}).get("kind") != "compile_only" \
-            or e.category in ("warm_cache_only", "vectorized_cpu_code", "low_precision_fusion"):
+            or (e.category or "user_error") not in _NO_RECIPE:
         return
     fn, cause, cid = found
     name = cause.split("`")[1] if cause.count("`") >= 2 else cause    # "value of `step`" -> "step"
