@@ -15,6 +15,20 @@ from ..run import proc
 LOW_PRECISION = ("float16", "bfloat16")
 
 
+def _run_changed(argv, out_prefix, timeout, env_add, env, times=1):
+    """One more run of the unmodified program with `env` added, no trace, in a throwaway compile cache (the
+    user's is not touched; deleted afterwards), its output in <out_prefix>.stdout / .stderr. times=2: a second
+    run when the first passes (a crash can pass once by luck). -> proc's result of the last run."""
+    cache = out_prefix + "_cache"
+    for _ in range(times):
+        r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, **env, **proc.private_cache_env(cache)},
+                     timeout=timeout, stdout_path=out_prefix + ".stdout", stderr_path=out_prefix + ".stderr")
+        if not r.ok:
+            break
+    shutil.rmtree(cache, ignore_errors=True)
+    return r
+
+
 def _check_precision_casts(rep, argv, run_dir, timeout, env_add):
     """A measured miscompile in a float16/bfloat16 graph: one more run with emulate_precision_casts.
     Inductor computes a fused chain of low-precision ops in fp32 and rounds once at the store, where
@@ -57,11 +71,7 @@ def _check_cold_cache(rep, argv, run_dir, timeout, env_add):
         return
     proc.progress(f"only the compiled run fails and it loaded {hits} compiled graph(s) from the compile cache: one "
                   "more run with an empty throwaway cache (yours is not touched)")
-    cache = os.path.join(run_dir, "cold_cache")
-    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, **proc.private_cache_env(cache)},
-                 timeout=timeout, stdout_path=os.path.join(run_dir, "cold_cache.stdout"),
-                 stderr_path=os.path.join(run_dir, "cold_cache.stderr"))
-    shutil.rmtree(cache, ignore_errors=True)
+    r = _run_changed(argv, os.path.join(run_dir, "cold_cache"), timeout, env_add, {})
     rep.artifacts.update({"cold_cache_stdout": r.stdout_path, "cold_cache_stderr": r.stderr_path})
     rep.verdict["cold_cache"] = "passes" if r.ok else ("timed out" if r.timed_out else f"fails (exit {r.returncode})")
     if not r.ok:
@@ -95,15 +105,8 @@ def _check_scalar_cpu(rep, argv, run_dir, timeout, env_add):
     crash = e.category == "segfault"
     proc.progress("only the compiled run fails and its kernels are C++: " + ("two more runs" if crash else "one more run")
                   + " with torch._inductor.config.cpp.simdlen=1 (not vectorized), in a throwaway cache")
-    cache = os.path.join(run_dir, "scalar_cpu_cache")
-    for _ in range(2 if crash else 1):
-        r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, **proc.private_cache_env(cache),
-                                    **proc.startup_env(run_dir, [{"config": SCALAR_CPU_CODE}], name="scalar_cpu")},
-                     timeout=timeout, stdout_path=os.path.join(run_dir, "scalar_cpu.stdout"),
-                     stderr_path=os.path.join(run_dir, "scalar_cpu.stderr"))
-        if not r.ok:
-            break
-    shutil.rmtree(cache, ignore_errors=True)
+    r = _run_changed(argv, os.path.join(run_dir, "scalar_cpu"), timeout, env_add,
+                     proc.startup_env(run_dir, [{"config": SCALAR_CPU_CODE}], name="scalar_cpu"), times=2 if crash else 1)
     rep.artifacts.update({"scalar_cpu_stdout": r.stdout_path, "scalar_cpu_stderr": r.stderr_path})
     why_not = ("the setting could not be applied" if proc.startup_failure(r.stderr_path) or not os.path.exists(
         os.path.join(run_dir, "scalar_cpu.applied")) else "it timed out (scalar code is slower)" if r.timed_out else None)
@@ -139,12 +142,8 @@ def check_dynamo_alone(rep, argv, run_dir, timeout, env_add, compiled_out, eager
                   "no AOTAutograd or Inductor): which side is the difference on?")
     d = os.path.join(run_dir, "dynamo_alone")
     os.makedirs(d, exist_ok=True)
-    cache = os.path.join(d, "cache")
-    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, "PYTHONUNBUFFERED": "1",
-                                "TORCH_BISECT_BACKEND": "eager", **proc.private_cache_env(cache)},
-                 timeout=timeout, stdout_path=os.path.join(d, "target.stdout"),
-                 stderr_path=os.path.join(d, "target.stderr"))
-    shutil.rmtree(cache, ignore_errors=True)
+    r = _run_changed(argv, os.path.join(d, "target"), timeout, env_add,
+                     {"PYTHONUNBUFFERED": "1", "TORCH_BISECT_BACKEND": "eager"})
     rep.artifacts.update({"dynamo_alone_stdout": r.stdout_path, "dynamo_alone_stderr": r.stderr_path})
     if r.timed_out or r.interrupted:
         return {"result": "not measured", "why": "it timed out"}
@@ -197,12 +196,8 @@ def _check_static_numbers(rep, argv, run_dir, timeout, env_add):
     name = cause.split("`")[1] if cause.count("`") >= 2 else cause    # "value of `step`" -> "step"
     proc.progress(f"only the compiled run fails, after `{fn}` was recompiled with a symbolic number ({cause}): one "
                   "more run with torch._dynamo.config.automatic_dynamic_shapes=False (a graph per value)")
-    cache = os.path.join(run_dir, "static_numbers_cache")
-    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, **proc.private_cache_env(cache),
-                                **proc.startup_env(run_dir, [{"config": STATIC_NUMBERS}], name="static_numbers")},
-                 timeout=timeout, stdout_path=os.path.join(run_dir, "static_numbers.stdout"),
-                 stderr_path=os.path.join(run_dir, "static_numbers.stderr"))
-    shutil.rmtree(cache, ignore_errors=True)
+    r = _run_changed(argv, os.path.join(run_dir, "static_numbers"), timeout, env_add,
+                     proc.startup_env(run_dir, [{"config": STATIC_NUMBERS}], name="static_numbers"))
     rep.artifacts.update({"static_numbers_stdout": r.stdout_path, "static_numbers_stderr": r.stderr_path})
     if r.timed_out or proc.startup_failure(r.stderr_path) or not os.path.exists(
             os.path.join(run_dir, "static_numbers.applied")):
@@ -240,12 +235,8 @@ def check_caches_off(rep, argv, run_dir, timeout, env_add, eager_out, dtypes):
                   "(TORCHINDUCTOR_FORCE_DISABLE_CACHES=1): does a cached graph explain the difference?")
     d = os.path.join(run_dir, "caches_off")
     os.makedirs(d, exist_ok=True)
-    cache = os.path.join(d, "cache")
-    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, "PYTHONUNBUFFERED": "1",
-                                "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1", **proc.private_cache_env(cache)},
-                 timeout=timeout, stdout_path=os.path.join(d, "target.stdout"),
-                 stderr_path=os.path.join(d, "target.stderr"))
-    shutil.rmtree(cache, ignore_errors=True)
+    r = _run_changed(argv, os.path.join(d, "target"), timeout, env_add,
+                     {"PYTHONUNBUFFERED": "1", "TORCHINDUCTOR_FORCE_DISABLE_CACHES": "1"})
     rep.artifacts.update({"caches_off_stdout": r.stdout_path})
     if r.timed_out or r.interrupted:
         return False

@@ -5,11 +5,10 @@ C++ in extra_runs.py). No torch import here."""
 import json
 import os
 import re
-import shutil
 
 from . import accuracy_check, accuracy_judge, fix_candidates, knowledge, printed, semantics, verdict
 from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar_cpu, _check_static_numbers, \
-    check_caches_off, check_dynamo_alone
+    _run_changed, check_caches_off, check_dynamo_alone
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
 from .analyze_errors import _first_lines, compile_data_dependent
 from .program_code import program_files as _program_files, read_text as _read_text
@@ -230,8 +229,9 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
         path = eres.stdout_path
 
     dtypes = accuracy_check.graph_dtypes(rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace"))
-    cmp = printed.compare_outputs(printed.printed(stdout, _read_text(rep.artifacts.get("stderr"))),
-                                  printed.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr"))), dtypes)
+    compiled_out = printed.printed(stdout, _read_text(rep.artifacts.get("stderr")))
+    eager_out = printed.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr")))
+    cmp = printed.compare_outputs(compiled_out, eager_out, dtypes)
     ev = (rep.verdict or {}).get("eager") or {}
     cmp["eager_exit_code"] = eres.returncode if eres is not None else ev.get("exit_code")
     cmp["eager_timed_out"] = bool(eres.timed_out if eres is not None else ev.get("timed_out"))
@@ -362,9 +362,7 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                 if e.next_command and " triage --vs-eager " in e.next_command:   # the run just made
                     e.next_command = None
             # which side of the graphs: one run with Dynamo alone measures what the advice would ask for
-            alone = check_dynamo_alone(
-                rep, argv, run_dir, timeout, env_add, printed.printed(stdout, _read_text(rep.artifacts.get("stderr"))),
-                printed.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr"))), dtypes) \
+            alone = check_dynamo_alone(rep, argv, run_dir, timeout, env_add, compiled_out, eager_out, dtypes) \
                 if rep.graphs else {"result": "not measured"}
             cmp["dynamo_alone"] = alone if rep.graphs else None
             res, fmt = alone["result"], {"verdict": cmp["verdict"], "why": alone.get("why")}
@@ -387,9 +385,7 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             return
         if rep.graphs and not cmp.get("nonfinite"):
             # which side of the compiler: one run with Dynamo alone decides it before any graph is measured
-            alone = check_dynamo_alone(
-                rep, argv, run_dir, timeout, env_add, printed.printed(stdout, _read_text(rep.artifacts.get("stderr"))),
-                printed.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr"))), dtypes)
+            alone = check_dynamo_alone(rep, argv, run_dir, timeout, env_add, compiled_out, eager_out, dtypes)
             cmp["dynamo_alone"] = alone
             if alone["result"] == "like_compiled":
                 rep.next_steps.insert(at, {"why": knowledge.advice("differs_in_dynamo", verdict=cmp["verdict"],
@@ -397,7 +393,6 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                                            "skill": "trace-dynamo", "command": None})
                 return
             if alone["result"] == "like_eager":
-                eager_out = printed.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr")))
                 if check_caches_off(rep, argv, run_dir, timeout, env_add, eager_out, dtypes):
                     hits = cmp["caches_off"]["hits"]
                     rep.next_steps.insert(at, {"why": knowledge.advice("differs_cached_graph", verdict=cmp["verdict"],
@@ -430,13 +425,9 @@ def _rng_explains(rep, argv, run_dir, timeout, env_add, eager_stdout, dtypes):
     proc.progress("the compiled graphs draw random numbers: one more compiled run with fallback_random=True "
                   "(eager's random ops): do they explain the difference?")
     d = os.path.join(run_dir, "fallback_random")
-    os.makedirs(d, exist_ok=True)
-    cache = os.path.join(d, "cache")   # its own throwaway cache: a changed config is not written into the user's
-    env = {**(env_add or {}), "TORCH_TRACE": None, "PYTHONUNBUFFERED": "1", **proc.private_cache_env(cache),
-           **proc.startup_env(d, [FALLBACK_RANDOM])}
-    r = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(d, "target.stdout"),
-                 stderr_path=os.path.join(d, "target.stderr"))
-    shutil.rmtree(cache, ignore_errors=True)
+    os.makedirs(d, exist_ok=True)   # its own throwaway cache: a changed config is not written into the user's
+    r = _run_changed(argv, os.path.join(d, "target"), timeout, env_add,
+                     {"PYTHONUNBUFFERED": "1", **proc.startup_env(d, [FALLBACK_RANDOM])})
     if r.timed_out or r.interrupted:
         return True   # not measured: the class stays, with its own check
     cmp = printed.compare_outputs(printed.printed(_read_text(r.stdout_path), _read_text(r.stderr_path)),
