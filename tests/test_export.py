@@ -351,6 +351,27 @@ def test_a_suggested_bound_on_a_dim_is_not_offered_as_the_fix(tmp_path):
     assert p.returncode == 0 and "exported: torch.Size([2, 40, 8])" in p.stdout, p.stderr[-1500:]
 
 
+def test_a_dim_made_static_is_traced_to_the_line_that_needed_an_int(tmp_path):
+    """Blind A/B batch 35: torch.linspace(1, 0, T) after a stride-2 conv; export said "Constraints violated
+    (frames)", its guard was the conv's length formula, and the Next repeated PyTorch's `frames = 256` (a static
+    dim, the opposite of the goal). Now the trace's guard_added event names the linspace line (torch asked for the
+    size as an int there); the Route points at that Next, and the arange rewrite exports and matches eager."""
+    prog = program("export_int_size_specialized.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
+    first = d["next_steps"][0]
+    assert "`frames = 32` would make frames static" in first["why"] and "apply PyTorch" not in first["why"], first
+    assert "export_int_size_specialized.py:24 `ramp = torch.linspace(1.0, 0.0, T, dtype=h.dtype)`" in first["why"], first
+    assert "plain Python int" in first["why"] and first["command"] is None and first.get("decides"), first
+    site = d["errors"][0]["guard_site"]
+    assert site["kind"] == "specialized" and site["int_arg"] and site["location"]["line"] == 24, site
+    with open(os.path.join(d["run_dir"], "report.md")) as f:
+        md = f.read()
+    assert "Route: Next 1 below names the program's line behind the export error" in md, md[:800]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "frames 100 max diff vs eager 0.0" in fixed.stdout, fixed.stderr[-1500:]
+
+
 @pytest.mark.slow
 def test_a_bound_added_by_a_fake_kernel_is_named_with_its_line(tmp_path):
     """Blind A/B batch 25: a custom op's fake kernel branched on the history length (`k if L >= k else L`), so

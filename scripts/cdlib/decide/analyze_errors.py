@@ -370,6 +370,10 @@ def _error_steps(rep, target_str, cli):
         if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
             steps.append({"why": e.advice, "skill": e.skill, "command": None})
             continue
+        if (e.guard_site or {}).get("kind") == "specialized":   # the program's line that made the Dim static
+            e.advice, e.next_command = program_code.guard_site_words(e.guard_site), None
+            steps.append({"why": e.advice, "skill": e.skill, "command": None, "decides": True})
+            continue
         # a divisibility the model may itself need, or a bound (with the line that added it, when known)
         divisible = divisible_advice(e.suggested_fixes, program_code.guard_site_words(e.guard_site) if e.guard_site else None)
         if divisible:

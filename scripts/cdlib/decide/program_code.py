@@ -13,6 +13,7 @@ from ..cmdline import local_imports as _local_imports, scripts_of
 _OP_RE = re.compile(r"CustomOpDef\(([\w:.]+)\)|backward through ([\w.]+) but|op: torch\.ops\.([\w.]+)|for <OpOverload\(op='([\w:.]+)'")
 
 _GUARD_CMP_RE = re.compile(r"^\s*(\w+)\s*(>=|>|<=|<)\s*(\d+)\s*$")
+_SPECIALIZE_FIX_RE = re.compile(r"^\s*(\w+) = (\d+)\s*$")   # PyTorch's suggested fix `frames = 256`: a static dim
 
 
 def export_guard_sites(rep, tr):
@@ -27,6 +28,8 @@ def export_guard_sites(rep, tr):
               for d in [ev.data if isinstance(ev.data, dict) else {}] if d.get("source")}
     for e in rep.errors:
         src_of = dict(re.findall(r"Not all values of (\w+) = (\S+) in the specified range", e.message or ""))
+        if _specialized_site(e, tr, sym_of, src_of):
+            continue
         dims = []   # (name, symbol or None, {(op, n): (op shown, bound)})
         for name, bounds in filter(None, map(dim_bounds, e.suggested_fixes)):
             keys = {}
@@ -43,13 +46,10 @@ def export_guard_sites(rep, tr):
             hit = [x for x in dims if key in x[2] and (x[1] == g.group(1) if x[1] else
                                                        sum(key in y[2] for y in dims) == 1)]
             # the innermost frame that is not torch's own (the custom-op machinery, symbolic_shapes): the user's?
-            outside = [f for f in tr.frames(d.get("user_stack") or d.get("stack"))
-                       if f[0] and f[1] and not f[0].startswith("<") and library_of(f[0]) != "torch"]
-            if not hit or not outside or not is_user_file(outside[-1][0]):
+            site = _user_site(tr, d, e) if hit else None
+            if not site:
                 continue
-            file, line, func, code = outside[-1]
-            if e.location and (os.path.realpath(file), line) == (os.path.realpath(e.location.file), e.location.line):
-                continue   # the export call: the guard came from inside torch
+            file, line, func, code = site
             fake = never_ran.fake_kernel_at(file, line)
             name, _, keys = hit[0]
             e.guard_site = {"guard": f"{name} {keys[key][0]} {keys[key][1]}", "location": _loc(file, line, func, code),
@@ -57,9 +57,53 @@ def export_guard_sites(rep, tr):
             break
 
 
+def _user_site(tr, d, e):
+    """(file, line, func, code) of the innermost frame of a guard event's stack that is neither torch's nor a
+    library's, when it is the program's own and not the export call itself; else None."""
+    outside = [f for f in tr.frames(d.get("user_stack") or d.get("stack"))
+               if f[0] and f[1] and not f[0].startswith("<") and library_of(f[0]) != "torch"]
+    if not outside or not is_user_file(outside[-1][0]):
+        return None
+    file, line, func, code = outside[-1]
+    if e.location and (os.path.realpath(file), line) == (os.path.realpath(e.location.file), e.location.line):
+        return None   # the export call: the guard came from inside torch
+    return file, line, func, code
+
+
+def _specialized_site(e, tr, sym_of, src_of):
+    """PyTorch's suggested fix makes a Dim static (`frames = 256`): the program's line whose guard fixed it (an
+    equality on the Dim's symbol, from the trace's guard_added events; blind A/B batch 35: `torch.linspace(1, 0,
+    T)` takes its size as a plain int, so export specialized T and the frames Dim it comes from). Sets e.guard_site
+    with kind "specialized" (and int_arg when torch converted the size to a Python int there). Only a Dim whose
+    symbol the trace names is matched."""
+    for name, value in (m.groups() for m in map(_SPECIALIZE_FIX_RE.match, e.suggested_fixes or []) if m):
+        sym = sym_of.get(src_of.get(name))
+        if not sym:
+            continue
+        for ev in tr.of("guard_added_fast") + tr.of("guard_added"):
+            d = ev.data if isinstance(ev.data, dict) else {}
+            expr = d.get("expr") or ""
+            if not re.search(rf"\b{sym}\b", expr) or not (expr.startswith("Eq(") or "==" in expr):
+                continue
+            site = _user_site(tr, d, e)
+            if not site:
+                continue
+            file, line, func, code = site
+            names = {f[2] for f in tr.frames(d.get("stack") or [])}
+            e.guard_site = {"kind": "specialized", "guard": expr, "dim": name, "value": int(value),
+                            "location": _loc(file, line, func, code), "int_arg": "guard_int" in names}
+            return True
+    return False
+
+
 def guard_site_words(site):
     """"The guard `hist_len >= 8` comes from ops.py:24 `...`" (+ what a fake kernel there means)."""
     loc = site["location"]
+    if site.get("kind") == "specialized":
+        code = (loc.code or _src_line(loc.file, loc.line) or "").strip()
+        return knowledge.advice("export_specialized_at", dim=site["dim"], value=site["value"],
+                                where=f"{os.path.basename(loc.file)}:{loc.line}" + (f" `{code[:120]}`" if code else ""),
+                                why=knowledge.advice("export_int_arg") if site.get("int_arg") else "")
     code = (loc.code or _src_line(loc.file, loc.line) or "").strip()
     s = (f"The guard `{site['guard']}` comes from {os.path.basename(loc.file)}:{loc.line}"
          + (f" `{code[:120]}`" if code else ""))
