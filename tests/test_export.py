@@ -351,6 +351,26 @@ def test_a_suggested_bound_on_a_dim_is_not_offered_as_the_fix(tmp_path):
     assert p.returncode == 0 and "exported: torch.Size([2, 40, 8])" in p.stdout, p.stderr[-1500:]
 
 
+def test_a_fake_kernel_in_a_module_never_imported_is_named(tmp_path):
+    """Blind A/B batch 35: a Library("ctr", "DEF") op whose register_fake lived in ctr_ops_meta.py, imported only by
+    the op's tests: export raised UnsupportedOperatorException and torch.compile broke the graph at the op (GB0090);
+    triage said "run the export command on a factory". Now the export error's Next and the break's fix name the
+    fake kernel's file and line and that the program never imports it; importing it exports and matches eager."""
+    prog = program("export_op_fake_not_imported.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
+    e = d["errors"][0]
+    assert e["type"] == "UnsupportedOperatorException" and e["fake_elsewhere"]["op"] == "tagger::bucketize_ids", e
+    first = d["next_steps"][0]
+    assert first["why"].startswith("tagger::bucketize_ids has a fake kernel at tagger_ops_fake.py:8, but this program "
+                                   "never imports tagger_ops_fake"), first
+    assert first["command"] is None and first.get("decides"), first
+    gb = [b for b in d["graph_breaks"] if b["gb_id"] == "GB0090"]
+    assert gb and "tagger_ops_fake.py:8" in gb[0]["fix"]["fix"], d["graph_breaks"]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "exported vs eager 0.0" in fixed.stdout, fixed.stderr[-1500:]
+
+
 def test_a_dim_made_static_is_traced_to_the_line_that_needed_an_int(tmp_path):
     """Blind A/B batch 35: torch.linspace(1, 0, T) after a stride-2 conv; export said "Constraints violated
     (frames)", its guard was the conv's length formula, and the Next repeated PyTorch's `frames = 256` (a static
@@ -366,7 +386,7 @@ def test_a_dim_made_static_is_traced_to_the_line_that_needed_an_int(tmp_path):
     assert site["kind"] == "specialized" and site["int_arg"] and site["location"]["line"] == 24, site
     with open(os.path.join(d["run_dir"], "report.md")) as f:
         md = f.read()
-    assert "Route: Next 1 below names the program's line behind the export error" in md, md[:800]
+    assert "Route: Next 1 below names the cause of the export error" in md, md[:800]
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "frames 100 max diff vs eager 0.0" in fixed.stdout, fixed.stderr[-1500:]

@@ -420,6 +420,21 @@ def test_a_fix_that_makes_a_failing_run_finish_is_not_called_an_output_change():
     assert compare.verdict(dict(f, exit_code=0), g, [], [], "changed") == "better; output changed"
 
 
+def test_a_run_that_still_fails_with_another_error_is_not_called_better():
+    """Blind A/B batch 35 (a GCN under fullgraph=True): the edit removed the sparse-tensor break, then Dynamo raised
+    IndexError on the sparse base of the values() view passed in; compare said "better" for a program still
+    exiting 1. Now it says it still fails, with the new error first; the same error stays on the old verdicts."""
+    from cdlib.decide import compare
+    f = {"exit_code": 1, "timed_out": False, "signal": None, "recompiles": 0, "unexpected_recompiles": 0,
+         "recompile_limit_hit": 0, "first_error": {"type": "Unsupported", "message": "Attempted to wrap sparse Tensor"}}
+    g = dict(f, first_error={"type": "IndexError", "message": "tuple index out of range"})
+    v = compare.verdict(f, g, ["train_gcn.py:55 — GB0015"], [], "changed")
+    assert v.startswith("still fails, with another error now: IndexError: tuple index out of range"), v
+    assert "earlier error is gone (1 graph break site(s) fixed)" in v and "better" not in v, v
+    assert compare.verdict(f, dict(f), ["x.py:1 — GB0015"], [], "same").startswith("better"), "same error: unchanged"
+    assert compare.verdict(f, dict(g, exit_code=0), ["x.py:1"], [], "changed").startswith("better")
+
+
 def test_compare_names_a_change_in_expected_recompiles():
     """Blind A/B batch 10: a benchmark warmed up under no_grad and timed with grad on recompiled in the timed
     loop (grad mode: an expected recompile). The fix removed it; compare said "no change in breaks or

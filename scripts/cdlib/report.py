@@ -91,6 +91,8 @@ class ErrorInfo:
     suggested_fixes: list = field(default_factory=list)   # PyTorch's own "Suggested fixes:" lines, verbatim
     guard_site: dict | None = None  # export: {guard, location, fake_kernel} of the program's line that added the guard
                                     # a suggested fix bounds (the trace's guard_added events)
+    fake_elsewhere: dict | None = None  # a custom op's fake kernel in a module the program never imports:
+                                        # {op, file, line, importers} (program_code.unimported_fakes)
 
 
 @dataclass

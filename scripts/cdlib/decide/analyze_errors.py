@@ -370,6 +370,11 @@ def _error_steps(rep, target_str, cli):
         if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
             steps.append({"why": e.advice, "skill": e.skill, "command": None})
             continue
+        if e.fake_elsewhere:   # the op's fake kernel is in a module of the program's folder it never imports
+            e.advice = program_code.fake_elsewhere_words(e.fake_elsewhere, program_code.scripts_of(rep.command)[0])
+            e.next_command = None
+            steps.append({"why": e.advice, "skill": None, "command": None, "decides": True})
+            continue
         if (e.guard_site or {}).get("kind") == "specialized":   # the program's line that made the Dim static
             e.advice, e.next_command = program_code.guard_site_words(e.guard_site), None
             steps.append({"why": e.advice, "skill": e.skill, "command": None, "decides": True})

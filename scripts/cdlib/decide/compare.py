@@ -326,6 +326,13 @@ def verdict(fb, fa, fixed, new, output):
     """One line: did the change work?"""
     if run_ok(fb) and not run_ok(fa):
         return "worse: the program now fails"
+    eb, ea = fb.get("first_error") or {}, fa.get("first_error") or {}
+    if not run_ok(fb) and not run_ok(fa) and ea.get("type") and (eb.get("type"), eb.get("message")) != \
+            (ea.get("type"), ea.get("message")):
+        # not "better" for the break it fixed (blind A/B batch 35: sparse values() views passed in removed the
+        # fullgraph break, then Dynamo raised IndexError on their sparse base; compare said "better")
+        gone = "; the earlier error is gone" + (f" ({len(fixed)} graph break site(s) fixed)" if fixed else "")
+        return (f"still fails, with another error now: {ea['type']}: {clip(ea.get('message') or '', 140)}" + gone)
     # recompiles triage marks as one-time and expected (automatic dynamic, a grad-mode switch, ...) do not count
     known = fb.get("unexpected_recompiles") is not None and fa.get("unexpected_recompiles") is not None
     rb, ra = ((fb["unexpected_recompiles"], fa["unexpected_recompiles"]) if known

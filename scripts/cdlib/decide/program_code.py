@@ -118,6 +118,78 @@ def guard_site_words(site):
     return s + "."
 
 
+_TORCH_OPS_RE = re.compile(r"torch\.ops\.(\w+)\.(\w+)")
+_BARE_OP_RE = re.compile(r"^\s*(\w+)\.(\w+)\.(default|\w+)\s*$", re.M)   # UnsupportedOperatorException: ns.op.default
+
+
+def _import_closure(scripts, limit=60):
+    """The scripts and every module of their own they import, transitively (cmdline.local_imports)."""
+    seen, todo = [], list(scripts)
+    while todo and len(seen) < limit:
+        f = os.path.realpath(todo.pop(0))
+        if f not in seen:
+            seen.append(f)
+            todo += _local_imports(f)
+    return seen
+
+
+def unimported_fakes(rep):
+    """Custom ops that had no fake kernel in the run (torch.export's UnsupportedOperatorException `ns.op.default`,
+    Dynamo's GB0090 break on `torch.ops.ns.op(...)`) whose fake kernel the program's own folder registers in a
+    module the program never imports (blind A/B batch 35: ctr_ops_meta.py held them and only the tests imported
+    it). Sets e.fake_elsewhere on such errors ({op, file, line, importers}) and the fix of such breaks. Only .py files next to the program's scripts are read (at most 300)."""
+    scripts = scripts_of(rep.command or [])
+    if not scripts:
+        return
+    wanted = {}   # "ns::op" -> [objects that lack its fake]
+    for e in rep.errors:
+        if e.type == "UnsupportedOperatorException" or e.category == "custom_op_no_fake":
+            m = _BARE_OP_RE.search(e.message or "") or _TORCH_OPS_RE.search((e.message or "") + (
+                e.location.code or "" if e.location else ""))
+            name = f"{m.group(1)}::{m.group(2)}" if m else op_name(e)
+            if name and "::" in name:
+                wanted.setdefault(name, []).append(e)
+    for b in rep.graph_breaks:
+        m = b.gb_id == "GB0090" and b.location and _TORCH_OPS_RE.search(b.location.code or "")
+        if m:
+            wanted.setdefault(f"{m.group(1)}::{m.group(2)}", []).append(b)
+    if not wanted:
+        return
+    from ..read import never_ran
+    imported = set(_import_closure(scripts))
+    dirs = dict.fromkeys(os.path.dirname(os.path.realpath(f)) for f in scripts)
+    files = [os.path.join(d, n) for d in dirs for n in sorted(os.listdir(d)) if n.endswith(".py")][:300]
+    candidates = [f for f in files if os.path.realpath(f) not in imported and _mentions_fake(f)]
+    for path, node, name in never_ran._fake_defs(candidates):
+        for obj in wanted.get(name, []):
+            mod = os.path.splitext(os.path.basename(path))[0]
+            importers = [os.path.basename(f) for f in files if f != path and mod in
+                         {os.path.splitext(os.path.basename(x))[0] for x in _local_imports(f)}]
+            fe = {"op": name, "file": path, "line": node.lineno, "importers": importers[:3]}
+            if hasattr(obj, "fake_elsewhere"):   # an error
+                obj.fake_elsewhere = fe
+            else:                                # a GB0090 break: its fix says where the fake kernel is
+                obj.fix = {**(obj.fix or {}), "category": "custom op whose fake kernel is never imported",
+                           "fix": fake_elsewhere_words(fe, scripts[0])}
+
+
+def _mentions_fake(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read(500_000)
+    except OSError:
+        return False
+    return any(w in text for w in ("register_fake", "impl_abstract", "register_meta"))
+
+
+def fake_elsewhere_words(fe, script):
+    """The fix for a fake kernel registered in a module the program never imports (knowledge/advice.yaml)."""
+    mod = os.path.splitext(os.path.basename(fe["file"]))[0]
+    return knowledge.advice("fake_kernel_not_imported", op=fe["op"], where=f"{os.path.basename(fe['file'])}:{fe['line']}",
+                            mod=mod, script=os.path.basename(script or "your script"),
+                            importers=(" (only " + ", ".join(fe["importers"]) + " imports it)") if fe["importers"] else "")
+
+
 def op_name(e):
     m = _OP_RE.search((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
     name = next((g for g in m.groups() if g), None) if m else None

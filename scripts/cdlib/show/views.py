@@ -122,7 +122,7 @@ def verdict_lines(rep, base=None):
         route = f"Route: Next {n} below names the cause and its fix; no bisect."
     elif v["kind"] == "export_failure" and any(s.get("decides") for s in rep.next_steps):
         n = next(i for i, s in enumerate(rep.next_steps, 1) if s.get("decides"))
-        route = f"Route: Next {n} below names the program's line behind the export error and its fix."
+        route = f"Route: Next {n} below names the cause of the export error and its fix."
     if route:
         out.append(route)
     return out
