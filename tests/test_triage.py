@@ -783,6 +783,38 @@ def test_a_dict_with_other_keys_is_named_as_such_not_as_a_string(tmp_path):
     assert cmp_["after"]["recompiles"] == 0, cmp_["after"]
 
 
+def test_a_compiled_optimizer_step_given_new_state_tensors_is_named_as_such(tmp_path):
+    """Blind A/B batch 35: a compiled AdamW step recompiled after every checkpoint rollback; the guard
+    `___check_obj_id(self.state[list(dict.keys(self.state))[0]][...])` was filed as "keys of self.state" with the
+    dict-keys fix. It is an identity check on a state tensor that opt.load_state_dict replaced: the kind says so
+    and its fix restores in place; with the state copied into the existing tensors there is no recompile."""
+    prog = program("recompile_optimizer_rollback.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    causes = [c for f in d["recompiles"] for c in f["causes"]]
+    assert causes and all(c["kind"] == "optimizer_state_identity" for c in causes), causes
+    assert "Restore in place" in causes[0]["fix"] and "load_state_dict" in causes[0]["fix"], causes[0]
+    cmp_, _ = run_json("compare", tmp_path / "t", "--", "env", "IN_PLACE=1", sys.executable, prog, check=0,
+                       timeout=600)
+    assert cmp_["after"]["recompiles"] == 0 and cmp_["verdict"].startswith("better"), cmp_["verdict"]
+
+
+def test_recompiles_on_a_dim_the_program_marks_dynamic_name_the_lost_mark(tmp_path):
+    """Blind A/B batch 35: a collate_fn marked the length of a float64 batch, the loop's .to(dtype=float32) made a
+    new tensor without the mark, and dynamic=False compiled a graph per length; the fix text said "drop
+    dynamic=False". A marked dim gets no size guard, so the fix now leads with the mark (its line) and the Next
+    offers no `fix --from` (an edit); marking the tensor passed in compiles once."""
+    prog = program("recompile_mark_dynamic_lost.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    c = d["recompiles"][0]["causes"][0]
+    assert c["cause"] == "shape of `feats` dim 1" and c["fix"].startswith(
+        "The program marks this dim dynamic (recompile_mark_dynamic_lost.py:12 `torch._dynamo.mark_dynamic(batch, 1)`)"), c
+    first = d["next_steps"][0]
+    assert "marks the dim dynamic at recompile_mark_dynamic_lost.py:12" in first["why"], first
+    assert "fix --from" not in (first["command"] or ""), first
+    cmp_, _ = run_json("compare", tmp_path / "t", "--", "env", "FIXED=1", sys.executable, prog, check=0, timeout=600)
+    assert cmp_["after"]["recompiles"] == 0 and cmp_["verdict"].startswith("better"), cmp_["verdict"]
+
+
 def test_unused_compile_findings_only_where_the_source_makes_them_certain(tmp_path):
     """The source check behind "this part runs uncompiled" (review of this change): a model-running method
     called through the wrapper is named even when its name starts with get_; the wrapper's own .forward is

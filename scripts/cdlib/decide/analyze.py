@@ -10,7 +10,8 @@ from ..read import trace as tracemod
 from .analyze_dynamo import breaks_from_errors, fake_kernel_errors, _graph_breaks, next_steps as _dynamo_next_steps
 from .analyze_recompiles import RESUME_RE, function_info as _function_info, _recompiles
 from .analyze_errors import _eager_printed_lines, _error_steps, _errors
-from .program_code import custom_op_mutation, export_advice, export_calls, export_guard_sites, unimported_fakes
+from .program_code import (custom_op_mutation, export_advice, export_calls, export_guard_sites, marks_not_on_input,
+                           unimported_fakes)
 from ..run import proc
 from ..read.frames import display_path, innermost_user, is_user_file, loc as _loc, parse_exception, strip_rank_prefix
 from ..cmdline import (cli_command, local_imports as _local_imports, script_of as _script_of, script_source, scripts_of,
@@ -407,6 +408,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
     rep.used_compile = bool(tr.of("dynamo_start"))
     rep.graph_breaks = _graph_breaks(tr)
     rep.recompiles = _recompiles(tr, stderr)
+    marks_not_on_input(rep)
     rep.graphs = _graphs(tr)
     rep.errors = _errors(tr, res, stdout, stderr, target_str, cli)
     export_guard_sites(rep, tr)

@@ -416,7 +416,11 @@ def next_steps(rep):
         causes = [f"{k} (one per index, {len(v)} in all)" if len(v) > 1 else v[0] for k, v in fams.items()]
         what = f" ({', '.join(dict.fromkeys(causes))[:200]})" if causes else ""
         static = [f for f in bad if any(c.get("static_option") for c in f.causes)]
-        if static:
+        lost = [c["mark_lost"] for f in bad for c in f.causes if c.get("mark_lost")]
+        if lost:
+            what += (f": the program marks the dim dynamic at {os.path.basename(lost[0][0])}:{lost[0][1]}, but the "
+                     "tensor compiled carried no mark")
+        elif static:
             what += ": " + _static_where(rep, static[0].function.split(" ")[0]) + ", so each size is a graph"
         if any(f.limit_hit and any(c["kind"] == "parameter_shape" for c in f.causes) for f in bad):
             # parameters of other shapes: other models of one class, whose graphs share the function's cache
@@ -429,7 +433,7 @@ def next_steps(rep):
         # sizes the program itself made static: no config switch keeps them dynamic, the fix is an edit
         edit_only = all(c.get("specialized_at") or c.get("kind") == "size_arithmetic"
                         for f in bad for c in f.causes if not c["expected"]) \
-            and not any(f.limit_hit and not f.recompiles for f in bad) and bool(causes)
+            and not any(f.limit_hit and not f.recompiles for f in bad) and bool(causes) or bool(lost)
         steps.append({"why": f"stop the recompiles{what} (fix per cause above)", "skill": "trace-dynamo",
                       "command": None, "fixable": not edit_only, "edit_only": edit_only})
     return steps

@@ -133,6 +133,28 @@ def _import_closure(scripts, limit=60):
     return seen
 
 
+def marks_not_on_input(rep):
+    """Shape recompiles on a dim the program marks dynamic (torch._dynamo.mark_dynamic(x, d) somewhere in its own
+    files): a marked dim never gets a size guard, so the compiled input was not the marked tensor (blind A/B batch
+    35: a collate_fn marked a float64 batch, then `.to(dtype=torch.float32)` made a new tensor without the mark,
+    and dynamic=False made every length a graph). Sets c["mark_lost"] = (path, line, code) on such causes and
+    leads their fix with it (the dynamic=False advice would trade the mark for automatic dynamic)."""
+    from ..read import never_ran
+    causes = [(fr, c, int(m.group(2))) for fr in rep.recompiles for c in fr.causes
+              for m in [re.match(r"shape of `(.+)` dim (\d+)$", c.get("cause") or "")]
+              if m and c.get("kind") == "shape" and not c.get("expected")]
+    if not causes:
+        return
+    calls = never_ran.mark_dynamic_calls(_import_closure(scripts_of(rep.command or [])))
+    for fr, c, dim in causes:
+        hit = [x for x in calls if x[3] is None or dim in x[3]]
+        if hit:
+            path, line, code, _ = hit[0]
+            c["mark_lost"] = (path, line, code)
+            c["fix"] = knowledge.advice("mark_dynamic_not_on_input", where=f"{os.path.basename(path)}:{line}",
+                                        code=code[:100], cause=c["cause"]) + " " + c["fix"]
+
+
 def unimported_fakes(rep):
     """Custom ops that had no fake kernel in the run (torch.export's UnsupportedOperatorException `ns.op.default`,
     Dynamo's GB0090 break on `torch.ops.ns.op(...)`) whose fake kernel the program's own folder registers in a

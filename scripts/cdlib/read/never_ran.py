@@ -248,6 +248,22 @@ def static_compiles(files):
     return sorted(set(out), key=lambda x: (x[0], x[1]))
 
 
+def mark_dynamic_calls(files):
+    """[(path, line, code, dims)] of each torch._dynamo.mark_dynamic / maybe_mark_dynamic call in the files; dims:
+    the constant dim indices it marks (an int, or a list/tuple of ints), None when not constant."""
+    out = []
+    for path, tree in _trees(files):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and ast.unparse(n.func).split(".")[-1] in ("mark_dynamic", "maybe_mark_dynamic") \
+                    and len(n.args) >= 2:
+                d = n.args[1]
+                vals = [d] if isinstance(d, ast.Constant) else list(d.elts) if isinstance(d, (ast.List, ast.Tuple)) else None
+                dims = [v.value for v in vals if isinstance(v, ast.Constant) and isinstance(v.value, int)] \
+                    if vals is not None else None
+                out.append((path, n.lineno, ast.unparse(n), dims if dims is None or len(dims) == len(vals) else None))
+    return sorted(out, key=lambda x: (x[0], x[1]))
+
+
 def _static_kw(call):
     return any(k.arg == "dynamic" and isinstance(k.value, ast.Constant) and k.value.value is False
                for k in call.keywords)
