@@ -408,7 +408,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
     rep.used_compile = bool(tr.of("dynamo_start"))
     rep.graph_breaks = _graph_breaks(tr)
     rep.recompiles = _recompiles(tr, stderr)
-    marks_not_on_input(rep)
+    marks_not_on_input(rep, tr)
     rep.graphs = _graphs(tr)
     rep.errors = _errors(tr, res, stdout, stderr, target_str, cli)
     export_guard_sites(rep, tr)

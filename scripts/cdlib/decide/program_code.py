@@ -133,14 +133,17 @@ def _import_closure(scripts, limit=60):
     return seen
 
 
-def marks_not_on_input(rep):
+def marks_not_on_input(rep, tr):
     """Shape recompiles on a dim the program marks dynamic (torch._dynamo.mark_dynamic(x, d) somewhere in its own
     files): a marked dim never gets a size guard, so the compiled input was not the marked tensor (blind A/B batch
     35: a collate_fn marked a float64 batch, then `.to(dtype=torch.float32)` made a new tensor without the mark,
     and dynamic=False made every length a graph). Sets c["mark_lost"] = (path, line, code) on such causes and
-    leads their fix with it (the dynamic=False advice would trade the mark for automatic dynamic)."""
+    leads their fix with it (the dynamic=False advice would trade the mark for automatic dynamic). Not where a
+    mark did reach the function: its first compile made a symbol for an input's size (another tensor was marked,
+    and this one perhaps never was)."""
     from ..read import never_ran
-    causes = [(fr, c, int(m.group(2))) for fr in rep.recompiles for c in fr.causes
+    marked = {ev.meta.get("frame_id") for ev in tr.of("create_symbol") if ev.meta.get("frame_compile_id") == 0}
+    causes = [(fr, c, int(m.group(2))) for fr in rep.recompiles if fr.frame_id not in marked for c in fr.causes
               for m in [re.match(r"shape of `(.+)` dim (\d+)$", c.get("cause") or "")]
               if m and c.get("kind") == "shape" and not c.get("expected")]
     if not causes:
