@@ -783,6 +783,25 @@ def test_a_dict_with_other_keys_is_named_as_such_not_as_a_string(tmp_path):
     assert cmp_["after"]["recompiles"] == 0, cmp_["after"]
 
 
+def test_a_torch_compile_call_that_raised_and_was_caught_is_named(tmp_path):
+    """Blind A/B batch 36: torch.compile(fn, mode=..., options=...) raised inside the program's try/except, which
+    logged a warning and ran eagerly; triage said "never reached torch.compile ... run it with --no-compile to
+    compile" and perf "0 graphs", Next the kernels. One more run records the raise: the Next names the call's
+    line and torch's message (and perf says so); the merged options compile."""
+    prog = program("never_ran_compile_raised.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    first = d["next_steps"][0]
+    assert first["why"].startswith("torch.compile was called at never_ran_compile_raised.py:20 `return torch.compile("
+                                   "fn, mode=mode, options=options)` and raised RuntimeError: Either mode or options"), first
+    assert "list_mode_options" in first["why"] and first.get("decides"), first
+    assert not any("--no-compile" in s["why"] for s in d["next_steps"]), d["next_steps"]
+    p = run_cli("perf", "--out", tmp_path / "p", "--", sys.executable, prog, timeout=600)
+    assert "Nothing was compiled" in p.stdout and "Next: torch.compile was called at never_ran_compile_raised.py:20" \
+        in p.stdout and "the kernels" not in p.stdout, p.stdout[-1500:]
+    cmp_, _ = run_json("compare", tmp_path / "t", "--", "env", "FIXED=1", sys.executable, prog, check=0, timeout=600)
+    assert cmp_["after"]["graphs"] >= 1, cmp_["after"]
+
+
 def test_a_compiled_optimizer_step_given_new_state_tensors_is_named_as_such(tmp_path):
     """Blind A/B batch 35: a compiled AdamW step recompiled after every checkpoint rollback; the guard
     `___check_obj_id(self.state[list(dict.keys(self.state))[0]][...])` was filed as "keys of self.state" with the

@@ -365,7 +365,9 @@ def _next_steps(rep, target_str, cli):
         steps.append({"why": "if it is slow: check the speedup and kernels", "skill": "trace-inductor",
                       "command": template_command("{cli} perf -- {target}", target_str) if target_str else None})
     if not rep.used_compile and not rep.errors and not rep.interrupted:
-        flags = compile_flags(rep.command)
+        # flags that turn compile on (not --no-compile / --eager: blind A/B batch 36 was told to "run it with
+        # --no-compile to compile")
+        flags = [f for f in compile_flags(rep.command) if not re.match(r"--(?:no|disable)[-_]|--eager$", f)]
         script = _script_of(rep.command)
         from ..read import never_ran
         files = [script] + _local_imports(script) if script else []

@@ -297,6 +297,8 @@ def script_result(run_dir, tstr, rep, eager):
                                "type": b.gb_type, "count": b.count} for b in rep.graph_breaks],
         "recompiles": st.get("recompiles"), "recompile_causes": recompile_causes(rep),
         "expected_recompiles": expected_recompiles(rep),
+        # nothing compiled and one more run caught a torch.compile call raising (runs._check_compile_raised)
+        "compile_raised": rep.next_steps[0]["why"] if rep.artifacts.get("compile_raised") and rep.next_steps else None,
         "cudagraph_skips": f["cudagraph_skips"], "fallbacks": f["fallbacks"],
         "fallback_notes": fallback_notes(f["fallbacks"]), "cpu_random_graphs": f["cpu_random_graphs"],
         "fx_graph_cache": {"hits": st.get("fx_graph_cache_hits"), "misses": st.get("fx_graph_cache_misses")},

@@ -87,7 +87,7 @@ def model_md(res):
 
 def script_md(r):
     L = [f"# perf: `{r['target']}` (script, exit {r['exit_code']})"]
-    L.append(f"torch {r['torch_version']} · run dir {r['run_dir']}")
+    L.append((f"torch {r['torch_version']} · " if r.get("torch_version") else "") + f"run dir {r['run_dir']}")
     wall = r["wall_s"] or 0
     L.append(f"- wall time {wall:.2f} s; compiling {r['compile_s']:.2f} s = {(r['compile_share'] or 0):.0%} of it"
              + (f" (recompiles {r['recompile_s']:.2f} s = {(r['recompile_share'] or 0):.0%})" if r["recompile_s"] else ""))
@@ -120,6 +120,14 @@ def script_md(r):
         L.append(f"- eager run (force_eager): {e['wall_s']:.2f} s (exit {e['exit']}) vs compiled {wall:.2f} s")
     if r["errors"]:
         L.append("- errors: " + "; ".join(r["errors"][:3]))
+    if not r["graphs"] and not r["compile_s"] and not r["errors"]:
+        # nothing compiled: no kernel to look at (blind A/B batch 36: a torch.compile that raised inside the program's
+        # own try/except; "Next: the kernels" cost a call) -- triage names why, with one run that catches a raise
+        L.append("\nNothing was compiled: torch.compile never ran, or its call raised and the program went on eagerly, "
+                 "so every timing above is eager's.")
+        L.append(f"Next: {r['compile_raised']}" if r.get("compile_raised") else
+                 f"Next: why nothing compiled: `{cmdline.cli_command('triage', '--', *shlex.split(r['target']))}`")
+        return "\n".join(L)
     L.append("\nWall time includes process start and imports. For per-call timings and mode comparison, wrap the "
              "model in a factory and run `perf FILE.py:factory`.")
     causes = r.get("recompile_causes") or []
