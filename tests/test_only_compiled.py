@@ -233,6 +233,33 @@ def test_compare_outputs_tokens():
     assert compare_outputs("loss 0.1235\n", "loss 0.1300\n", {"f32"})["first"][0]["why"].startswith("0.1235 vs 0.1300")
 
 
+def test_a_stride_check_on_a_torch_op_is_not_called_a_custom_op_bug(tmp_path):
+    """Blind A/B batch 36: nn.TransformerEncoder's eval fast path under torch.compile failed Inductor's stride check
+    on aten._transformer_encoder_layer_fwd (its meta kernel keeps a transposed input's strides, pytorch#193966);
+    the report said "make the fake kernel return the real kernel's shape ... opcheck", for a custom op the program
+    does not have. Now it names PyTorch's op, the fast-path switch and why size_asserts must stay on."""
+    prog = program("aten_fake_stride_fastpath.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
+    first = d["next_steps"][0]
+    assert "PyTorch's own op aten::_transformer_encoder_layer_fwd" in first["why"], first
+    assert "torch.backends.mha.set_fastpath_enabled(False)" in first["why"] and "opcheck" not in first["why"], first
+    assert first.get("decides") and first["command"] is None, first
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "max diff vs eager" in fixed.stdout, fixed.stderr[-1500:]
+
+
+def test_compare_outputs_says_when_a_small_first_difference_grows():
+    """Blind A/B batch 36: a chaotic training run's losses differ by 1e-3 at step 5 and 0.15 at step 10 (rounding
+    compounded); an overlap-add kernel's gains differ by 20% from the first line (a real difference). Only the
+    first grows from a small start."""
+    from cdlib.decide.printed import compare_outputs
+    assert compare_outputs("step 0 loss 1.5000\nstep 5 loss 1.2014\nstep 10 loss 0.9480\n",
+                           "step 0 loss 1.5000\nstep 5 loss 1.2000\nstep 10 loss 0.8000\n", {"f32"})["grows"]
+    assert not compare_outputs("gain 0.4546\nsnr -1.1\n", "gain 0.5698\nsnr 147.5\n", {"f32"})["grows"]
+    assert not compare_outputs("loss 1.2014\n", "loss 1.2000\n", {"f32"})["grows"]   # one line: nothing grows
+
+
 def test_compare_outputs_names_nan_printed_only_compiled_first():
     """Blind A/B batch 21 (TextCNN): the first difference was the loss (dropout's random numbers), and the
     `grad_norm nan` on the same line, the lead, was not named. NaN/inf printed only compiled goes first; words

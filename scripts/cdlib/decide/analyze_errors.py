@@ -304,6 +304,16 @@ def _error_steps(rep, target_str, cli):
                    "custom_op_bad_fake": "make the fake kernel return the real kernel's shape/dtype",
                    "custom_op_mutates_args": "declare every mutated input in mutates_args"}.get(e.category, e.title)
             why = f"{fix} for {op or 'the custom op'}, then check it with torch.library.opcheck(op, args)"
+            if e.category == "custom_op_bad_fake" and op and op.startswith("aten::"):
+                # PyTorch's own op (blind A/B batch 36: aten._transformer_encoder_layer_fwd, nn.TransformerEncoder's
+                # eval fast path, whose meta kernel keeps the input's strides): no registration of the user's
+                e.next_command = None
+                why = knowledge.advice("aten_bad_fake", op=op, fastpath=knowledge.advice("aten_bad_fake_fastpath")
+                                       if "_transformer_encoder_layer_fwd" in op or "_native_multi_head_attention" in op
+                                       else "")
+                e.advice = why
+                steps.append({"why": why, "skill": None, "command": None, "decides": True})
+                continue
             if e.category == "custom_op_bad_fake":
                 why = program_code.bad_fake_step(e, op) or why
             steps.append({"why": why, "skill": e.skill, "command": None})

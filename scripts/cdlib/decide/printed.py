@@ -259,14 +259,23 @@ def compare_outputs(compiled, eager, dtypes=(), show=5):
         if nonfinite:
             verdict = (f"compiled prints NaN/inf (line {nonfinite['compiled_line']}: "
                        f"`{nonfinite['compiled'].strip()[:120]}`), eager none; " + verdict)
+    # relative size of each numeric difference, in order: a small first one that grows is rounding compounded over
+    # steps (blind A/B batch 36: a chaotic training run, 1.4e-3 at step 5, 0.15 at step 10)
+    rels = [abs(a - b) / max(abs(a), abs(b)) for _, _, why in diffs
+            for m in [re.match(r"(-?[\d.]+(?:e[-+]?\d+)?) vs (-?[\d.]+(?:e[-+]?\d+)?)", why)] if m
+            for a, b in [(float(m.group(1)), float(m.group(2)))] if max(abs(a), abs(b)) > 0]
     return {"differ": n, "lines": {"compiled": len(c_lines), "eager": len(e_lines)}, "dtype": _NAMES[dt],
-            "rtol": rtol, "first": first, "verdict": verdict, "nonfinite": nonfinite}
+            "rtol": rtol, "first": first, "verdict": verdict, "nonfinite": nonfinite,
+            "grows": bool(rels) and len(rels) >= 2 and rels[0] < 1e-2 and max(rels) > 10 * rels[0]}
 
 
 # an absolute difference right after "diff"/"difference": "max abs diff vs eager: 8.358e-01", "max|diff|=1.9e-06".
 # Not "different"/"diffusion", not an error rate or a delta time, not a value with a unit after it (1.2s, 12.5%,
 # 0.17 ppm), not a line about relative differences (review of batch 20)
-_DIFF_VALUE = re.compile(r"(?i)\bdiff(?:erence)?\b[^\d\n-]{0,30}?\[?(-?\d*\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+)(?![\w%])")
+_DIFF_VALUE = re.compile(r"(?i)(?:\bdiff(?:erence)?\b[^\d\n-]{0,30}?|"
+                         # `max |out - eager| = 2.7e+00` (blind A/B batch 36: an absolute difference written as |a - b|)
+                         r"\|\s?[A-Za-z_][\w.()\[\]]{0,30}\s?-\s?[A-Za-z_][\w.()\[\]]{0,30}\s?\|\s*[=:]?\s*)"
+                         r"\[?(-?\d*\.\d+(?:e[-+]?\d+)?|-?\d+e[-+]?\d+)(?![\w%])")
 _RELATIVE = re.compile(r"(?i)\brel(?:ative)?\b|%|\bppm\b")
 
 

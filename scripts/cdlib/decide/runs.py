@@ -407,8 +407,10 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                 if rep.graphs else {"result": "not measured"}
             cmp["dynamo_alone"] = alone if rep.graphs else None
             res, fmt = alone["result"], {"verdict": cmp["verdict"], "why": alone.get("why")}
+            trains = any(".backward(" in _read_text(f) for f in _program_files(rep))
             why = (knowledge.advice("differs_in_dynamo", **fmt) if res == "like_compiled" else
-                   knowledge.advice("differs_after_graphs", **fmt) if res == "like_eager" else
+                   knowledge.advice("differs_compounding", **fmt) if res == "like_eager" and trains and cmp.get("grows")
+                   else knowledge.advice("differs_after_graphs", **fmt) if res == "like_eager" else
                    knowledge.advice("differs_not_numbers", **fmt))
             rep.next_steps.insert(at, {"why": why, "skill": "trace-dynamo", "command": None})
             return
