@@ -249,6 +249,22 @@ def test_a_stride_check_on_a_torch_op_is_not_called_a_custom_op_bug(tmp_path):
     assert fixed.returncode == 0 and "max diff vs eager" in fixed.stdout, fixed.stderr[-1500:]
 
 
+def test_aliased_inputs_view_replay_is_named_with_its_workaround(tmp_path):
+    """Blind A/B batch 36: a bank and its slice passed as two inputs, the bank written in place and a view of the
+    slice returned: AOTAutograd's "incorrect out shape after application of ViewMeta sequence" (pytorch#198095).
+    The report said "runtime error inside compiled code" with `minify` (minutes); now the class names the
+    aliasing, the workaround and a 5-line repro, with no minify step; the workaround runs."""
+    prog = program("aliased_inputs_view_crash.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
+    assert d["errors"][0]["category"] == "aliased_inputs_view_replay", d["errors"][0]
+    first = d["next_steps"][0]
+    assert "pass the base alone" in first["why"] and first["command"] is None and first.get("decides"), first
+    assert not any("minify" in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "weight (8, 4)" in fixed.stdout, fixed.stderr[-1500:]
+
+
 def test_compare_outputs_says_when_a_small_first_difference_grows():
     """Blind A/B batch 36: a chaotic training run's losses differ by 1e-3 at step 5 and 0.15 at step 10 (rounding
     compounded); an overlap-add kernel's gains differ by 20% from the first line (a real difference). Only the
