@@ -236,6 +236,8 @@ def test_padded_positions_of_a_transformer_encoder_gate_get_the_class_and_its_fi
     assert rep["verdict"]["kind"] == "compile_only", rep["verdict"]
     found = {f["id"]: f for f in rep["semantics"]}
     assert c["id"] in found and found[c["id"]]["explains_error"], rep["semantics"]
+    # measured by one more run with the fast path off (blind A/B batch 36: the class had fired on an AOTI weight swap)
+    assert found[c["id"]].get("measured", "").startswith("passes with the fast path off"), found[c["id"]]
     nxt = md.split("\n## Next", 1)[1]
     assert nxt.lstrip().startswith(f"1. [{c['id']}] {_one(c['fix'])}"), nxt
     assert not re.search(r"\b(bisect|minify|accuracy) ", nxt), nxt

@@ -29,6 +29,29 @@ def _run_changed(argv, out_prefix, timeout, env_add, env, times=1):
     return r
 
 
+def check_fastpath(rep, argv, run_dir, timeout, env_add):
+    """The class transformer_fastpath_padding is offered for a failure from the source alone (a TransformerEncoder
+    with a padding mask; compiled, exported or an AOTInductor package): one more run with the fast path off at start-up (torch.backends.mha.set_fastpath_enabled(False)).
+    Passing confirms it; failing again rules it out and drops the finding (blind A/B batch 36: an AOTInductor
+    weight swap that left three weights stale was put down to padded positions). Returns whether it ran."""
+    f = next((f for f in rep.semantics if f["id"] == "transformer_fastpath_padding"), None)
+    if not f or "COMPILE_DEBUG_STARTUP" in (env_add or {}):
+        return False
+    proc.progress("the failure may be nn.TransformerEncoder's eval fast path (padded positions): one more run with "
+                  "the fast path off")
+    env = proc.startup_env(run_dir, [{"code": "torch.backends.mha.set_fastpath_enabled(False)"}], name="fastpath_off")
+    r = _run_changed(argv, os.path.join(run_dir, "fastpath_off"), timeout, env_add, env)
+    if r.ok:
+        f["measured"] = "passes with the fast path off (one more run)"
+        f["why"] += " Measured: the program passes with torch.backends.mha.set_fastpath_enabled(False) (one more run)."
+    else:
+        rep.semantics.remove(f)
+        rep.notes.append("with nn.TransformerEncoder's fast path off (one more run) the program still fails"
+                         f"{' (timed out)' if r.timed_out else f' (exit {r.returncode})'}: padded positions do not "
+                         "explain it")
+    return True
+
+
 def _check_precision_casts(rep, argv, run_dir, timeout, env_add):
     """A measured miscompile in a float16/bfloat16 graph: one more run with emulate_precision_casts.
     Inductor computes a fused chain of low-precision ops in fp32 and rounds once at the store, where
