@@ -2,14 +2,16 @@
 one thing changed: an empty throwaway compile cache (a stale cache entry?), emulate_precision_casts (float16/
 bfloat16 rounding?), and Inductor's C++ not vectorized (the vectorized CPU code?). Each, when it passes, turns the
 first error into its measured class and redoes the next steps. No torch import here."""
+import json
 import os
+import re
 import shutil
 
 from . import knowledge
 from .analyze import _next_steps
 from .bisect_result import SCALAR_CPU_CODE
-from .program_code import read_text
-from ..cmdline import cli_command, command_line
+from .program_code import program_files, read_text
+from ..cmdline import clip, cli_command, command_line
 from ..run import proc
 
 LOW_PRECISION = ("float16", "bfloat16")
@@ -267,3 +269,43 @@ def check_caches_off(rep, argv, run_dir, timeout, env_add, eager_out, dtypes):
                                        eager_out, dtypes)["differ"]
     rep.vs_eager["caches_off"] = {"hits": hits, "like_eager": same}
     return same
+
+
+# torch.compile(...) or module.compile(...), not re.compile("...") (a pattern string)
+_COMPILE_CALL_RE = re.compile(r"\btorch\.compile\b|\b(?!re\b)\w+\.compile\((?!\s*[rbf]?[\"'])")
+
+
+def check_compile_raised(rep, argv, run_dir, timeout, env_add):
+    """Nothing compiled, yet the program's own files call torch.compile: one more run that records each
+    exception a torch.compile(...) call raises (and re-raises it), for a program that catches it and runs on
+    uncompiled (blind A/B batch 36: `mode=` with `options=` raised RuntimeError inside a try/except that logged
+    a warning; perf said "0 graphs" and pointed at the kernels). Found: the first Next names the call, its line
+    and torch's message."""
+    files = program_files(rep)
+    if not files or "COMPILE_DEBUG_STARTUP" in (env_add or {}) or \
+            not any(_COMPILE_CALL_RE.search(read_text(f)) for f in files):
+        return
+    from ..run.workers import compile_call_hooks
+    proc.progress("nothing was compiled, yet the program calls torch.compile: one more run that records whether a "
+                  "torch.compile(...) call raised (an exception the program may have caught)")
+    report = os.path.join(run_dir, "compile_raised.jsonl")
+    env = dict(env_add or {}, PYTHONUNBUFFERED="1", TORCH_TRACE=None,
+               **proc.startup_env(run_dir, [{"code": compile_call_hooks.code(report)}], name="compile_raised"))
+    _run_changed(argv, os.path.join(run_dir, "compile_raised"), timeout, None, env)
+    try:
+        with open(report, encoding="utf-8") as f:
+            raised = [json.loads(ln) for ln in f if ln.strip()]
+    except (OSError, ValueError):
+        return
+    if not raised:
+        return
+    r = raised[0]
+    at = f"{os.path.basename(r['file'])}:{r['line']}" if r.get("file") else "the program"
+    code = f" `{clip(r['code'].strip(), 100)}`" if r.get("code") else ""
+    rep.artifacts["compile_raised"] = report
+    msg = r["message"].strip()
+    hint = " " + knowledge.advice("compile_mode_with_options") if "mode or options" in msg else ""
+    rep.next_steps.insert(0, {"why": knowledge.advice("compile_call_raised", at=at, code=code, type=r["type"], hint=hint,
+                                                      msg=clip(msg.splitlines()[0].rstrip(".") if msg else "", 300)),
+                              "skill": "overview", "command": None, "decides": True})
+    rep.next_steps = [s for s in rep.next_steps if not s["why"].startswith("the program never reached torch.compile")]

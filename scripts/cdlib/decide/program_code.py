@@ -162,7 +162,8 @@ def unimported_fakes(rep):
     """Custom ops that had no fake kernel in the run (torch.export's UnsupportedOperatorException `ns.op.default`,
     Dynamo's GB0090 break on `torch.ops.ns.op(...)`) whose fake kernel the program's own folder registers in a
     module the program never imports (blind A/B batch 35: ctr_ops_meta.py held them and only the tests imported
-    it). Sets e.fake_elsewhere on such errors ({op, file, line, importers}) and the fix of such breaks. Only .py files next to the program's scripts are read (at most 300)."""
+    it). Sets e.fake_elsewhere on such errors ({op, file, line, importers}) and the fix of such breaks. Only the
+    .py files next to the program's scripts are read (at most 300)."""
     scripts = scripts_of(rep.command or [])
     if not scripts:
         return

@@ -8,7 +8,7 @@ import re
 
 from . import accuracy_check, accuracy_judge, fix_candidates, knowledge, printed, semantics, verdict
 from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar_cpu, _check_static_numbers, \
-    _run_changed, check_caches_off, check_dynamo_alone, check_fastpath
+    _run_changed, check_caches_off, check_compile_raised, check_dynamo_alone, check_fastpath
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
 from .analyze_errors import _first_lines, compile_data_dependent
 from .program_code import program_files as _program_files, read_text as _read_text
@@ -112,7 +112,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
     if eager_check and rep.errors and not res.timed_out and not res.interrupted and res.returncode not in (0, None):
         _check_aoti_inputs(rep, argv, run_dir, timeout, env_add)
     if not rep.used_compile and not res.timed_out and not res.interrupted:
-        _check_compile_raised(rep, argv, run_dir, timeout, env_add)
+        check_compile_raised(rep, argv, run_dir, timeout, env_add)
     # the accuracy check found no numeric cause and the eager check's output is already here: compare them now
     # (no run) instead of offering --vs-eager as the next step (blind A/B batch 16: one call each time)
     eager_out = rep.artifacts.get("eager_check_stdout")
@@ -128,45 +128,6 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
         if html:
             rep.artifacts["tlparse"] = html
     return rep
-
-
-_COMPILE_CALL_RE = re.compile(r"\btorch\.compile\(|\.compile\(")
-
-
-def _check_compile_raised(rep, argv, run_dir, timeout, env_add):
-    """Nothing compiled, yet the program's own files call torch.compile: one more run that records each
-    exception a torch.compile(...) call raises (and re-raises it), for a program that catches it and runs on
-    uncompiled (blind A/B batch 36: `mode=` with `options=` raised RuntimeError inside a try/except that logged
-    a warning; perf said "0 graphs" and pointed at the kernels). Found: the first Next names the call, its line
-    and torch's message."""
-    files = _program_files(rep)
-    if not files or "COMPILE_DEBUG_STARTUP" in (env_add or {}) or \
-            not any(_COMPILE_CALL_RE.search(_read_text(f)) for f in files):
-        return
-    from ..run.workers import compile_call_hooks
-    proc.progress("nothing was compiled, yet the program calls torch.compile: one more run that records whether a "
-                  "torch.compile(...) call raised (an exception the program may have caught)")
-    report = os.path.join(run_dir, "compile_raised.jsonl")
-    env = dict(env_add or {}, PYTHONUNBUFFERED="1", TORCH_TRACE=None,
-               **proc.startup_env(run_dir, [{"code": compile_call_hooks.code(report)}], name="compile_raised"))
-    _run_changed(argv, os.path.join(run_dir, "compile_raised"), timeout, None, env)
-    try:
-        with open(report, encoding="utf-8") as f:
-            raised = [json.loads(ln) for ln in f if ln.strip()]
-    except (OSError, ValueError):
-        return
-    if not raised:
-        return
-    r = raised[0]
-    at = f"{os.path.basename(r['file'])}:{r['line']}" if r.get("file") else "the program"
-    code = f" `{clip(r['code'].strip(), 100)}`" if r.get("code") else ""
-    rep.artifacts["compile_raised"] = report
-    msg = r["message"].strip()
-    hint = " " + knowledge.advice("compile_mode_with_options") if "mode or options" in msg else ""
-    rep.next_steps.insert(0, {"why": knowledge.advice("compile_call_raised", at=at, code=code, type=r["type"], hint=hint,
-                                                      msg=clip(msg.splitlines()[0].rstrip(".") if msg else "", 300)),
-                              "skill": "overview", "command": None, "decides": True})
-    rep.next_steps = [s for s in rep.next_steps if not s["why"].startswith("the program never reached torch.compile")]
 
 
 def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
