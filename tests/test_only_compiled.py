@@ -425,7 +425,7 @@ def test_a_gate_that_fails_without_compile_gets_no_accuracy_step(tmp_path):
     from cdlib.report import Report
     line = "[FAIL] value: Tensor-likes are not close! Mismatched elements: {} / 2048 (99.8%)\nPARITY GATE: FAIL\n"
     (tmp_path / "eager.out").write_text(line.format(2043))
-    rep = Report(command=["python", "gate.py"], run_dir=str(tmp_path), exit_code=1,
+    rep = Report(command=["python", "gate.py"], run_dir=str(tmp_path), exit_code=1, used_compile=True,
                  artifacts={"eager_check_stdout": str(tmp_path / "eager.out"), "trace_dir": str(tmp_path / "trace")},
                  verdict={"kind": "fails_eager_too", "eager": {"exit_code": 1}},
                  next_steps=[{"why": "fix your program: exit 1: PARITY GATE: FAIL", "skill": "overview", "command": None}])
@@ -672,7 +672,7 @@ def test_output_that_differs_in_text_with_graphs_as_close_as_eager_gets_a_next_s
     vs = "python3 compile_debug.py triage --vs-eager -- python gate.py"
     err = ErrorInfo(type="exit 1", message="PARITY: FAIL", category="user_error", title="t", skill="overview",
                     next_command=vs)
-    rep = Report(command=["python", "gate.py"], run_dir=str(tmp_path), exit_code=1, errors=[err],
+    rep = Report(command=["python", "gate.py"], run_dir=str(tmp_path), exit_code=1, errors=[err], used_compile=True,
                  artifacts={"eager_check_stdout": str(tmp_path / "eager.out"), "trace_dir": str(tmp_path / "trace")},
                  verdict={"kind": "compile_only", "eager": {"exit_code": 0}, "accuracy": {"next": "vs_eager"}},
                  next_steps=[{"why": "compare what the program prints", "skill": "overview", "command": vs}])
@@ -680,6 +680,12 @@ def test_output_that_differs_in_text_with_graphs_as_close_as_eager_gets_a_next_s
     assert rep.vs_eager["differ"] and err.next_command is None, (rep.vs_eager, err.next_command)
     (step,) = rep.next_steps
     assert 'backend="aot_eager"' in step["why"] and "is_compiling()" in step["why"], step
+    # where torch.compile never ran, both runs ran the same code: no class, no accuracy step (blind A/B batch 36)
+    never = Report(command=["python", "gate.py"], run_dir=str(tmp_path), exit_code=1, artifacts=dict(rep.artifacts),
+                   verdict={"kind": "before_compile"}, next_steps=[])
+    runs._compare_with_eager(never, ["python", "gate.py"], str(tmp_path), "feat blocks.0 FAIL not captured\nPARITY: FAIL\n",
+                             60, {})
+    assert "torch.compile never ran" in never.vs_eager["verdict"] and not never.next_steps, never.vs_eager
 
 
 def test_same_output_under_torchs_switch_points_at_the_programs_own_switch(tmp_path):
