@@ -160,7 +160,7 @@ def marks_not_on_input(rep, tr):
 
 def unimported_fakes(rep):
     """Custom ops that had no fake kernel in the run (torch.export's UnsupportedOperatorException `ns.op.default`,
-    Dynamo's GB0090 break on `torch.ops.ns.op(...)`) whose fake kernel the program's own folder registers in a
+    Dynamo's GB0090 break at the op's call through torch's op namespace) whose fake kernel the program's own folder registers in a
     module the program never imports (blind A/B batch 35: ctr_ops_meta.py held them and only the tests imported
     it). Sets e.fake_elsewhere on such errors ({op, file, line, importers}) and the fix of such breaks. Only the
     .py files next to the program's scripts are read (at most 300)."""
