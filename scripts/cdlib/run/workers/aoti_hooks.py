@@ -4,14 +4,11 @@ strides of the tensors it was given (input_handles[i] in torch's check message i
 JSON to `report`, and the error propagates unchanged. torch's AOTI_RUNTIME_CHECK_INPUTS message names a
 stride's dim and values but not the sizes; a stride on a size-1 dim reads the same memory."""
 import json
-import os
 
 
 def code(report):
-    return ("import importlib.util as _u\n"
-            f"_s = _u.spec_from_file_location('_cd_aoti_hooks', {os.path.abspath(__file__)!r})\n"
-            "_m = _u.module_from_spec(_s); _s.loader.exec_module(_m)\n"
-            f"_m.record_inputs({report!r})\n")
+    from . import startup_code   # (not at the top: the user's program loads this file by path)
+    return startup_code(__file__, "record_inputs", report)
 
 
 def record_inputs(report):

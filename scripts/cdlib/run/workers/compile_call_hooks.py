@@ -9,10 +9,8 @@ import os
 
 
 def code(report):
-    return ("import importlib.util as _u\n"
-            f"_s = _u.spec_from_file_location('_cd_compile_call_hooks', {os.path.abspath(__file__)!r})\n"
-            "_m = _u.module_from_spec(_s); _s.loader.exec_module(_m)\n"
-            f"_m.record_raises({report!r})\n")
+    from . import startup_code   # (not at the top: the user's program loads this file by path)
+    return startup_code(__file__, "record_raises", report)
 
 
 def record_raises(report):

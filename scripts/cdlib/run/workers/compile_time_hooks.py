@@ -23,10 +23,8 @@ def _write(path, obj, only_if_new=False):
 
 def code(func, *args):
     """The python statement the startup hook runs: load this file by path and call func(*args)."""
-    return ("import importlib.util as _u\n"
-            f"_s = _u.spec_from_file_location('_cd_ct_hooks', {os.path.abspath(__file__)!r})\n"
-            "_m = _u.module_from_spec(_s); _s.loader.exec_module(_m)\n"
-            f"_m.{func}(*{tuple(args)!r})\n")
+    from . import startup_code   # (not at the top: the user's program loads this file by path)
+    return startup_code(__file__, func, *args)
 
 
 def _repeated(model):
