@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 
 import pytest
 
@@ -51,6 +52,35 @@ def _by_rank(res):
     return {r["rank"]: r for r in res["ranks"]}
 
 
+def _why_error(res):
+    """What a launch that ended in status error says about itself: the launcher's exit and error, each
+    rank's status and exit code and its last stderr lines."""
+    lines = [f"launcher exit {res.get('launcher_exit_code')}: {res.get('launcher_error')}"]
+    for r in res.get("ranks", []):
+        tail = ""
+        if r.get("stderr") and os.path.exists(r["stderr"]):
+            tail = " | ".join(open(r["stderr"], errors="replace").read().strip().splitlines()[-4:])
+        lines.append(f"rank {r['rank']}: {r['status']} exit {r.get('exit_code')}: {tail[-600:]}")
+    return "\n".join(lines)
+
+
+def launch_ok(out, *args, timeout=300):
+    """run_json("triage", ... "--out", out, ...) for a launch that should finish: a launch that ends in
+    status error (gloo or torchrun failing under load: seen once in 20 CI runs, not reproduced in 20 local
+    launches beside each other) is retried once, with a warning that says why, and its reasons are in the
+    assertion when the retry fails too."""
+    res, p = run_json("triage", *args[:args.index("--")], "--out", out, *args[args.index("--"):], timeout=timeout)
+    assert p.returncode == 0, p.stderr[-2000:]
+    if res["status"] == "error":
+        why = _why_error(res)
+        warnings.warn(f"multi-rank launch ended in error, retrying once:\n{why}")
+        shutil.rmtree(out)
+        res, p = run_json("triage", *args[:args.index("--")], "--out", out, *args[args.index("--"):], timeout=timeout)
+        assert p.returncode == 0, p.stderr[-2000:]
+        assert res["status"] != "error", f"{why}\nretry:\n{_why_error(res)}"
+    return res, p
+
+
 # ---- end to end on CPU (gloo) -------------------------------------------------------------
 
 def test_device_index_is_not_a_divergence():
@@ -67,8 +97,7 @@ def test_device_index_is_not_a_divergence():
 
 def test_identical_ranks_no_divergence(tmp_path):
     out = tmp_path / "run"
-    res, p = run_json("triage", "--nproc", "2", "--timeout", "240", "--out", out, "--", program("mr_same.py"),
-                      timeout=300)
+    res, p = launch_ok(out, "--nproc", "2", "--timeout", "240", "--", program("mr_same.py"))
     assert p.returncode == 0, p.stderr[-2000:]
     assert res["status"] == "clean", res["divergence"]["summary"]
     assert res["nproc"] == 2 and not res["timed_out"] and res["hang"] is None
@@ -100,9 +129,7 @@ def test_identical_ranks_no_divergence(tmp_path):
 def test_graph_break_on_one_rank(tmp_path):
     out = tmp_path / "run"
     prog = program("mr_break.py")
-    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", out, "--", prog,
-                      timeout=300)
-    assert p.returncode == 0, p.stderr[-2000:]
+    res, p = launch_ok(out, "--nproc", "2", "--no-tlparse", "--timeout", "240", "--", prog)
     assert res["status"] == "divergent"
     div = res["divergence"]
     assert div["divergent"]
@@ -141,8 +168,8 @@ def test_recompile_on_one_rank(tmp_path):
     """Launched as the user's own torchrun command (blind A/B batch 14: the agent read --help to find
     --nproc): triage runs it as --nproc 2."""
     out = tmp_path / "run"
-    res, p = run_json("triage", "--no-tlparse", "--timeout", "240", "--out", out, "--",
-                      "torchrun", "--nproc_per_node", "2", program("mr_recompile.py"), timeout=300)
+    res, p = launch_ok(out, "--no-tlparse", "--timeout", "240", "--",
+                       "torchrun", "--nproc_per_node", "2", program("mr_recompile.py"))
     assert p.returncode == 0, p.stderr[-2000:]
     assert "running it as triage --nproc 2" in p.stderr and len(res["ranks"]) == 2
     assert res["status"] == "divergent"
@@ -351,8 +378,8 @@ def test_ddp_clean_breaks_are_ddps_and_the_inner_compile_has_none(tmp_path):
     optimizer's graph splits are reported as splits; the setup the report recommends (compile the inner
     module, then wrap it) has no break at all, measured."""
     prog = program("mr_ddp_train.py")
-    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", tmp_path / "outer", "--",
-                      prog, "--bucket-cap-mb", "1", timeout=300)
+    res, p = launch_ok(tmp_path / "outer", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--",
+                       prog, "--bucket-cap-mb", "1")
     assert p.returncode == 0, p.stderr[-2000:]
     assert res["status"] == "issues" and not res["divergence"]["divergent"], res["divergence"]["summary"]
     assert res["eager_check"] is None                       # nothing failed: no re-run
@@ -363,8 +390,8 @@ def test_ddp_clean_breaks_are_ddps_and_the_inner_compile_has_none(tmp_path):
     assert _fix_steps(res) == [] and "DDP (DistributedDataParallel)'s own" in res["next_steps"][0]["why"]
     md = (tmp_path / "outer" / "report.md").read_text()
     assert "## DDP optimizer (graph splits, not graph breaks)" in md and "torch._dynamo.config.optimize_ddp" in md
-    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", tmp_path / "inner", "--",
-                      prog, "--bucket-cap-mb", "1", "--wrap", "inner", timeout=300)
+    res, p = launch_ok(tmp_path / "inner", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--",
+                       prog, "--bucket-cap-mb", "1", "--wrap", "inner")
     assert p.returncode == 0, p.stderr[-2000:]
     assert res["status"] == "clean"
     for r in res["ranks"]:
@@ -376,8 +403,7 @@ def test_fsdp2_hook_breaks_labelled(tmp_path):
     at each block's FSDP hooks (labelled FSDP2's; the block's recompile is labelled as split by them);
     compiling each block on its own (the setup the report gives) has no break."""
     prog = program("mr_fsdp2_train.py")
-    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", tmp_path / "model", "--",
-                      prog, timeout=300)
+    res, p = launch_ok(tmp_path / "model", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--", prog)
     assert p.returncode == 0, p.stderr[-2000:]
     for r in res["ranks"]:
         rep = r["report"]
@@ -388,8 +414,8 @@ def test_fsdp2_hook_breaks_labelled(tmp_path):
         [f] = [f for f in rep["recompiles"] if f["recompiles"]]
         assert f["expected_only"] and f["wrapper"].startswith("FSDP2 (fully_shard) (its hooks break the graph at")
     assert _fix_steps(res) == [] and "FSDP2 (fully_shard)'s own" in res["next_steps"][0]["why"]
-    res, p = run_json("triage", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--out", tmp_path / "blocks", "--",
-                      prog, "--compile", "blocks", timeout=300)
+    res, p = launch_ok(tmp_path / "blocks", "--nproc", "2", "--no-tlparse", "--timeout", "240", "--",
+                       prog, "--compile", "blocks")
     assert p.returncode == 0, p.stderr[-2000:]
     assert all(r["report"]["graph_breaks"] == [] for r in res["ranks"])
 
