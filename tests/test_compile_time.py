@@ -573,3 +573,31 @@ def test_seeding_copies_finished_probes_only(tmp_path):
     assert proc.seed_isa_probes(str(dst), str(src)) == 1
     assert sorted(p.name for p in dst.rglob("*")) == ["ab", "cprobe.cpp", "cprobe.so", "cprobe.so.load_ok"]
     assert proc.seed_isa_probes(str(src), str(src)) == 0 and proc.seed_isa_probes(str(dst), str(tmp_path / "none")) == 0
+
+
+@pytest.mark.slow
+def test_an_aoti_load_that_runs_g_plus_plus_is_timed_on_an_empty_cache(tmp_path):
+    """Nothing compiles at run time, but the program's pods load an AOTInductor package (a script it starts as a
+    process, named in a string): one more run with an empty cache dir times the load's CPU-feature check (torch
+    2.14/2.15 build ~10 g++ test programs there; blind A/B batch 36's compile-time said only "nothing was
+    compiled"), and the advice names the load's line and a warmed cache dir."""
+    import torch
+    cache = fresh_cache(tmp_path / "cache")
+    pkg = tmp_path / "ranker.pt2"
+    subprocess.run([sys.executable, program("aoti_pods.py"), "--export", pkg], check=True, timeout=600,
+                   capture_output=True, env={**os.environ, "TORCHINDUCTOR_CACHE_DIR": cache})
+    for f in pathlib.Path(cache).rglob("*"):   # probes built a while ago are copied into the cold run's cache
+        os.utime(f, (f.stat().st_mtime - 60,) * 2)
+    p = run_cli("compile-time", "--json", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                program("aoti_pods.py"), pkg, env={"TORCHINDUCTOR_CACHE_DIR": cache}, check=0, timeout=900)
+    res = json.loads(p.stdout)
+    assert res["status"] == "no-compile" and set(res["runs"]) == {"cold", "empty_cache"}
+    assert res["runs"]["cold"]["aoti_load"] == "aoti_pod_worker.py:8"
+    [g] = res["suggestions"]
+    assert g["id"] == "aoti_load_check" and "aoti_pod_worker.py:8" in g["title"]
+    assert "TORCHINDUCTOR_CACHE_DIR" in g["fix"] and "next" not in res
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "empty-cache run" in md and "## What would help" in md
+    if tuple(int(x) for x in torch.__version__.split(".")[:2]) >= (2, 14):   # 2.9.1's load has no such check
+        assert res["runs"]["empty_cache"]["isa_probes_built"] >= 2 and g["helps"], g
+        assert res["runs"]["empty_cache"]["wall_s"] > res["runs"]["cold"]["wall_s"]

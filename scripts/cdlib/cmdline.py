@@ -164,3 +164,20 @@ def local_imports(path):
         if os.path.isfile(cand):
             out.append(cand)
     return out
+
+
+def launched_scripts(path):
+    """The .py files of the script's folder that it names in a string (`subprocess.run([sys.executable,
+    "serve_worker.py"])`): programs it starts as processes of their own (blind A/B batch 36: a rollout script
+    that starts each serving pod as `python serve_worker.py`)."""
+    import ast
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    here = os.path.dirname(os.path.abspath(path))
+    names = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+             and n.value.endswith(".py") and "\n" not in n.value]
+    return list(dict.fromkeys(p for p in (os.path.join(here, v) for v in names)
+                              if os.path.isfile(p) and os.path.abspath(p) != os.path.abspath(path)))

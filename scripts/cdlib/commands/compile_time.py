@@ -10,7 +10,8 @@ from ..decide import compile_time as ct
 from ..decide import compile_time_advice as advice
 from ..run import measure, proc, rundir
 from ..errors import CliError
-from ..cmdline import cli_command, command_line
+from ..cmdline import cli_command, command_line, launched_scripts, local_imports, scripts_of
+from ..read import never_ran
 from ..show.output import emit
 from ..show.views_compile_time import markdown, write_chart
 
@@ -90,8 +91,18 @@ def run(args):
     ok = cold["exit_code"] == 0
     if not summaries["cold"]["compiled_frames"]:
         ok = False
-        notes.append("nothing was compiled (torch.compile never ran, or TORCH_COMPILE_DISABLE is set); "
-                     "no further runs; `triage` tells why")
+        loads = never_ran.aoti_loads(program_files(argv))
+        if loads and cold["exit_code"] == 0:
+            path, line, call = loads[0]
+            runs["cold"]["aoti_load"] = f"{os.path.basename(path)}:{line}"
+            proc.progress(f"nothing compiled; the program loads an AOTInductor package ({call} at "
+                          f"{os.path.basename(path)}:{line}): one more run with an empty cache dir, as on a fresh machine")
+            runs["empty_cache"], summaries["empty_cache"] = _run(argv, run_dir, "empty_cache", args.timeout, [],
+                                                                 seed=False)
+            runs["empty_cache"]["isa_probes_built"] = proc.isa_probes(runs["empty_cache"]["cache_dir"])
+        else:
+            notes.append("nothing was compiled (torch.compile never ran, or TORCH_COMPILE_DISABLE is set); "
+                         "no further runs; `triage` tells why")
     if args.cold_warm and ok:
         proc.progress("warm run: same program, same cache dir")
         runs["warm"], summaries["warm"] = _run(argv, run_dir, "warm", args.timeout, [],
@@ -137,6 +148,9 @@ def run(args):
     if "warm" in summaries:
         res["cold_vs_warm"] = ct.compare(summaries["cold"], summaries["warm"])
     res["suggestions"] = advice.suggestions(summary, summaries, runs, argv)
+    if any(g["id"] == "aoti_load_check" and not g["helps"] for g in res["suggestions"]):
+        notes.append("nothing was compiled, and an empty cache dir did not make the run slower: the package load's "
+                     "g++ check is not where the time goes; `triage` and the program's own timings tell more")
     from ..show.views_compile_time import RUN_LABEL
     chart_runs = [(RUN_LABEL.get(tag, tag), summaries[tag]) for tag in runs]
     _finish(args, res, chart_runs, res["artifacts"]["trace_dir"], argv)
@@ -156,6 +170,13 @@ def _finish(args, res, chart_runs, trace_dir, argv):
     emit(args, res, markdown(res))
 
 
+def program_files(argv):
+    """The program's scripts, the scripts of its folder they start as processes, and the modules of their own
+    that they import."""
+    scripts = [x for s in scripts_of(argv) for x in [s] + launched_scripts(s)]
+    return list(dict.fromkeys(f for s in scripts for f in [s] + local_imports(s)))
+
+
 def _json(path):
     try:
         with open(path, encoding="utf-8") as f:
@@ -164,13 +185,14 @@ def _json(path):
         return None
 
 
-def _run(argv, run_dir, tag, timeout, steps, cache_dir=None):
-    """One run of the program with TORCH_TRACE and a private cache dir. Returns (run dict, summary)."""
+def _run(argv, run_dir, tag, timeout, steps, cache_dir=None, seed=True):
+    """One run of the program with TORCH_TRACE and a private cache dir (seed=False: without the CPU ISA probes
+    built in the user's cache, as on a fresh machine). Returns (run dict, summary)."""
     d = os.path.join(run_dir, tag)
     os.makedirs(d, exist_ok=True)
     cache = cache_dir or os.path.join(d, "cache")
     trace_dir = os.path.join(d, "trace")
-    env = {"TORCH_TRACE": trace_dir, **proc.private_cache_env(cache), "PYTHONUNBUFFERED": "1"}
+    env = {"TORCH_TRACE": trace_dir, **proc.private_cache_env(cache, seed=seed), "PYTHONUNBUFFERED": "1"}
     if steps:
         env.update(proc.startup_env(d, steps, name="startup"))
     before = measure.cache_files(cache)

@@ -38,7 +38,7 @@ def _frames(rep):
 
 
 # suggestions that only a run the after run of compare did not make can give (it is one cold run)
-_NEEDS_RUN = {"warm_cache": "warm", "cache_not_reused": "warm", "portable": "portable"}
+_NEEDS_RUN = {"warm_cache": "warm", "cache_not_reused": "warm", "portable": "portable", "aoti_load_check": "empty_cache"}
 
 
 def _hits(rep):

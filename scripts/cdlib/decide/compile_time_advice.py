@@ -275,6 +275,15 @@ def suggestions(summary, summaries, runs, argv):
                               f"{', '.join(f'{a} {n}' for a, n in (loaded.get('artifacts') or {}).items()) or 'nothing'})",
                     "saving_kind": "measured",
                     "saving_s": round(runs["cold"]["compile_s"] - runs["portable"]["compile_s"], 3)})
+    if "empty_cache" in runs:   # nothing compiled, an AOTInductor package loaded: the load's g++ check, timed
+        e, c = runs["empty_cache"], runs["cold"]
+        helps = e["isa_probes_built"] > 0 and e["wall_s"] - c["wall_s"] >= max(1.0, 0.2 * c["wall_s"])
+        out.append({"helps": helps, "id": "aoti_load_check", "title": f"{k['aoti_load_check']['title']} "
+                    f"({e['isa_probes_built']} CPU-feature test programs built; load at {c.get('aoti_load')})",
+                    "fix": " ".join(k["aoti_load_check"]["fix"].split()), "saving_kind": "measured",
+                    "saving": f"measured: the whole run took {e['wall_s']} s with an empty cache dir (a fresh "
+                              f"machine), {c['wall_s']} s with the test programs already built",
+                    "saving_s": round(e["wall_s"] - c["wall_s"], 3)})
     opt = _compiled_optimizer(summary, k["compiled_optimizer"])
     if opt and opt.pop("share") >= 0.25:   # the larger part: before what cuts the model's own compile
         out.append(opt)

@@ -395,13 +395,15 @@ def run_worker(name, worker_args, *, run_dir, timeout, env_add=None, tag=None, c
 STARTUP_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "startup")
 
 
-def private_cache_env(cache, triton=None):
+def private_cache_env(cache, triton=None, seed=True):
     """Env vars that give a run its own Inductor and Triton caches under `cache` (the user's are not written);
     the caller deletes the directory when the run is done. The directory starts with the CPU ISA probes that
     torch already built in the user's cache (seed_isa_probes): an empty cache still compiles all of the
-    program's own code, without the ~8 CPU-seconds of probes that are the same for every program."""
+    program's own code, without the ~8 CPU-seconds of probes that are the same for every program.
+    seed=False: truly empty, as on a fresh machine (what those probes cost is what is measured)."""
     os.makedirs(cache, exist_ok=True)
-    seed_isa_probes(cache)
+    if seed:
+        seed_isa_probes(cache)
     return {"TORCHINDUCTOR_CACHE_DIR": cache, "TRITON_CACHE_DIR": triton or os.path.join(cache, "triton")}
 
 
@@ -423,6 +425,20 @@ def user_inductor_cache():
 # file whose function is named __<isa>_chk_kernel, built into <cache>/<2 chars>/<key>.so once per cache dir
 # (~0.4-2 s of g++ each, ~8 s for the ten on a 2-core x86 machine; 2.15 also marks a loaded one <key>.so.load_ok)
 _PROBE_MARK = b"_chk_kernel"
+
+
+def isa_probes(cache):
+    """How many of torch's CPU ISA probes were built in the cache dir `cache`."""
+    n = 0
+    for dirpath, _, files in os.walk(cache):
+        for f in files:
+            if f.endswith(".cpp"):
+                try:
+                    with open(os.path.join(dirpath, f), "rb") as fh:
+                        n += _PROBE_MARK in fh.read(4096)
+                except OSError:
+                    pass
+    return n
 
 
 def seed_isa_probes(cache, source=None):

@@ -10,7 +10,8 @@ COLORS = {"dynamo": "#4e79a7", "guards": "#a0cbe8", "aot": "#f28e2b", "passes": 
           "scheduling": "#8cd17d", "codegen": "#b6992d", "kernel_compile": "#e15759", "autotune": "#ff9d9a",
           "cache": "#79706e", "other": "#bab0ac"}
 RUN_LABEL = {"cold": "cold cache", "warm": "warm cache (same dir)", "portable": "fresh dir + loaded artifacts",
-             "regional": "regional (cold cache)", "trace": "recorded trace"}
+             "regional": "regional (cold cache)", "trace": "recorded trace",
+             "empty_cache": "empty cache dir (fresh machine)"}
 
 
 def svg_chart(runs):
@@ -73,6 +74,11 @@ def markdown(res):
         lines.append(f"graph-break restarts: {s['restart_time_s']} s of Dynamo tracing redone")
     lines.append("")
     if not s["compiled_frames"]:
+        e = runs.get("empty_cache")
+        if e:
+            lines.append(f"empty-cache run (no CPU-feature test programs built yet, as on a fresh machine): wall "
+                         f"{e['wall_s']} s")
+        lines += _suggestions_md(res.get("suggestions"))
         lines += [f"Note: {n}" for n in res.get("notes", [])]
         return "\n".join(lines)
     lines.append("## Phases")
@@ -91,7 +97,21 @@ def markdown(res):
         lines.append(f"(+{len(s['frames']) - 5} more frames in report.json)")
     lines.append("")
     lines += _caches_md(res)
-    sug = res.get("suggestions") or []
+    lines += _suggestions_md(res.get("suggestions"))
+    lines.append("")
+    arts = res.get("artifacts", {})
+    shown = [f"{k}: {v}" for k, v in arts.items() if k in ("chart", "tlparse")]
+    if shown:
+        lines.append("Files: " + " · ".join(shown))
+    for n in res.get("notes", []):
+        lines.append(f"Note: {n}")
+    if res.get("next"):
+        lines.append(f"Next: `{res['next']}`")
+    return "\n".join(lines)
+
+
+def _suggestions_md(sug):
+    lines = []
     if sug:
         lines.append("")
         lines.append("## What would help")
@@ -108,16 +128,7 @@ def markdown(res):
                             if g.get("reuses_a_compile") else ""))
             if g.get("command"):
                 lines.append(f"   `{g['command']}`")
-    lines.append("")
-    arts = res.get("artifacts", {})
-    shown = [f"{k}: {v}" for k, v in arts.items() if k in ("chart", "tlparse")]
-    if shown:
-        lines.append("Files: " + " · ".join(shown))
-    for n in res.get("notes", []):
-        lines.append(f"Note: {n}")
-    if res.get("next"):
-        lines.append(f"Next: `{res['next']}`")
-    return "\n".join(lines)
+    return lines
 
 
 def _caches_md(res):
