@@ -125,6 +125,59 @@ def test_a_zero_valued_output_that_differs_by_noise_is_not_a_miscompile():
     assert ac.judge(chk, "SystemExit", "MISMATCH", 1)["verdict"] == "miscompile"
 
 
+def test_reduced_matmul_precision_is_named_where_eager_is_far_from_fp64():
+    """Blind A/B batch 37: set_float32_matmul_precision("medium") in a shared setup made oneDNN run float32 matmuls
+    in bf16 (a CPU with bf16 units); eager was ~1e4 eps from fp64 and the gate offered "a low-precision step on
+    purpose (autocast, fp8)". The check run records the process's matmul precision per graph: bf16 on CPU or TF32
+    on CUDA is named with the program's line; at full float32 (or a CPU without bf16 units) the old text stays."""
+    from types import SimpleNamespace
+    from cdlib.decide import accuracy_judge as ac
+    o = _out(False, 0.87, 3.1e-3, 0.87, 1.69e-3, 1.64e-3)
+    res = SimpleNamespace(returncode=1, timed_out=False, duration_s=20.0)
+    cpu_bf16 = {"device": "cpu", "float32_matmul": "medium", "cpu_matmul": "bf16", "cpu_bf16": True}
+    for prec, said in [(cpu_bf16, "bf16"), ({"device": "cuda", "float32_matmul": "high", "tf32_matmul": True,
+                                             "tf32_conv": True}, "TF32")]:
+        chk = {"graphs": [{"graph": "fwd", "passed": True, "outputs": [dict(o, passed=True)], "precision": prec}],
+               "res": res, "failed": True, "error": None, "last_words": None, "error_type": "AssertionError"}
+        j = ac.judge(chk, "AssertionError", "Tensor-likes are not close!", 1, compares=True, precision_at="m.py:22 `x`")
+        assert j["verdict"] == "rounding" and f"float32 matmuls ran in {said}, eager's too" in j["summary"], j
+        assert f"float32 matmuls ran in {said} in this run" in j["gate"] and "set at m.py:22" in j["gate"]
+        assert 'torch.set_float32_matmul_precision("highest")' in j["gate"]
+    for prec in [dict(cpu_bf16, cpu_bf16=False), dict(cpu_bf16, cpu_matmul="none"), None]:
+        chk = {"graphs": [{"graph": "fwd", "passed": True, "outputs": [dict(o, passed=True)], "precision": prec}],
+               "res": res, "failed": True, "error": None, "last_words": None, "error_type": "AssertionError"}
+        j = ac.judge(chk, "AssertionError", "Tensor-likes are not close!", 1, compares=True)
+        assert "matmuls ran" not in j["gate"] + j["summary"] and "A low-precision step on purpose" in j["gate"]
+
+
+def test_precision_settings_lines(tmp_path):
+    from cdlib.decide.program_code import precision_settings
+    f = tmp_path / "setup.py"
+    f.write_text('import torch\n# torch.set_float32_matmul_precision("medium")\n'
+                 'torch.set_float32_matmul_precision("high")\ntorch.set_float32_matmul_precision("highest")\n'
+                 "torch.backends.cuda.matmul.allow_tf32 = True\ntorch.backends.cudnn.allow_tf32 = False\n"
+                 'torch.backends.mkldnn.matmul.fp32_precision = "bf16"\n')
+    assert [ln for _, ln, _ in precision_settings([str(f)])] == [3, 5, 7]
+
+
+@pytest.mark.slow
+def test_a_gate_failing_at_bf16_matmul_precision_names_the_setting(tmp_path):
+    """The program's setup lowers float32 matmul precision ("medium"): on a CPU with bf16 units both eager and
+    compiled run bf16 matmuls and a 1e-4 gate fails. Triage measures rounding and names the setting's line and
+    "highest" for the check, no bisect."""
+    import torch
+    if not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        pytest.skip("this CPU has no bf16 units: float32 matmuls stay float32 and the gate passes")
+    prog = program("acc_matmul_precision.py")
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
+    acc = tri["verdict"]["accuracy"]
+    assert acc["verdict"] == "rounding" and "float32 matmuls ran in bf16" in acc["summary"], acc
+    line = next(i for i, ln in enumerate(open(prog), 1) if "set_float32_matmul_precision" in ln)
+    assert f"acc_matmul_precision.py:{line}" in acc["gate"] and 'set_float32_matmul_precision("highest")' in acc["gate"]
+    assert not any("bisect" in (s["command"] or "") for s in tri["next_steps"])
+    assert "float32 matmuls ran in bf16 in this run" in (tmp_path / "t" / "report.md").read_text()
+
+
 def test_a_check_that_raises_is_not_the_programs_failure(tmp_path):
     """Blind A/B batch 21 (deep-kernel GP): torch's check raised inside its eager run of the graph and the report
     said "the program failed: NotImplementedError"; the arm read it as its program's error. On the torch

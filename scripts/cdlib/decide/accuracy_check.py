@@ -98,12 +98,29 @@ def _cd_same_rec(ref, res, fp64_ref=None, *args, **kwargs):
     return ok
 
 
+def _cd_precision(inputs):
+    """The float32 matmul precision the graph's eager and compiled runs use (fp64 has none): TF32 on CUDA,
+    bf16 through oneDNN on a CPU with bf16 units (set_float32_matmul_precision("medium") and friends)."""
+    try:
+        dev = next((t.device.type for t in inputs if isinstance(t, torch.Tensor)), "cpu")
+        b = torch.backends
+        p = {"device": dev, "float32_matmul": torch.get_float32_matmul_precision()}
+        if dev == "cuda":
+            p["tf32_matmul"], p["tf32_conv"] = bool(b.cuda.matmul.allow_tf32), bool(b.cudnn.allow_tf32)
+        elif dev == "cpu":
+            p["cpu_matmul"] = getattr(getattr(b.mkldnn, "matmul", None), "fp32_precision", None)
+            p["cpu_bf16"] = bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+        return p
+    except Exception as e:
+        return {"error": f"{type(e).__name__}: {e}"[:200]}
+
+
 def _cd_stm_rec(gm, opt_gm, example_inputs, *args, **kwargs):
     try:
         name = _sys._getframe(1).f_locals.get("graph_name")
     except Exception:
         name = None
-    g = {"graph": name if isinstance(name, str) else None, "outputs": []}
+    g = {"graph": name if isinstance(name, str) else None, "outputs": [], "precision": _cd_precision(example_inputs)}
     _cd_state["graph"] = g
     try:
         ok = _cd_stm(gm, opt_gm, example_inputs, *args, **kwargs)

@@ -107,14 +107,17 @@ def numbers(o):
     return f"compiled {_fmt(o['rmse_compiled_vs_fp64'])} vs eager {_fmt(o['rmse_eager_vs_fp64'])} from fp64"
 
 
-def judge(chk, failure_type=None, failure_message="", failure_exit=None, compares=False, printed_diff=None):
+def judge(chk, failure_type=None, failure_message="", failure_exit=None, compares=False, printed_diff=None,
+          precision_at=None):
     """The verdict of one accuracy-check run: {verdict: rounding | miscompile | noise | not_measured,
     summary, why, graph, worst (the output record the numbers come from), graphs_checked, outputs_checked,
     dtypes, gate, next: fix_gate | bisect | vs_eager | graphs | timeout | factory | fix_math}. failure_*: how the program
     failed in the original compiled run (None: take the check run's own failure); compares: what the program
     printed compares numbers (a failure line that does not may still follow a printed comparison);
-    printed_diff: the largest difference the program printed (printed.printed_difference())."""
+    printed_diff: the largest difference the program printed (printed.printed_difference()); precision_at: the
+    program's line that lowers float32 matmul precision, if any (program_code.precision_settings)."""
     graphs = chk.get("graphs") or []
+    low = reduced_precision(graphs, precision_at)
     outs = [o for g in graphs for o in g.get("outputs", [])]
     measured = [o for o in outs if _measured(o)]
     dtypes = sorted({o["dtype"] for o in measured})
@@ -273,7 +276,7 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None, compare
         failing_outs = [r for r, _ in failing_outs]
         o = max(failing_outs, key=_ratio)
         k = max(_eps_units(r) for r in failing_outs)
-        return dict(base, verdict="rounding", worst=o, graph=name, gate=gate(measured), next="fix_gate", ulp_band=True,
+        return dict(base, verdict="rounding", worst=o, graph=name, gate=gate(measured, low), next="fix_gate", ulp_band=True,
                     summary=f"rounding: compiled is further from fp64 than eager in graph {name} ({numbers(o)}, "
                             f"{o['dtype']}), but only by rounding (at most {k:.2g} × eps × max|output| from eager); "
                             "fix the gate",
@@ -291,8 +294,10 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None, compare
         return nm(f"every compiled graph gives exactly eager's output in torch's check ({summary_n}), yet the "
                   "program's comparison fails: torch's check runs the graphs after AOTAutograd's decompositions, so "
                   "the difference comes from before them", "vs_eager") | {"worst": worst}
-    return dict(base, verdict="rounding", worst=worst, gate=gate(measured), next="fix_gate",
-                summary=f"rounding: compiled is as close to fp64 as eager ({summary_n}); fix the gate",
+    fits = gate(measured, low)
+    low_said = f" (float32 matmuls ran in {low['what']}, eager's too)" if low and "float32 matmuls ran in" in fits else ""
+    return dict(base, verdict="rounding", worst=worst, gate=fits, next="fix_gate",
+                summary=f"rounding: compiled is as close to fp64 as eager ({summary_n}){low_said}; fix the gate",
                 why=f"all {len(graphs)} compiled graph(s), {len(measured)} output(s) checked on their first call: "
                     f"compiled is no further from fp64 than eager (largest ratio: {numbers(worst)}, "
                     f"{worst['dtype']}; torch's RMSE rule, tolerance {TOLERANCE:g})")
@@ -304,9 +309,31 @@ def _same_end(a, b, exit_a, exit_b):
     return a.rsplit(".", 1)[-1] == b.rsplit(".", 1)[-1]
 
 
-def gate(measured):
+# float32 matmuls at reduced precision: (name, eps) of what they round to
+_LOW = {"bf16": ("bf16", EPS["bfloat16"]), "tf32": ("TF32", 2.0 ** -10)}
+
+
+def reduced_precision(graphs, at=None):
+    """How float32 matmuls ran in the checked graphs' process when below float32 (the check run records it per graph:
+    accuracy_check._cd_precision): {what, eps, state, at}; None at full float32 or when not recorded."""
+    for g in graphs:
+        p = g.get("precision") or {}
+        if p.get("device") == "cuda" and p.get("tf32_matmul"):
+            what, state = "tf32", "torch.backends.cuda.matmul.allow_tf32 is True"
+        elif p.get("device") == "cpu" and p.get("cpu_matmul") == "bf16" and p.get("cpu_bf16"):
+            what, state = "bf16", "torch.backends.mkldnn.matmul.fp32_precision is \"bf16\" and this CPU has bf16 units"
+        else:
+            continue
+        name, eps = _LOW[what]
+        return {"what": name, "eps": eps, "state": f"float32 matmul precision \"{p.get('float32_matmul')}\": {state}",
+                "at": at}
+    return None
+
+
+def gate(measured, low=None):
     """The output check that fits these outputs: torch.testing.assert_close's defaults when they accept
-    every checked output, else a comparison against fp64 (or rtol/atol from the dtype's eps and scale)."""
+    every checked output, else a comparison against fp64 (or rtol/atol from the dtype's eps and scale).
+    low: reduced_precision(), which explains an eager result far from fp64."""
     dts = sorted({o["dtype"] for o in measured})
     if all(o.get("assert_close_defaults") for o in measured):
         dflt = ", ".join(f"{d} rtol {ASSERT_CLOSE[d][0]:g} atol {ASSERT_CLOSE[d][1]:g}" for d in dts if d in ASSERT_CLOSE)
@@ -326,6 +353,11 @@ def gate(measured):
     # its own scale: review), in units of this dtype's eps
     e, top = o.get("rmse_eager_vs_fp64"), max((r.get("max_abs_eager") or 0.0) for r in measured)
     ke = e / (EPS.get(d, EPS["float32"]) * top) if top and e else 0.0
+    if ke > ILL_CONDITIONED and low:
+        from . import knowledge
+        return knowledge.advice("reduced_matmul_precision", e=_fmt(e), ke=f"{ke:.2g}", what=low["what"],
+                                state=low["state"], at=f"; set at {low['at']}" if low.get("at") else "",
+                                tol=f"{2 * low['eps'] * top:.2g}")
     if ke > ILL_CONDITIONED:
         # eager itself is thousands of eps from fp64 (blind A/B batch 30: acos of a cosine near 1, where an eps tolerance
         # 5e5 wide was offered); torch's fp64 reference also skips low-precision round trips (autocast, fp8: review)
@@ -445,8 +477,11 @@ def apply(rep, chk, run_dir, where):
     err = rep.errors[0]
     cli, target = where
     numeric = [ln for ln in rep.printed_tail or [] if _PRINTED_COMPARISON.search(ln)]
+    from .program_code import precision_settings, program_files
+    low_at = [f"{os.path.basename(p)}:{ln} `{code[:80]}`" for p, ln, code in precision_settings(program_files(rep))]
     j = judge(chk, err.type, "\n".join(filter(None, [err.message, err.location.code if err.location else None])),
-              rep.exit_code, compares=bool(numeric), printed_diff=printed.printed_difference(rep.printed_tail))
+              rep.exit_code, compares=bool(numeric), printed_diff=printed.printed_difference(rep.printed_tail),
+              precision_at=", ".join(low_at[:2]) or None)
     if j.get("next") == "vs_eager" and j.get("worst") and numeric and "does not compare numbers" in j.get("why", ""):
         # the failure line says nothing numeric, but what the program printed compares numbers (blind A/B batch 17:
         # a uint8 resize one step apart; "does not compare numbers" was false): these graphs, checked after

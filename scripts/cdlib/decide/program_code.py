@@ -389,3 +389,19 @@ def returns_generator(graphs):
             if gen is not None:
                 return where, f"`{gen.name}`, {os.path.basename(loc.file)}:{gen.lineno}"
     return None
+
+
+# a line of the program that lowers float32 matmul/conv precision (TF32 on CUDA, bf16 on a CPU with bf16 units)
+_LOW_PRECISION = re.compile(r"""set_float32_matmul_precision\(\s*["'](?:high|medium)["']|\ballow_tf32\s*=\s*True|"""
+                            r"""\bfp32_precision\s*=\s*["'](?:tf32|bf16)["']""")
+
+
+def precision_settings(files):
+    """[(path, line, code)] of the lines in the program's files that lower float32 matmul precision
+    (torch.set_float32_matmul_precision("high"/"medium"), allow_tf32 = True, fp32_precision = "tf32"/"bf16")."""
+    out = []
+    for path in files:
+        for i, ln in enumerate(read_text(path).splitlines(), 1):
+            if _LOW_PRECISION.search(ln) and not ln.lstrip().startswith("#"):
+                out.append((path, i, ln.strip()))
+    return out
