@@ -1568,3 +1568,21 @@ def test_an_eager_run_that_got_further_is_a_second_problem_not_the_first(tmp_pat
     md = open(os.path.join(tri["run_dir"], "report.md")).read()
     assert "Route: the compiled failure first" in md and "fix the eager one first" not in md
     assert tri["errors"][0]["category"] == "graph_break_fullgraph"
+
+
+def test_a_triton_op_compiled_on_cpu_is_its_body_not_inductor(tmp_path):
+    """Blind A/B batch 37: a torch.library.triton_op with register_kernel("cpu"), compiled on a CPU machine, fails
+    with TritonUnavailableError inside Inductor; the report said "Inductor failed to compile the graph" and offered
+    backend="aot_eager", which fails too. The class is the op's body (traced whatever the device), the Next names
+    the triton_op's line and the device branch, and no minify or bisect is offered."""
+    pytest.importorskip("triton")
+    prog = program("triton_op_cpu_fallback.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
+    assert d["verdict"]["kind"] == "compile_only"
+    e = d["errors"][0]
+    assert e["category"] == "triton_kernel_on_cpu" and e["side"] == "custom_op", e
+    line = next(i for i, ln in enumerate(open(prog), 1) if ln.startswith("@triton_op("))
+    [s] = d["next_steps"]
+    assert f"triton_op_cpu_fallback.py:{line}" in s["why"] and "branch on the device" in s["why"], s
+    assert s["command"] is None and not any("minify" in (x["command"] or "") or "bisect" in (x["command"] or "")
+                                            for x in d["next_steps"])

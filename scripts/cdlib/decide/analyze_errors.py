@@ -304,6 +304,18 @@ def _error_steps(rep, target_str, cli):
                    "custom_op_bad_fake": "make the fake kernel return the real kernel's shape/dtype",
                    "custom_op_mutates_args": "declare every mutated input in mutates_args"}.get(e.category, e.title)
             why = f"{fix} for {op or 'the custom op'}, then check it with torch.library.opcheck(op, args)"
+            if e.category == "triton_kernel_on_cpu":
+                defs = [(f, i) for f in program_code.program_files(rep)
+                        for i, ln in enumerate(program_code.read_text(f).splitlines(), 1)
+                        if re.search(r"\btriton_op\(", ln) and not ln.lstrip().startswith("#")]
+                at = ", ".join(f"{os.path.basename(f)}:{i}" for f, i in defs[:3])
+                why = ("branch on the device inside the triton_op's body" + (f" ({at})" if at else "") + ": plain torch "
+                       "ops when the inputs are not on CUDA, the Triton launch only on CUDA (torch.compile traces the "
+                       "body, never the register_kernel(\"cpu\") implementation); or make it a torch.library.custom_op "
+                       "with register_fake. Then run it compiled again; no Triton CPU build, no bisect")
+                e.next_command = None
+                steps.append({"why": why, "skill": None, "command": None, "decides": True})
+                continue
             if e.category == "custom_op_bad_fake" and op and op.startswith("aten::"):
                 # PyTorch's own op (blind A/B batch 36: aten._transformer_encoder_layer_fwd, nn.TransformerEncoder's
                 # eval fast path, whose meta kernel keeps the input's strides): no registration of the user's
