@@ -446,3 +446,20 @@ def test_the_constants_check_the_export_advice_shows_finds_an_unregistered_tenso
     ref = Tied()
     ref.load_state_dict(fresh)
     assert not torch.allclose(mod(ids), ref(ids))     # the constant kept its export-time value
+
+
+def test_a_dynamic_shapes_spec_unlike_the_inputs_pytree_is_named(tmp_path):
+    """Blind A/B batch 37: dynamic_shapes for a registered dataclass written as a dict keyed by its field names;
+    torch's pytree says "Node type mismatch; expected <class 'list'>" and the generic export row sent the agent to
+    write a factory. The class says how the spec mirrors the flattened dataclass and how to drop a str field
+    (torch.utils._pytree.register_dataclass's field_names / drop_field_names, checked here to exist)."""
+    import inspect
+    import torch.utils._pytree as pytree
+    assert {"field_names", "drop_field_names"} <= set(inspect.signature(pytree.register_dataclass).parameters)
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("export_dataclass_spec.py"), timeout=300)
+    e = d["errors"][0]
+    assert e["category"] == "export_dynamic_shapes_structure" and e["side"] == "user", e
+    assert "list of its fields in order" in e["advice"] and "drop_field_names" in e["advice"]
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "drop_field_names=[others])" in md     # the whole advice fits the report's Why line
