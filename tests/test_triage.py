@@ -1586,3 +1586,17 @@ def test_a_triton_op_compiled_on_cpu_is_its_body_not_inductor(tmp_path):
     assert f"triton_op_cpu_fallback.py:{line}" in s["why"] and "branch on the device" in s["why"], s
     assert s["command"] is None and not any("minify" in (x["command"] or "") or "bisect" in (x["command"] or "")
                                             for x in d["next_steps"])
+
+
+def test_a_captured_read_that_inductor_cannot_guard_names_the_programs_line(tmp_path):
+    """Blind A/B batch 37: capture_scalar_outputs = True (the graph-break hint's setting) and a slice length read
+    with int(mask.sum(1).max()) in forward; Inductor's bmm lowering raises GuardOnDataDependentSymNode Eq(u1, 1).
+    The Next said the read was in an Inductor pass and to set capture_scalar_outputs, which the program had done;
+    now it names the program's read from the Dynamo graph and keeping the size out of the compiled code."""
+    prog = program("dd_captured_slice.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
+    assert d["errors"][0]["category"] == "data_dependent_guard" and d["verdict"]["kind"] == "compile_only"
+    line = next(i for i, ln in enumerate(open(prog), 1) if "longest = int(" in ln)
+    s = d["next_steps"][0]
+    assert f"dd_captured_slice.py:{line}" in s["why"] and "before the compiled call" in s["why"], s
+    assert "Inductor pass" not in s["why"] and s["command"] is None

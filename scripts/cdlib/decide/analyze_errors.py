@@ -348,6 +348,16 @@ def _error_steps(rep, target_str, cli):
                                  "fix it there (torch.compile's own backends are not involved)",
                           "skill": None, "command": None})
             continue
+        reads = program_code.captured_reads(rep) if compile_data_dependent(e) and e.type == "InductorError" else []
+        if reads:
+            # the unbacked number is the program's own read, captured (capture_scalar_outputs) and then guarded on by
+            # a lowering (blind A/B batch 37: int(mask.sum(1).max()) as a slice length, bmm's layout check; the
+            # Inductor-pass advice below said to set capture_scalar_outputs, which the program had done)
+            path, line, code = reads[0]
+            steps.append({"why": knowledge.advice("data_dependent_captured_read", msg=msg, code=clip(code, 100),
+                                                  at=f"{os.path.basename(path)}:{line}"),
+                          "skill": "trace-dynamo", "command": None, "decides": True})
+            continue
         if compile_data_dependent(e) and e.type == "InductorError":
             # Dynamo traced the program; the read is in Inductor's own pass (blind A/B batch 24: scan lowered to a
             # while_loop reads its index with .item(); "find the read in your code" misled)

@@ -405,3 +405,33 @@ def precision_settings(files):
             if _LOW_PRECISION.search(ln) and not ln.lstrip().startswith("#"):
                 out.append((path, i, ln.strip()))
     return out
+
+
+_GRAPH_FILE = re.compile(r"# File: (.+?):(\d+) in \S+, code: (.*)$")
+
+
+def captured_reads(rep):
+    """[(path, line, code)] of the program's lines whose tensor read (`.item()`, int()/float() of a tensor) Dynamo
+    traced into a graph as a data-dependent number (capture_scalar_outputs), from the run's Dynamo graphs: the
+    `# File:` comment above each `.item()` node, user files only."""
+    from ..read import trace as tracemod
+    trace_dir = (rep.artifacts or {}).get("trace_dir") or os.path.join(rep.run_dir or "", "trace")
+    if not os.path.isdir(trace_dir):
+        return []
+    try:
+        tr = tracemod.parse(trace_dir)
+    except Exception:   # a trace this reader cannot parse: nothing to name
+        return []
+    out = []
+    for e in tr.events:
+        if e.key != "dynamo_output_graph" or not e.payload:
+            continue
+        where = None
+        for ln in e.payload.splitlines():
+            m = _GRAPH_FILE.search(ln)
+            if m:
+                where = (m.group(1), int(m.group(2)), m.group(3).strip())
+            elif where and (".item()" in ln or "_local_scalar_dense" in ln) and is_user_file(where[0]) \
+                    and where not in out:
+                out.append(where)
+    return out
