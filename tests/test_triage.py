@@ -1600,3 +1600,27 @@ def test_a_captured_read_that_inductor_cannot_guard_names_the_programs_line(tmp_
     s = d["next_steps"][0]
     assert f"dd_captured_slice.py:{line}" in s["why"] and "before the compiled call" in s["why"], s
     assert "Inductor pass" not in s["why"] and s["command"] is None
+
+
+def test_one_switch_of_a_bool_flag_is_an_expected_recompile(tmp_path):
+    """Blind A/B batch 37: a `log_stats` flag first True at a logging step recompiles once; compare listed it as a
+    recompile to stop. One switch of a bool is one graph per value: expected, with no fix step."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", program("rc_flag_once.py"),
+                    timeout=600)
+    [f] = d["recompiles"]
+    [c] = f["causes"]
+    assert c["kind"] == "python_bool" and c["expected"] and "one graph per value" in c["why"], c
+    assert f["expected_only"] and not any("log_stats" in s["why"] and "stop" in s["why"] for s in d["next_steps"])
+
+
+def test_a_custom_jvp_under_forward_ad_is_named_when_compiled_output_differs(tmp_path):
+    """Blind A/B batch 37: a custom autograd.Function whose jvp keeps sqrt's derivative finite at 0, used through
+    torch.func.jvp in a compiled loss: Dynamo differentiates the Function's forward instead (pytorch#192985), and
+    the loss is NaN compiled. The --vs-eager Next names the Function, the open bug and the plain-op rewrite."""
+    prog = program("custom_jvp_dropped.py")
+    d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
+    if not d["vs_eager"]["differ"]:
+        pytest.skip("this torch keeps the custom jvp under torch.compile (pytorch#192985 fixed)")
+    line = next(i for i, ln in enumerate(open(prog), 1) if ln.startswith("class SafeSqrt"))
+    first = d["next_steps"][0]["why"]
+    assert f"`SafeSqrt` (custom_jvp_dropped.py:{line})" in first and "pytorch#192985" in first, d["next_steps"]

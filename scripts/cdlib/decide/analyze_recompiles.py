@@ -241,6 +241,10 @@ def _expected(kind, guard, primary, limit_hit, static=False):
     if kind == "module_attribute" and re.search(r"\bis None\s*$", guard or ""):
         return ("set during the first call: the attribute was None when first compiled and got its value in that "
                 "call (transformers sets config.problem_type on the first forward); one recompile, then stable")
+    if kind == "python_bool":
+        # (blind A/B batch 37: a log_stats flag first True at step 49; compare said "stop the recompiles")
+        return ("one switch of a bool argument: one graph per value (two at most), then stable; flipping back and "
+                "forth reuses both")
     if kind == "grad_mode":
         return "one switch between grad and no_grad / inference mode: one graph per mode"
     if kind == "stride":
@@ -291,7 +295,8 @@ def _causes(recs, limit_hit, static=False):
     out = []
     # "one switch" is one per function: requires_grad flipping on one parameter after another (gradual
     # unfreezing of a transformers model: a recompile per stage) is no longer one switch
-    switches = {k: sum(c["primary"] for c in groups.values() if c["kind"] == k) for k in ("requires_grad", "stride")}
+    switches = {k: sum(c["primary"] for c in groups.values() if c["kind"] == k)
+                for k in ("requires_grad", "stride", "python_bool")}
     for c in groups.values():
         kd = knowledge.guard_kind_by_id(c["kind"])
         c["title"] = kd["title"]

@@ -435,3 +435,27 @@ def captured_reads(rep):
                     and where not in out:
                 out.append(where)
     return out
+
+
+_FORWARD_AD = re.compile(r"\b(?:func\.jvp|jacfwd|forward_ad|functional\.jvp|linearize)\b")
+
+
+def custom_jvps_under_forward_ad(files):
+    """[(path, line, class)] of the torch.autograd.Function subclasses with their own `jvp` in a program that uses
+    forward-mode AD (torch.func.jvp / jacfwd / linearize, torch.autograd.forward_ad): under torch.compile Dynamo
+    traces such a Function's forward and differentiates that, without its jvp (pytorch#192985, open on 2.15.0)."""
+    import ast
+    texts = {f: read_text(f) for f in files}
+    if not any(_FORWARD_AD.search(t) for t in texts.values()):
+        return []
+    out = []
+    for f, text in texts.items():
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.ClassDef) and any(ast.unparse(b).split(".")[-1] == "Function" for b in n.bases) \
+                    and any(isinstance(m, ast.FunctionDef) and m.name == "jvp" for m in n.body):
+                out.append((f, n.lineno, n.name))
+    return out

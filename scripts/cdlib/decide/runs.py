@@ -11,7 +11,7 @@ from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar
     _run_changed, check_caches_off, check_compile_raised, check_dynamo_alone, check_fastpath
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
 from .analyze_errors import _first_lines, compile_data_dependent
-from .program_code import program_files as _program_files, read_text as _read_text
+from .program_code import custom_jvps_under_forward_ad, program_files as _program_files, read_text as _read_text
 from ..run import proc
 from ..read import trace as tracemod
 from ..read.frames import innermost_user, parse_exception, parse_py_frames, strip_rank_prefix
@@ -293,6 +293,14 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
         for f in [f for f in found if f["id"] != "compiled_rng"]:
             rep.next_steps.insert(at, {"why": f"[{f['id']}] {f['fix']} Verify: {f['verify']}", "skill": None,
                                        "command": None})
+            at += 1
+        jvps = custom_jvps_under_forward_ad(_program_files(rep))
+        if jvps:   # a Function's own jvp that Dynamo drops (blind A/B batch 37: NaN from step 0; the NaN and Dynamo-alone
+            # advice named the backward, constants, side effects and hooks)
+            where = ", ".join(f"`{name}` ({os.path.basename(p)}:{ln})" for p, ln, name in jvps[:3])
+            rep.next_steps.insert(at, {"why": f"compiled and eager print different output ({clip(cmp['verdict'], 160)}): "
+                                              + knowledge.advice("custom_jvp_dropped", at=where),
+                                       "skill": None, "command": None})
             at += 1
         if cmp.get("nonfinite"):
             nf = cmp["nonfinite"]
