@@ -1624,3 +1624,13 @@ def test_a_custom_jvp_under_forward_ad_is_named_when_compiled_output_differs(tmp
     line = next(i for i, ln in enumerate(open(prog), 1) if ln.startswith("class SafeSqrt"))
     first = d["next_steps"][0]["why"]
     assert f"`SafeSqrt` (custom_jvp_dropped.py:{line})" in first and "pytorch#192985" in first, d["next_steps"]
+
+
+def test_a_size_used_as_a_dict_key_gets_the_cache_fix(tmp_path):
+    """Blind A/B batch 37: a position table cached in a dict keyed by x.shape[1]; the shape cause's fix talked of
+    Python loops and batched ops. A size made static by a dict-key test names the cache and its tensor-op fix."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", program("rc_dict_cache_len.py"),
+                    timeout=600)
+    causes = [c for f in d["recompiles"] for c in f["causes"] if c["kind"] == "shape" and c.get("specialized_at")]
+    assert causes, d["recompiles"]
+    assert "as a dict key" in causes[0]["fix"] and "self.table[:n]" in causes[0]["fix"], causes[0]
