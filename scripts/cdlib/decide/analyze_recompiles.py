@@ -383,8 +383,9 @@ def _recompiles(tr, stderr):
                 # guarded too, so neither the loop nor the view advice fits
                 dict_key = any(f.get("kind") == "container_length" and "___dict_contains" in (f.get("guard") or "")
                                for f in fr.causes) or re.search(r"\bnot in\s+[\w.]+\s*:?\s*$", code)
-                c["fix"] = knowledge.advice("specialized_dict_key" if dict_key else "specialized_loop"
-                                            if sp[1] == "range_refined_to_singleton" else "specialized")
+                c["fix"] = (knowledge.advice("specialized_dict_key") if dict_key else
+                            knowledge.advice("specialized_loop") if sp[1] == "range_refined_to_singleton" else
+                            knowledge.advice("specialized"))
             fake = _in_fake_kernel(c.get("added_at"))
             if fake and not c["expected"]:   # a custom op's fake kernel pinned the size (blind A/B batch 29)
                 c["specialized_at"], c["specialized_reason"] = c["added_at"], f"in the fake kernel {fake}"
