@@ -1634,3 +1634,17 @@ def test_a_size_used_as_a_dict_key_gets_the_cache_fix(tmp_path):
     causes = [c for f in d["recompiles"] for c in f["causes"] if c["kind"] == "shape" and c.get("specialized_at")]
     assert causes, d["recompiles"]
     assert "as a dict key" in causes[0]["fix"] and "self.table[:n]" in causes[0]["fix"], causes[0]
+
+
+def test_sigfpe_only_compiled_is_an_unchecked_integer_division(tmp_path):
+    """Blind A/B batch 38: int64 torch.div(..., rounding_mode="trunc") by a zero count; eager raises a catchable
+    ZeroDivisionError that the worker rejects, the compiled kernel divides unchecked and the process dies of SIGFPE.
+    The Next was a bisect for a native crash; now the class names the integer division and checking the divisor."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("int_div_zero_worker.py"), timeout=600)
+    assert d["signal"] == "SIGFPE" and d["verdict"]["kind"] == "compile_only", (d["signal"], d["verdict"])
+    e = d["errors"][0]
+    assert e["category"] == "integer_division_by_zero" and e["side"] == "user", e
+    first = d["next_steps"][0]
+    assert "check the divisor before the compiled call" in first["why"] and first["command"] is None
+    assert not any("bisect" in (s["command"] or "") for s in d["next_steps"])
