@@ -1648,3 +1648,15 @@ def test_sigfpe_only_compiled_is_an_unchecked_integer_division(tmp_path):
     first = d["next_steps"][0]
     assert "check the divisor before the compiled call" in first["why"] and first["command"] is None
     assert not any("bisect" in (s["command"] or "") for s in d["next_steps"])
+
+
+def test_a_custom_op_returning_a_python_float_is_named_when_output_differs(tmp_path):
+    """Blind A/B batch 38: an int8 simulation's scale op declared `-> float`, its fake returning 1.0: the compiled
+    graph keeps 1.0 and drops the op's result (Dynamo alone too); the generic Dynamo-side advice did not name it.
+    The --vs-eager Next names the op and the 0-d tensor fix."""
+    prog = program("custom_op_float_scale.py")
+    d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
+    assert d["vs_eager"]["differ"], d["vs_eager"]
+    line = next(i for i, ln in enumerate(open(prog), 1) if ln.startswith("def percentile_scale"))
+    first = d["next_steps"][0]["why"]
+    assert f"`cdtest::percentile_scale` (custom_op_float_scale.py:{line})" in first and "0-d tensor" in first, first

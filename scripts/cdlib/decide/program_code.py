@@ -459,3 +459,25 @@ def custom_jvps_under_forward_ad(files):
                     and any(isinstance(m, ast.FunctionDef) and m.name == "jvp" for m in n.body):
                 out.append((f, n.lineno, n.name))
     return out
+
+
+def scalar_custom_ops(files):
+    """[(path, line, name)] of the custom ops (@torch.library.custom_op) declared to return a Python number
+    (`-> float`, `-> int`, `-> bool`): under torch.compile the call's result is its fake kernel's value at trace
+    time, a constant in the graph, and the real op's result is dropped."""
+    import ast
+    out = []
+    for f in files:
+        try:
+            tree = ast.parse(read_text(f))
+        except (SyntaxError, ValueError):
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.FunctionDef) and n.returns is not None \
+                    and ast.unparse(n.returns) in ("float", "int", "bool") \
+                    and any(isinstance(d, ast.Call) and ast.unparse(d.func).split(".")[-1] == "custom_op"
+                            for d in n.decorator_list):
+                name = next((a.value for d in n.decorator_list if isinstance(d, ast.Call) for a in d.args[:1]
+                             if isinstance(a, ast.Constant) and isinstance(a.value, str)), n.name)
+                out.append((f, n.lineno, name))
+    return out
