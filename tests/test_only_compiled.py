@@ -853,3 +853,17 @@ def test_returns_generator_needs_a_yield(tmp_path):
     assert _returns_generator([g("start", 5)]) is None
     assert _returns_generator([g("start2", 13)]) == ("`start2` (m.py:13)", "`gen`, m.py:9")
 
+
+
+def test_a_backward_traced_under_the_outer_autocast_is_named(tmp_path):
+    """Blind A/B batch 38: an fp32 stem under autocast(enabled=False) inside an fp16 autocast region; the compiled
+    backward, traced under the outer autocast (backward_pass_autocast "same_as_forward"), casts the stem's saved raw
+    input to fp16 and its weight gradient is not finite. Dynamo alone prints eager's output; the Next names the
+    backward's autocast setting and the aot command, not a forward accuracy check."""
+    prog = program("autocast_fp32_stem_train.py")
+    d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=900)
+    if not d["vs_eager"]["differ"]:
+        pytest.skip("this torch does not trace the backward under the forward's autocast here")
+    first = d["next_steps"][0]
+    assert "backward_pass_autocast" in first["why"] and '"off"' in first["why"], d["next_steps"]
+    assert first["command"].endswith(f"aot -- python3 {prog}"), first

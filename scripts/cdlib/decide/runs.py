@@ -427,6 +427,14 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                                                                        hits=hits),
                                                "skill": None, "command": None, "decides": True})
                     return
+                texts = [_read_text(f) for f in _program_files(rep)]
+                if any(".backward(" in t for t in texts) and any(re.search(r"autocast\([^)]*enabled\s*=\s*False", t)
+                                                                 for t in texts):
+                    # blind A/B batch 38: an fp32 stem under autocast(enabled=False) inside an fp16 autocast region;
+                    # the compiled backward, traced under the outer autocast, cast its saved input to fp16 (inf grads)
+                    rep.next_steps.insert(at, {"why": knowledge.advice("backward_under_autocast", verdict=cmp["verdict"]),
+                                               "skill": "trace-aot", "command": f"{cli_command()} aot -- {tstr}"})
+                    return
                 rep.next_steps.insert(at, {"why": knowledge.advice("differs_after_dynamo", verdict=cmp["verdict"]),
                                            "skill": None, "command": f"{cli_command()} accuracy -- {tstr}"})
                 return
