@@ -1660,3 +1660,14 @@ def test_a_custom_op_returning_a_python_float_is_named_when_output_differs(tmp_p
     line = next(i for i, ln in enumerate(open(prog), 1) if ln.startswith("def percentile_scale"))
     first = d["next_steps"][0]["why"]
     assert f"`cdtest::percentile_scale` (custom_op_float_scale.py:{line})" in first and "0-d tensor" in first, first
+
+
+def test_module_backward_hooks_of_the_programs_own_are_not_library_breaks(tmp_path):
+    """Blind A/B batch 38: a gradient monitor registered full backward hooks on BERT's layers; the break (GB0083) is
+    reported inside the library that calls the hooked module, and triage said "in library code, not yours" with a
+    torch.compiler.disable workaround. The program's own registration makes it the user's, with the GB0083 recipe."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("module_backward_hook_monitor.py"), timeout=600)
+    [b] = [b for b in d["graph_breaks"] if b["gb_id"] == "GB0083"]
+    assert not b["in_library"] and b["fix"]["recipe_id"] == "GB0083", b
+    assert "BackwardState requires CompiledAutograd" in b["fix"]["fix"] and "output + probe" in b["fix"]["fix"]
