@@ -449,7 +449,7 @@ def test_integer_sites_are_int_tensors_made_from_float_tensors():
     integer or bool tensor from a float tensor, read from the graph's dtypes. Size arithmetic in a view
     (`c // heads` makes SymInts), integer division of an integer tensor (exact) and a float round that stays
     float are not named; a tuple op's indices (topk, max(dim)) are; returned tensors' lines come first."""
-    from cdlib.decide.accuracy_judge import _int_from_float_lines
+    from cdlib.decide.accuracy_int_sites import _int_from_float_lines
     g = ('''class GraphModule(torch.nn.Module):
     def forward(self, L_x_: "f32[8, 64][64, 1]cpu", L_n_: "i64[8][1]cpu"):
         l_x_ = L_x_
