@@ -10,7 +10,8 @@ from ..decide import compile_time as ct
 from ..decide import compile_time_advice as advice
 from ..run import measure, proc, rundir
 from ..errors import CliError
-from ..cmdline import cli_command, command_line, launched_scripts, local_imports, scripts_of
+from ..cmdline import cli_command, command_line
+from ..decide.program_code import command_files
 from ..read import never_ran
 from ..show.output import emit
 from ..show.views_compile_time import markdown, write_chart
@@ -91,7 +92,7 @@ def run(args):
     ok = cold["exit_code"] == 0
     if not summaries["cold"]["compiled_frames"]:
         ok = False
-        loads = never_ran.aoti_loads(program_files(argv))
+        loads = never_ran.aoti_loads(command_files(argv, launched=True))
         if loads and cold["exit_code"] == 0:
             path, line, call = loads[0]
             runs["cold"]["aoti_load"] = f"{os.path.basename(path)}:{line}"
@@ -168,13 +169,6 @@ def _finish(args, res, chart_runs, trace_dir, argv):
     elif argv is not None and any(g["id"] == "recompiles" for g in res["suggestions"]):
         res["next"] = cli_command("triage", "--", *argv)
     emit(args, res, markdown(res))
-
-
-def program_files(argv):
-    """The program's scripts, the scripts of its folder they start as processes, and the modules of their own
-    that they import."""
-    scripts = [x for s in scripts_of(argv) for x in [s] + launched_scripts(s)]
-    return list(dict.fromkeys(f for s in scripts for f in [s] + local_imports(s)))
 
 
 def _json(path):

@@ -11,6 +11,7 @@ from . import knowledge
 from ..read.frames import (chain, is_stdlib, is_user_file, library_of, loc as _loc, parse_py_frames, qualified_name,
                            src_line)
 from ..report import GraphBreak, Location
+from .program_code import read_text
 from .wrappers import wrapper_label, wrapper_of
 
 # ---- graph breaks -------------------------------------------------------------------------
@@ -256,14 +257,6 @@ def enclosing_block(path, line):
 _BACKWARD_HOOK_RE = re.compile(r"\.register_(?:full_)?backward_hook\(")
 
 
-def _read(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read(2_000_000)
-    except (OSError, TypeError):
-        return ""
-
-
 def make_break(gb, gb_id, location=None, entries=()):
     stack = chain(gb["frames"])
     user_frames = [f for f in stack if f.user]
@@ -288,7 +281,7 @@ def make_break(gb, gb_id, location=None, entries=()):
         # a custom op's fake kernel raised: the fake is the user's code, torch's custom-op call is not at fault
         # (blind A/B batch 15: "in library code (torch)" and a workaround disabling CustomOpDef.__call__)
         in_lib = False
-    if in_lib and gb_id == "GB0083" and any(_BACKWARD_HOOK_RE.search(_read(f)) for f in {x.file for x in user_frames}):
+    if in_lib and gb_id == "GB0083" and any(_BACKWARD_HOOK_RE.search(read_text(f)) for f in {x.file for x in user_frames}):
         # the program registers the module backward hooks itself; the break is only reported inside the library
         # that calls the hooked module (blind A/B batch 38: "in library code (transformers), not yours")
         in_lib = False

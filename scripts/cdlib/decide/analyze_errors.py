@@ -305,9 +305,7 @@ def _error_steps(rep, target_str, cli):
                    "custom_op_mutates_args": "declare every mutated input in mutates_args"}.get(e.category, e.title)
             why = f"{fix} for {op or 'the custom op'}, then check it with torch.library.opcheck(op, args)"
             if e.category == "triton_kernel_on_cpu":
-                defs = [(f, i) for f in program_code.program_files(rep)
-                        for i, ln in enumerate(program_code.read_text(f).splitlines(), 1)
-                        if re.search(r"\btriton_op\(", ln) and not ln.lstrip().startswith("#")]
+                defs = program_code.triton_op_defs(program_code.program_files(rep))
                 at = ", ".join(f"{os.path.basename(f)}:{i}" for f, i in defs[:3])
                 why = ("branch on the device inside the triton_op's body" + (f" ({at})" if at else "") + ": plain torch "
                        "ops when the inputs are not on CUDA, the Triton launch only on CUDA (torch.compile traces the "

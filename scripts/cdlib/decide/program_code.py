@@ -8,7 +8,7 @@ import re
 from . import knowledge
 from .export import dim_bounds
 from ..read.frames import is_user_file, library_of, loc as _loc, src_line as _src_line
-from ..cmdline import local_imports as _local_imports, scripts_of
+from ..cmdline import launched_scripts, local_imports as _local_imports, scripts_of
 
 _OP_RE = re.compile(r"CustomOpDef\(([\w:.]+)\)|backward through ([\w.]+) but|op: torch\.ops\.([\w.]+)|for <OpOverload\(op='([\w:.]+)'")
 
@@ -269,7 +269,14 @@ def read_text(path):
 
 def program_files(rep):
     """The program's scripts (every .py its command runs) and the modules of its own that they import."""
-    return list(dict.fromkeys(f for s in scripts_of(rep.command or []) for f in [s] + _local_imports(s)))
+    return command_files(rep.command)
+
+
+def command_files(command, launched=False):
+    """The .py files a command runs and the modules of their own that they import; launched: also the scripts of
+    their folder they start as processes (cmdline.launched_scripts)."""
+    scripts = [x for s in scripts_of(command or []) for x in [s] + (launched_scripts(s) if launched else [])]
+    return list(dict.fromkeys(f for s in scripts for f in [s] + _local_imports(s)))
 
 
 def export_advice(files, export_at=None):
@@ -407,14 +414,12 @@ def precision_settings(files):
     return out
 
 
-_GRAPH_FILE = re.compile(r"# File: (.+?):(\d+) in \S+, code: (.*)$")
-
-
 def captured_reads(rep):
     """[(path, line, code)] of the program's lines whose tensor read (`.item()`, int()/float() of a tensor) Dynamo
     traced into a graph as a data-dependent number (capture_scalar_outputs), from the run's Dynamo graphs: the
     `# File:` comment above each `.item()` node, user files only."""
     from ..read import trace as tracemod
+    from ..read.inductor_info import FILE_COMMENT_RE
     trace_dir = (rep.artifacts or {}).get("trace_dir") or os.path.join(rep.run_dir or "", "trace")
     if not os.path.isdir(trace_dir):
         return []
@@ -428,9 +433,9 @@ def captured_reads(rep):
             continue
         where = None
         for ln in e.payload.splitlines():
-            m = _GRAPH_FILE.search(ln)
+            m = FILE_COMMENT_RE.search(ln)
             if m:
-                where = (m.group(1), int(m.group(2)), m.group(3).strip())
+                where = (m.group(1), int(m.group(2)), m.group(4).strip())
             elif where and (".item()" in ln or "_local_scalar_dense" in ln) and is_user_file(where[0]) \
                     and where not in out:
                 out.append(where)
@@ -481,3 +486,9 @@ def scalar_custom_ops(files):
                              if isinstance(a, ast.Constant) and isinstance(a.value, str)), n.name)
                 out.append((f, n.lineno, name))
     return out
+
+
+def triton_op_defs(files):
+    """[(path, line)] of the program's torch.library.triton_op definitions."""
+    return [(f, i) for f in files for i, ln in enumerate(read_text(f).splitlines(), 1)
+            if re.search(r"\btriton_op\(", ln) and not ln.lstrip().startswith("#")]
