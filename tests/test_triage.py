@@ -1671,3 +1671,17 @@ def test_module_backward_hooks_of_the_programs_own_are_not_library_breaks(tmp_pa
     [b] = [b for b in d["graph_breaks"] if b["gb_id"] == "GB0083"]
     assert not b["in_library"] and b["fix"]["recipe_id"] == "GB0083", b
     assert "BackwardState requires CompiledAutograd" in b["fix"]["fix"] and "output + probe" in b["fix"]["fix"]
+
+
+def test_a_slice_bound_recompile_is_expected(tmp_path):
+    """Blind A/B batch 38: a length dim made dynamic, then a request longer than the `ids[:, :256]` slice bound.
+    The range guard (`2 <= ids.size()[1] <= 255`) is its own cause, expected once, beside the automatic-dynamic
+    mismatch; no "stop the recompiles" Next for a program that is fine."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", program("rc_slice_bound.py"),
+                    timeout=600)
+    [f] = d["recompiles"]
+    assert f["expected_only"], f["causes"]
+    rng = [c for c in f["causes"] if c["guard"].startswith("2 <= ")]
+    assert len(rng) == 1 and "a size above 255" in rng[0]["why"], f["causes"]
+    assert rng[0]["location"]["code"].strip() == "ids = ids[:, :self.window]", rng[0]
+    assert not any("stop the recompiles" in s["why"] for s in d["next_steps"]), d["next_steps"]

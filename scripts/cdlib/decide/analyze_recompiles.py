@@ -214,18 +214,31 @@ LIMIT_RE = re.compile(r"hit config\.(?:recompile_limit|cache_size_limit) \((\d+)
 _FLOAT_RE = re.compile(r"== -?(\d+\.\d*(e-?\d+)?|inf|nan)\s*$")
 
 
-def _expected(kind, guard, primary, limit_hit, static=False):
+_RANGE_RE = re.compile(r"^2 <= (?P<src>\S+\.size\(\)\[\d+\])(?: <= (?P<hi>\d+))?")
+_MISMATCH_RE = re.compile(r"^tensor '(?P<name>[^']+)' size mismatch at index (?P<dim>\d+)\. expected \d+, actual (?P<actual>\d+)")
+
+
+def _expected(kind, guard, primary, limit_hit, static=False, actual=None):
     """Why a cause is a one-time recompile torch expects (verified on 2.14: automatic dynamic turns a
     size / int / float dynamic after its first change; one grad-mode, requires_grad or layout switch; one change in
     the number of keyword arguments, e.g. generate's prefill then decode calls), else None. static: the
-    function was compiled with automatic dynamic off (dynamic=False), where a second size is a second graph."""
+    function was compiled with automatic dynamic off (dynamic=False), where a second size is a second graph.
+    actual: the size that failed a range guard (from the size-mismatch failure beside it)."""
     if limit_hit:
         return None
     if primary == 0:
         return "failed only against an older cache entry; a newer entry already accepts the new value"
     if primary > 1:
         return None
-    if kind == "shape" and re.match(r"^2 <= \S+\.size\(\)\[\d+\]", (guard or "").strip()):
+    bound = _RANGE_RE.match((guard or "").strip())
+    if kind == "shape" and bound and bound["hi"] and (actual is None or actual > int(bound["hi"])):
+        # the upper bound of a dynamic dim, from the program (a slice `x[:, :256]`, a table of 256 rows): a larger
+        # size gets one graph of its own (blind A/B batch 38: "stop the recompiles" for a slice bound and the
+        # automatic-dynamic recompile before it; the program was fine)
+        return (f"a size above {bound['hi']}, the upper bound the dynamic graph assumed from the line shown (a slice, "
+                "a table size): one graph for sizes above it, then stable; if such sizes are not meant to come, that "
+                "line is where the program limits them")
+    if kind == "shape" and bound:
         # the lower bound of a dynamic dim (marked, or made dynamic by automatic dynamic): a size of 0 or 1
         # arrived (blind A/B batch 17: a server warmed up at batch 8, a single request; labelled automatic dynamic)
         return ("0/1 specialization: a size of 0 or 1 always gets a graph of its own, even on a dim marked dynamic "
@@ -284,7 +297,16 @@ def _causes(recs, limit_hit, static=False):
     groups = {}
     for r in recs:
         for i, g in enumerate(r.failures):
-            c = groups.setdefault((g.kind, g.cause), {"cause": g.cause, "kind": g.kind, "count": 0, "primary": 0,
+            # a range guard (`2 <= x.size()[1] <= 255`) is its own cause beside the automatic-dynamic size
+            # mismatch of the same dim: the new size, read from that mismatch, tells which bound failed
+            rng = g.kind == "shape" and _RANGE_RE.match((g.guard or "").strip())
+            actual = None
+            if rng:
+                for o in r.failures:
+                    m = _MISMATCH_RE.match(o.guard or "")
+                    if m and rng["src"] == f"{m['name']}.size()[{m['dim']}]":
+                        actual = int(m["actual"])
+            c = groups.setdefault((g.kind, g.cause, bool(rng)), {"actual": actual, "cause": g.cause, "kind": g.kind, "count": 0, "primary": 0,
                                                      "guard": g.guard, "compile_ids": [], "location": g.location,
                                                      "stack": g.stack, "library": g.library, "hint": g.hint,
                                                      "added_at": g.added_at})
@@ -301,7 +323,8 @@ def _causes(recs, limit_hit, static=False):
         kd = knowledge.guard_kind_by_id(c["kind"])
         c["title"] = kd["title"]
         c["fix"] = " ".join(kd["fix"].split())
-        c["why"] = _expected(c["kind"], c["guard"], switches.get(c["kind"], c["primary"]), limit_hit, static)
+        c["why"] = _expected(c["kind"], c["guard"], switches.get(c["kind"], c["primary"]), limit_hit, static,
+                             c.pop("actual"))
         if static and c["kind"] == "shape" and not c["why"]:
             c["fix"], c["static_option"] = knowledge.advice("static_shapes_option"), True
         c["expected"] = c["why"] is not None

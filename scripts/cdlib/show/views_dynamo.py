@@ -130,7 +130,7 @@ def recompiles_md(rep, base):
         # causes that differ only in an index (one per layer: `layers[0]`…`layers[7]`) show once, with a count
         fam = {}
         for c in f.causes:
-            fam.setdefault((c["kind"], re.sub(r"\[\d+\]", "[i]", c["cause"]), c["fix"], c["expected"]), []).append(c)
+            fam.setdefault((c["kind"], re.sub(r"\[\d+\]", "[i]", c["cause"]), c["fix"], c["expected"], c.get("why")), []).append(c)
         for group in fam.values():
             c = group[0]
             ids = c["compile_ids"]
