@@ -356,3 +356,11 @@ def test_numpy_random_in_a_compiled_step_is_named_when_outputs_differ(tmp_path):
     assert rep["next_steps"][0]["why"].startswith("[numpy_random_traced]"), rep["next_steps"]
     assert "fallback_random" not in rep["vs_eager"], rep["vs_eager"]
     _fixed_matches_eager("sem_numpy_noise_step.py")
+
+
+def test_a_source_traced_class_needs_something_traced(tmp_path):
+    """Blind A/B batch 38: a script that reads os.environ at module level and fails loading its weights before any
+    torch.compile call. Nothing was traced, so no traced-source class (env_read_while_tracing) explains it."""
+    rep, md = _triage("load_missing_weights.py", tmp_path)
+    assert rep["exit_code"] == 1 and rep["errors"][0]["category"] == "user_error", rep["errors"]
+    assert not rep["semantics"] and "os.environ" not in md, rep["semantics"]

@@ -115,6 +115,10 @@ def _search_source(run, rx, traced, after=None):
     # a trace whose compiled frames are all library code (DDP's own forward) traced nothing of the program's:
     # no line of it counts (a module-level `os.environ` read was taken for one inside a compiled function)
     spans = _traced_spans(run) if traced and (run.traced_lines or list(run.tr.of("compilation_metrics"))) else None
+    if traced and spans is None and run.rep.exit_code is not None and not run.rep.used_compile:
+        # a live run in which Dynamo never started traced no line (blind A/B batch 38's AOTI replay: a
+        # FileNotFoundError before any compile was called "os.environ read inside a compiled function")
+        return None
     for path in (spans if spans is not None else run.files):
         if after is not None and path not in after:
             continue
