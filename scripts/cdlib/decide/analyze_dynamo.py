@@ -254,6 +254,7 @@ def enclosing_block(path, line):
     return best
 
 
+_COMPREHENSIONS = ("<dictcomp>", "<listcomp>", "<setcomp>", "<genexpr>")
 _BACKWARD_HOOK_RE = re.compile(r"\.register_(?:full_)?backward_hook\(")
 
 
@@ -301,6 +302,10 @@ def make_break(gb, gb_id, location=None, entries=()):
         fix.update(category=wr[0]["category"], fix="", recipe_id=f"wrapper:{wr[0]['id']}", wrapper=label)
         ways = [{"source": "knowledge", "text": label["expected"]},
                 {"source": "knowledge", "text": label["setup"]}] + [{"source": "pytorch", "text": h} for h in gb["hints"]]
+    elif site is not None and site.function in _COMPREHENSIONS and "implements '__next__' in C" in gb["explanation"]:
+        fix = {"category": "comprehension frame", "fix": knowledge.advice("comprehension_frame"),
+               "recipe_id": "comprehension_frame", "follows_break": True}
+        ways = []
     elif not in_lib and site is not None and not site.user:
         ways = [{"source": "pytorch", "text": h} for h in gb["hints"]]
     else:
@@ -379,7 +384,8 @@ def block_where(blk):
 def next_steps(rep):
     """The graph-break / recompile lines of the report's "Next" list."""
     steps = []
-    own = [b for b in rep.graph_breaks if not b.fix.get("wrapper")]   # DDP/FSDP internals: not the user's
+    # DDP/FSDP internals: not the user's; a comprehension's own frame: goes with the break before it
+    own = [b for b in rep.graph_breaks if not b.fix.get("wrapper") and not b.fix.get("follows_break")]
     bad = [f for f in rep.recompiles if f.limit_hit or (f.recompiles and not f.expected_only)]
     # recompiles on a value carried across a graph break go with that break: it is the one to fix first
     carried = {(f.location.file, int(m.group(1))) for f in bad
