@@ -276,3 +276,32 @@ def test_a_package_carrying_buffer_state_past_an_eager_reset_is_named_not_the_mo
                            timeout=900)
     assert fixed.returncode == 0 and "session 1: max|eager-aoti| = 0.000e+00" in fixed.stdout, fixed.stderr[-2000:]
 
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("ordered", [False, True])
+def test_a_package_fed_a_dict_in_another_key_order_is_named(ordered, tmp_path):
+    """Blind A/B batch 39: a serving worker built its feature dict in another key order than the export; the package
+    binds the values by position (two same-shaped features swapped, no error even with AOTI_RUNTIME_CHECK_INPUTS=1),
+    and triage said "failed before any compiled code ran: a bug in your program". The AOTI check run compares each
+    call's input structure with the export's: the report names the keys in both orders and the calling line. With
+    the dict in the exported order and a check that fails anyway, the check finds nothing and the Next does not
+    decide whose bug it is."""
+    args = ["--ordered", "--strict"] if ordered else []
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                       program("aoti_dict_key_order.py"), *args, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    ai = data["verdict"]["aoti_inputs"]
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "failed before any compiled code ran" not in md and "AOTInductor package ran" in md.split("\n", 1)[0], md
+    if ordered:
+        assert ai["mismatch"] is None and not ai.get("structure"), ai
+        assert data["next_steps"][0]["why"].startswith("not decided by this run"), data["next_steps"]
+        return
+    s = ai["structure"]
+    assert (s["path"], s["exported"], s["called"]) == ("args[0]", "['user', 'item', 'context']",
+                                                       "['item', 'user', 'context']"), s
+    assert s["at"].startswith("aoti_dict_key_order.py:") and "runner(request)" in s["code"], s
+    assert data["errors"][0]["category"] == "aoti_input_structure", data["errors"][0]
+    assert data["next_steps"][0]["why"].startswith("An AOTInductor package was called with inputs structured"), \
+        data["next_steps"]

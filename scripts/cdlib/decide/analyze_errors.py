@@ -258,8 +258,16 @@ def _error_steps(rep, target_str, cli):
                     # the row that names this error, in full (blind A/B batch 23: a serving worker's unregistered
                     # custom op got export's model.eval() advice, and the row's advice was clipped above)
                     why += f"; {e.title}: {' '.join(e.advice.split())}"
+                ai = v.get("aoti_inputs") or {}
                 if e.category == "aoti_input_mismatch":
-                    why = f"{e.title} ({(v.get('aoti_inputs') or {}).get('mismatch')}): {e.advice}"
+                    why = f"{e.title} ({ai.get('mismatch')}): {e.advice}"
+                elif e.category == "aoti_input_structure":
+                    s = ai["structure"]
+                    why = f"{e.title} (at `{s['path']}`: exported {s['exported']}, called {s['called']}): {e.advice}"
+                elif ai and not ai.get("timed_out") and not ai.get("size1_stride"):
+                    # the package ran and its inputs check out: nothing here says whose bug it is (blind A/B batch
+                    # 39: "fix your program ... torch.compile never ran" for a package fed a reordered dict)
+                    why = knowledge.advice("aoti_not_decided", load=ai["load"])
                 if e.side == "custom_op":
                     why += f"; {e.title.lower()}" + (f" ({op})" if op else "") + \
                         ": register it, then check the op with torch.library.opcheck(op, args)"

@@ -152,9 +152,10 @@ def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
                   "once more with AOTI_RUNTIME_CHECK_INPUTS=1")
     env = dict(env_add or {}, PYTHONUNBUFFERED="1", TORCH_TRACE=None, AOTI_RUNTIME_CHECK_INPUTS="1")
     shapes_at = os.path.join(run_dir, "aoti_check.inputs.json")
-    if "COMPILE_DEBUG_STARTUP" not in env:   # record the inputs' shapes at a failing package call
-        from ..run.workers import aoti_hooks
-        env.update(proc.startup_env(run_dir, [{"code": aoti_hooks.code(shapes_at)}], name="aoti_check"))
+    structure_at = os.path.join(run_dir, "aoti_check.structure.json")
+    if "COMPILE_DEBUG_STARTUP" not in env:   # record the inputs' shapes at a failing package call, and a call
+        from ..run.workers import aoti_hooks   # whose inputs are structured unlike the export
+        env.update(proc.startup_env(run_dir, [{"code": aoti_hooks.code(shapes_at, structure_at)}], name="aoti_check"))
     r = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, "aoti_check.stdout"),
                  stderr_path=os.path.join(run_dir, "aoti_check.stderr"))
     rep.artifacts.update({"aoti_check_stdout": r.stdout_path, "aoti_check_stderr": r.stderr_path})
@@ -174,7 +175,33 @@ def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
                                   "size1_stride": size1,
                                   "call": f"{os.path.basename(call_at.file)}:{call_at.line}" + (
                                       f" `{clip(call_at.code, 80)}`" if call_at.code else "") if call_at else None}
+    structure = None
+    if not m and os.path.exists(structure_at):
+        try:
+            with open(structure_at, encoding="utf-8") as f:
+                structure = json.load(f)
+        except (OSError, ValueError):
+            structure = None
+    if structure:
+        rep.verdict["aoti_inputs"]["structure"] = structure
+        row, err = knowledge.triage_row("aoti_input_structure"), rep.errors[0]
+        err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row.get("side", "user")
+        err.advice, err.next_command = " ".join(row["advice"].split()), None
+        rep.verdict.pop("export_call", None)
+        ai = rep.verdict["aoti_inputs"]
+        at = f" at {structure['at']}" + (f" `{clip(structure['code'], 80)}`" if structure.get("code") else "") \
+            if structure.get("at") else ""
+        rep.verdict["summary"] = (f"the AOTInductor package ({ai['load']}) was called{at} with inputs structured unlike "
+                                  f"its export: at `{structure['path']}` it was exported with {structure['exported']}, "
+                                  f"called with {structure['called']}; it binds inputs by position and checks no "
+                                  "names, so they were read in the exported order")
+        rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+        return
     if not m:
+        if rep.verdict.get("kind") == "before_compile" and not size1:
+            rep.verdict["summary"] = (f"torch.compile never ran; the program ran the AOTInductor package loaded at "
+                                      f"{rep.verdict['aoti_inputs']['load']} (compiled code) before it failed")
+            rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
         return
     row, err = knowledge.triage_row("aoti_input_mismatch"), rep.errors[0]
     err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row.get("side", "user")

@@ -42,8 +42,10 @@ def headline(rep):
                      "nothing compiled: Dynamo captured no graph" if rep.used_compile and rep.stats.get("empty_frames")
                      and not rep.graphs else "clean" if rep.used_compile else "torch.compile never ran")
     v = (rep.verdict or {}).get("kind")
+    aoti = bool((rep.verdict or {}).get("aoti_inputs"))
     tag = {"fails_eager_too": "a bug in your program (fails without torch.compile too)",
-           "before_compile": "a bug in your program (before torch.compile ran)",
+           "before_compile": "an AOTInductor package ran (no torch.compile)" if aoti else
+                             "a bug in your program (before torch.compile ran)",
            "compile_only": "only fails compiled", "export_failure": "torch.export failed",
            "different_failure_eager": "fails differently without torch.compile",
            "not_sure": "not sure whose bug", "needs_input": "the program needs standard input (--stdin FILE)",
@@ -71,10 +73,13 @@ def verdict_lines(rep, base=None):
                    "a stride on a size-1 dim, which reads the same memory whatever its value, so not the cause; torch's "
                    "check compares every stride exactly and checked nothing after it (to check the rest, call the "
                    "package with that input made contiguous like its build, e.g. `x.contiguous()`)")
+    elif ai and ai.get("structure"):
+        out.append("AOTI input check re-run (AOTI_RUNTIME_CHECK_INPUTS=1, and each call's input structure compared with "
+                   "the export's): the structure differs (above)")
     elif ai and not ai.get("mismatch"):
         out.append("AOTI input check re-run (AOTI_RUNTIME_CHECK_INPUTS=1): " + (
             "timed out" if ai.get("timed_out") else f"no input error (exit {ai.get('exit_code')}): where the package "
-            "was called, its inputs' strides, dtype, device and static sizes match its build"))
+            "was called, its inputs' strides, dtype, device, static sizes and structure match its build"))
     acc = v.get("accuracy")
     if acc:
         out.append(accuracy_line(acc))
@@ -82,7 +87,9 @@ def verdict_lines(rep, base=None):
                                 + "; torch.compile is not the cause (no bisect).",
              # no compiled code ran; yet the object torch.compile returned may be what fails (blind A/B batch 32:
              # an LR scheduler read __func__ of `opt.step = torch.compile(opt.step)`, a plain function)
-             "before_compile": "Route: fix the program" + (" at that line" if v.get("location") else "")
+             "before_compile": "Route: no torch.compile ran; the AOTInductor package did (an eager re-run runs it too): "
+                               "its inputs decide (checked above); no bisect." if ai else
+                               "Route: fix the program" + (" at that line" if v.get("location") else "")
                                + "; no compiled code ran, so not a compiler bug (no bisect). If the line uses what "
                                  "torch.compile returned, that is a wrapper (a plain function for a method, an "
                                  "OptimizedModule for a module), not the original.",

@@ -2,16 +2,52 @@
 (cdlib.run.proc.startup_env [{"code": ...}]): when a loaded AOTInductor package's call raises, the shapes and
 strides of the tensors it was given (input_handles[i] in torch's check message is the i-th) are written as
 JSON to `report`, and the error propagates unchanged. torch's AOTI_RUNTIME_CHECK_INPUTS message names a
-stride's dim and values but not the sizes; a stride on a size-1 dim reads the same memory."""
+stride's dim and values but not the sizes; a stride on a size-1 dim reads the same memory.
+And on every call, the first call whose inputs are structured unlike the export (the package binds its inputs by
+position: a dict's keys in another order, a missing or extra leaf, a non-tensor leaf it drops; torch checks none of
+it) is written to `structure` as {"path", "exported", "called"} (blind A/B batch 39: a serving worker's feature dict
+built in another key order swapped two same-shaped embeddings, silently)."""
 import json
 
 
-def code(report):
+def code(report, structure=None):
     from . import startup_code   # (not at the top: the user's program loads this file by path)
-    return startup_code(__file__, "record_inputs", report)
+    return startup_code(__file__, "record_inputs", report, structure)
 
 
-def record_inputs(report):
+def _type_name(t):
+    return "a leaf (tensor or scalar)" if t is None else getattr(t, "__name__", str(t))
+
+
+def _children(s):
+    return list(s.children()) if hasattr(s, "children") else list(s.children_specs)   # 2.15 / older
+
+
+def _first_difference(a, b, path=None):
+    """(path, exported, called): where two pytree specs of a call's (args, kwargs) first differ (path like
+    `args[0]['user_emb']`); None when they agree."""
+    if path is None:   # the root: (args, kwargs)
+        for name, x, y in zip(("args", "kwargs"), _children(a), _children(b)):
+            d = _first_difference(x, y, name)
+            if d:
+                return d
+        return None
+    if a.type is not b.type:
+        return path, _type_name(a.type), _type_name(b.type)
+    if a.context != b.context:
+        return path, repr(a.context), repr(b.context)
+    if a.num_children != b.num_children:
+        return path, f"{a.num_children} items", f"{b.num_children} items"
+    keys = a.context if isinstance(a.context, (list, tuple)) and len(a.context) == a.num_children else \
+        range(a.num_children)
+    for k, x, y in zip(keys, _children(a), _children(b)):
+        d = _first_difference(x, y, f"{path}[{k!r}]")
+        if d:
+            return d
+    return None
+
+
+def record_inputs(report, structure=None):
     import torch
     from torch.utils import _pytree as pytree
     cls = None
@@ -25,7 +61,25 @@ def record_inputs(report):
         return
     call = cls.__call__
 
+    seen = []
+
     def __call__(self, *args, **kwargs):
+        if structure and not seen:
+            try:
+                from torch.export._tree_utils import reorder_kwargs
+                spec = pytree.treespec_loads(self.loader.get_call_spec()[0])
+                got = pytree.tree_flatten((args, reorder_kwargs(kwargs, spec) if kwargs else kwargs))[1]
+                d = None if got == spec else _first_difference(spec, got)
+                if d:
+                    import os
+                    import traceback
+                    seen.append(d)
+                    fr = traceback.extract_stack()[-2]   # the program's line that called the package
+                    with open(structure, "w", encoding="utf-8") as f:
+                        json.dump({"path": d[0], "exported": d[1], "called": d[2],
+                                   "at": f"{os.path.basename(fr.filename)}:{fr.lineno}", "code": fr.line}, f)
+            except Exception:   # never change what the program does
+                pass
         try:
             return call(self, *args, **kwargs)
         except Exception:
