@@ -1700,3 +1700,22 @@ def test_a_comprehension_frame_after_a_break_goes_with_that_break(tmp_path):
     assert not comp[0]["workarounds"] and "goes away with the break before it" in comp[0]["fix"]["fix"], comp[0]
     assert any(b["gb_id"] == "GB0083" for b in d["graph_breaks"])
     assert not any("GB9493" in s["why"] for s in d["next_steps"]), d["next_steps"]
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_data_access_in_a_custom_ops_traced_backward_is_named(fixed, tmp_path):
+    """Blind A/B batch 39: a custom op's register_autograd backward calls .numpy(); compiled training raises
+    ".numpy() is not supported for tensor subclasses" inside backend 'inductor' and the Next was a bisect. The row
+    traced_data_access names the line and the fix (the numpy backward as a custom op of its own), and the fix
+    holds: the same program with it trains compiled."""
+    args = ["--fixed"] if fixed else []
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("custom_op_numpy_backward.py"), *args, timeout=600)
+    if fixed:
+        assert d["exit_code"] == 0 and not d["errors"], d["errors"]
+        return
+    e = d["errors"][0]
+    assert e["category"] == "traced_data_access" and e["location"]["line"], e
+    first = d["next_steps"][0]
+    assert "into a custom op of its own" in first["why"] and not first["command"], d["next_steps"]
+    assert not any(" bisect" in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]

@@ -310,8 +310,14 @@ def _error_steps(rep, target_str, cli):
             fix = {"custom_op_no_fake": "register a fake kernel (register_fake)",
                    "custom_op_no_autograd": "register a backward (register_autograd)",
                    "custom_op_bad_fake": "make the fake kernel return the real kernel's shape/dtype",
-                   "custom_op_mutates_args": "declare every mutated input in mutates_args"}.get(e.category, e.title)
-            why = f"{fix} for {op or 'the custom op'}, then check it with torch.library.opcheck(op, args)"
+                   "custom_op_mutates_args": "declare every mutated input in mutates_args",
+                   "traced_data_access": f"move the data access{' at ' + at if at else ''} into a custom op of its own "
+                                         "(custom_op + register_fake) called from the traced formula"
+                   }.get(e.category, e.title)
+            why = f"{fix} for {op or 'the custom op'}, then check it with torch.library.opcheck(op, args)" + (
+                " on inputs that require grad; no bisect" if e.category == "traced_data_access" else "")
+            if e.category == "traced_data_access":
+                e.next_command = None
             if e.category == "triton_kernel_on_cpu":
                 defs = program_code.triton_op_defs(program_code.program_files(rep))
                 at = ", ".join(f"{os.path.basename(f)}:{i}" for f, i in defs[:3])
