@@ -5,7 +5,6 @@ was a bisect). Eager training and compiled inference work.
   --fixed   the numpy backward is a custom op of its own, called from the formula"""
 import sys
 
-import numpy as np
 import torch
 
 

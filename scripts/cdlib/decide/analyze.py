@@ -417,7 +417,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
     breaks_from_errors(rep, stderr)
     fake_kernel_errors(rep, stderr)
     unimported_fakes(rep)
-    semantics.apply(rep, tr, stdout, stderr)   # by-design compiled-vs-eager differences (knowledge/semantics.yaml)
+    semantics.apply(rep, tr, stdout, stderr, live_trace=bool(trace_dir))   # by-design compiled-vs-eager differences (knowledge/semantics.yaml)
     rep.stats = _stats(tr, rep.graphs, rep.graph_breaks, rep.recompiles, res)
     rep.compiled_again = _compiled_again(rep, tr)
     rep.next_steps = _next_steps(rep, target_str, cli)

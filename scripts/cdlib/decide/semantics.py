@@ -41,8 +41,9 @@ def _ev(text, m, where=""):
 class _Run:
     """What one run shows, read lazily from the report, the trace and the captured output."""
 
-    def __init__(self, rep, tr, stdout, stderr):
+    def __init__(self, rep, tr, stdout, stderr, live_trace=False):
         self.rep, self.tr, self.stdout, self.stderr = rep, tr, stdout or "", stderr or ""
+        self.live_trace = live_trace   # the run was traced (TORCH_TRACE): an empty trace means nothing compiled
 
     @functools.cached_property
     def guards(self):   # [(compile_id, guards text)] of every compiled cache entry, without the source comments
@@ -115,7 +116,7 @@ def _search_source(run, rx, traced, after=None):
     # a trace whose compiled frames are all library code (DDP's own forward) traced nothing of the program's:
     # no line of it counts (a module-level `os.environ` read was taken for one inside a compiled function)
     spans = _traced_spans(run) if traced and (run.traced_lines or list(run.tr.of("compilation_metrics"))) else None
-    if traced and spans is None and run.rep.exit_code is not None and not run.rep.used_compile:
+    if traced and spans is None and run.live_trace and not run.rep.used_compile:
         # a live run in which Dynamo never started traced no line (blind A/B batch 38's AOTI replay: a
         # FileNotFoundError before any compile was called "os.environ read inside a compiled function")
         return None
@@ -228,10 +229,11 @@ def _pytorch_text(c, run, alt):
     return [_one(g) for g in (m.groups() or (m.group(0),)) if g] or None
 
 
-def apply(rep, tr, stdout="", stderr=""):
+def apply(rep, tr, stdout="", stderr="", live_trace=False):
     """Test every class on this run: findings go to rep.semantics; the first error is re-labelled when
-    a class explains it."""
-    run = _Run(rep, tr, stdout, stderr)
+    a class explains it. live_trace: the run had a trace directory (else the program's whole files stand in for
+    what Dynamo traced, e.g. a recorded run)."""
+    run = _Run(rep, tr, stdout, stderr, live_trace)
     failed = rep.exit_code not in (0, None) and not rep.timed_out
     err = rep.errors[0] if failed and rep.errors else None
     claimed, replaced = False, set()
