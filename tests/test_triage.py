@@ -1719,3 +1719,15 @@ def test_data_access_in_a_custom_ops_traced_backward_is_named(fixed, tmp_path):
     first = d["next_steps"][0]
     assert "into a custom op of its own" in first["why"] and not first["command"], d["next_steps"]
     assert not any(" bisect" in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]
+
+
+def test_an_explain_gate_is_not_cleared_by_the_eager_run(tmp_path):
+    """Blind A/B batch 39: a CI gate counts graph breaks with torch._dynamo.explain, which traces under any compile
+    stance, so triage's run without torch.compile fails the same way. The verdict does not call it the program's bug
+    with torch.compile not the cause: it names the explain call, and the Next starts with the graph break."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("explain_gate_breaks.py"), timeout=600)
+    v = d["verdict"]
+    line = next(i for i, ln in enumerate(open(program("explain_gate_breaks.py")), 1) if "_dynamo.explain(" in ln)
+    assert v["kind"] == "not_sure" and v["explain_call"] == f"explain_gate_breaks.py:{line}", v
+    assert d["next_steps"][0]["why"].startswith("fix graph break at explain_gate_breaks.py:"), d["next_steps"]

@@ -98,7 +98,9 @@ def verdict_lines(rep, base=None):
              "different_failure_eager": "Route: the compiled failure first (below); the run without torch.compile "
                                         "fails later in the program, a second problem." if v.get("eager_further") else
                                         "Route: compare both failures; fix the eager one first if it is in your code.",
-             "not_sure": "Route: the class below; confirm by running the program without torch.compile.",
+             "not_sure": "Route: the graph breaks below, which the program's explain check counts; no bisect."
+                         if v.get("explain_call") else
+                         "Route: the class below; confirm by running the program without torch.compile.",
              "export_failure": "Route: PyTorch's suggested fixes below, or the export command on a factory.",
              "not_checked": "Route: the class below (unconfirmed: eager check skipped).",
              "needs_input": "Route: put the input in a file and run again with --stdin FILE (below); "
