@@ -1731,3 +1731,19 @@ def test_an_explain_gate_is_not_cleared_by_the_eager_run(tmp_path):
     line = next(i for i, ln in enumerate(open(program("explain_gate_breaks.py")), 1) if "_dynamo.explain(" in ln)
     assert v["kind"] == "not_sure" and v["explain_call"] == f"explain_gate_breaks.py:{line}", v
     assert d["next_steps"][0]["why"].startswith("fix graph break at explain_gate_breaks.py:"), d["next_steps"]
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_pickling_a_compiled_function_gets_its_row(named, tmp_path):
+    """Blind A/B batch 39: spawn DataLoader workers pickle a Dataset that holds `fast = torch.compile(fn)`: "Can't
+    pickle <function fn>: it's not the same object as module.fn". The row names the copied name, and its fix (a
+    module-level name of the compiled function's own) holds."""
+    args = ["--named"] if named else []
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("pickle_compiled_featurizer.py"), *args, timeout=600)
+    if named:
+        assert d["exit_code"] == 0 and not d["errors"], d["errors"]
+        return
+    e = d["errors"][0]
+    assert e["category"] == "pickle_compiled_function" and e["side"] == "user", e
+    assert not any("bisect" in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]
