@@ -152,6 +152,7 @@ def construct_recipe(gb_id, statement, gb_type=""):
         if depth <= 0:
             break
     uses = [u for u in ("generator" if re.search(r"\bgenerator\s*=", "\n".join(whole)) else None,
+                        "warn" if re.search(r"\bwarnings\.warn\(", "\n".join(whole)) else None,
                         scalar_use(statement)) if u]
     for c in load("graph_breaks").get("constructs") or []:
         if c["use"] not in uses:
