@@ -1791,3 +1791,19 @@ def test_a_miscompile_verdict_needs_an_accurate_eager(tmp_path):
     acc = d["verdict"]["accuracy"]
     assert acc["verdict"] in ("noise", "rounding"), acc
     assert not any("bisect" in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]
+
+
+@pytest.mark.parametrize("no_cache", [False, True])
+def test_an_export_returning_a_cache_object_gets_its_row(no_cache, tmp_path):
+    """Blind A/B batch 39: a causal LM exported for scoring returned a DynamicCache (use_cache on): "Found <class ...>
+    in output, which is not a known type"; the Next was the export command on a factory. The row says to turn the
+    cache off or return the tensors needed, and that fix exports."""
+    args = ["--no-cache"] if no_cache else []
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("export_output_cache_object.py"), *args, timeout=600)
+    if no_cache:
+        assert d["exit_code"] == 0 and not d["errors"], d["errors"]
+        return
+    e = d["errors"][0]
+    assert e["category"] == "export_output_not_pytree" and e["side"] == "user", e
+    assert "use_cache" in d["next_steps"][0]["why"], d["next_steps"]

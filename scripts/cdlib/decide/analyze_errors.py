@@ -417,6 +417,10 @@ def _error_steps(rep, target_str, cli):
         if e.category == "export_example_size_one":   # PyTorch's suggested fix would make the dim static
             steps.append({"why": e.advice, "skill": e.skill, "command": None})
             continue
+        if e.category == "export_output_not_pytree":   # PyTorch's hint (register a pytree) is rarely the fix
+            steps.append({"why": f"{e.title}{' at ' + at if at else ''}: {e.advice}", "skill": e.skill, "command": None,
+                          "decides": True})
+            continue
         if e.fake_elsewhere:   # the op's fake kernel is in a module of the program's folder it never imports
             e.advice = program_code.fake_elsewhere_words(e.fake_elsewhere, program_code.scripts_of(rep.command)[0])
             e.next_command = None
