@@ -20,8 +20,8 @@ def precision_meaning():
 
 
 _NUMERIC = re.compile(r"(?i)allclose|isclose|assert_close|torch\.equal|array_equal|\batol\b|\brtol\b|toleran|\btol\b|"
-                      r"diff|not close|mismatch|differ|disagree|deviat|diverg|parity|cosine|max[ _]abs|max\s*\|[^|\n]+\||\brmse\b|"
-                      r"\bmse\b|\bnan\b")
+                      r"diff|not close|mismatch|differ|disagree|deviat|diverg|parity|cosine|max[ _]abs|"
+                      r"max\s*\|[^|\n]+\||\brmse\b|\bmse\b|\bnan\b")
 
 
 def is_output_check(etype, text=""):

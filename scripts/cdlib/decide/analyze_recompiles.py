@@ -306,10 +306,10 @@ def _causes(recs, limit_hit, static=False):
                     m = _MISMATCH_RE.match(o.guard or "")
                     if m and rng["src"] == f"{m['name']}.size()[{m['dim']}]":
                         actual = int(m["actual"])
-            c = groups.setdefault((g.kind, g.cause, bool(rng)), {"actual": actual, "cause": g.cause, "kind": g.kind, "count": 0, "primary": 0,
-                                                     "guard": g.guard, "compile_ids": [], "location": g.location,
-                                                     "stack": g.stack, "library": g.library, "hint": g.hint,
-                                                     "added_at": g.added_at})
+            c = groups.setdefault((g.kind, g.cause, bool(rng)), {
+                "actual": actual, "cause": g.cause, "kind": g.kind, "count": 0, "primary": 0, "guard": g.guard,
+                "compile_ids": [], "location": g.location, "stack": g.stack, "library": g.library, "hint": g.hint,
+                "added_at": g.added_at})
             if r.compile_id not in c["compile_ids"]:
                 c["count"] += 1
                 c["compile_ids"].append(r.compile_id)
