@@ -305,3 +305,16 @@ def test_a_package_fed_a_dict_in_another_key_order_is_named(ordered, tmp_path):
     assert data["errors"][0]["category"] == "aoti_input_structure", data["errors"][0]
     assert data["next_steps"][0]["why"].startswith("An AOTInductor package was called with inputs structured"), \
         data["next_steps"]
+
+
+@pytest.mark.slow
+def test_a_serving_program_that_exits_0_gets_the_package_next(tmp_path):
+    """Batch 38's review: a gateway replay that runs an AOTI package and exits 0 (garbage results it does not check)
+    was told "the program never reached torch.compile (not called, or TORCH_COMPILE_DISABLE set)". The Next names
+    the package load and the input-check run."""
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                       program("aoti_dict_key_order.py"), "--ordered", timeout=900)
+    assert p.returncode == 0 and data["exit_code"] == 0, p.stderr[-3000:]
+    first = data["next_steps"][0]
+    assert first["why"].startswith("the program runs the AOTInductor package loaded at aoti_dict_key_order.py:"), first
+    assert first["command"].startswith("AOTI_RUNTIME_CHECK_INPUTS=1 "), first

@@ -1801,8 +1801,10 @@ def test_an_export_returning_a_cache_object_gets_its_row(no_cache, tmp_path):
     args = ["--no-cache"] if no_cache else []
     d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
                     program("export_output_cache_object.py"), *args, timeout=600)
-    if no_cache:
+    if no_cache:   # batch 38's review: an export without dynamic_shapes gets the fixed shapes first
         assert d["exit_code"] == 0 and not d["errors"], d["errors"]
+        assert "first the shapes: the export at export_output_cache_object.py:" in d["next_steps"][0]["why"], \
+            d["next_steps"]
         return
     e = d["errors"][0]
     assert e["category"] == "export_output_not_pytree" and e["side"] == "user", e

@@ -398,6 +398,13 @@ def _next_steps(rep, target_str, cli):
         files = [script] + _local_imports(script) if script else []
         found = never_ran.findings(files)
         exported = never_ran.exports(files)
+        loads = never_ran.aoti_loads(files)
+        if loads and not found:
+            # a serving program that runs an AOTInductor package and exits 0 (batch 38's review: "never reached
+            # torch.compile (not called, or TORCH_COMPILE_DISABLE set)" for a gateway replay with garbage results)
+            path, line, call = loads[0]
+            steps.append({"why": knowledge.advice("aoti_program_ran", load=f"{os.path.basename(path)}:{line} `{call}(...)`"),
+                          "skill": "aoti", "command": f"AOTI_RUNTIME_CHECK_INPUTS=1 {target_str}" if target_str else None})
         if exported and not found:
             path, line, call = exported[0]
             steps.append({"why": f"the program uses torch.export, not torch.compile (`{call}(...)` at "
@@ -407,7 +414,7 @@ def _next_steps(rep, target_str, cli):
         elif found:
             for _, _, what in found[:3]:
                 steps.append({"why": "no compiled frame ran: " + what, "skill": "overview", "command": None})
-        else:
+        elif not loads:
             steps.append({"why": "the program never reached torch.compile (not called, or TORCH_COMPILE_DISABLE set)"
                                  + (f"; its source has {' / '.join(flags)}: run it with that to compile" if flags else ""),
                           "skill": "overview", "command": None})

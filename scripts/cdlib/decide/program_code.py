@@ -294,8 +294,28 @@ def export_advice(files, export_at=None):
     evaluated = path is not None and any(p == path and ln < line for p, ln in never_ran.eval_calls(files))
     if not evaluated:
         parts.append(knowledge.advice("export_mode"))
-    parts += [knowledge.advice("export_constants"), knowledge.advice("export_shapes")]
+    if path is not None and _export_without_dynamic_shapes(path, line):
+        # every dim fixed at the example's size: the likelier cause, so it comes first (blind A/B batch 38: an AOTI
+        # package exported for 500-sample windows, served 400 and 640; the constants check came first)
+        parts.insert(0, knowledge.advice("export_shapes_static", at=f"{os.path.basename(path)}:{line}"))
+        parts.append(knowledge.advice("export_constants"))
+    else:
+        parts += [knowledge.advice("export_constants"), knowledge.advice("export_shapes")]
     return knowledge.advice("export_semantics", parts="; ".join(parts))
+
+
+def _export_without_dynamic_shapes(path, line):
+    """True when the torch.export call at path:line passes no dynamic_shapes (nor a **kwargs that may hold it)."""
+    import ast
+    try:
+        tree = ast.parse(read_text(path))
+    except (SyntaxError, ValueError):
+        return False
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and n.lineno == line and ast.unparse(n.func).split(".")[-1] in ("export", "load"):
+            return ast.unparse(n.func).split(".")[-1] == "export" and not any(
+                k.arg in ("dynamic_shapes", None) for k in n.keywords)
+    return False
 
 
 def uses_ddp(rep):
