@@ -264,7 +264,8 @@ def _error_steps(rep, target_str, cli):
                 elif e.category == "aoti_input_structure":
                     s = ai["structure"]
                     why = f"{e.title} (at `{s['path']}`: exported {s['exported']}, called {s['called']}): {e.advice}"
-                elif ai and not ai.get("timed_out") and not ai.get("size1_stride"):
+                elif ai and not ai.get("timed_out") and not ai.get("size1_stride") and not v.get("export_call"):
+                    # (a program that also exports keeps the export advice: it names buffers the package carries)
                     # the package ran and its inputs check out: nothing here says whose bug it is (blind A/B batch
                     # 39: "fix your program ... torch.compile never ran" for a package fed a reordered dict)
                     why = knowledge.advice("aoti_not_decided", load=ai["load"])
