@@ -287,9 +287,9 @@ def test_a_package_fed_a_dict_in_another_key_order_is_named(ordered, tmp_path):
     call's input structure with the export's: the report names the keys in both orders and the calling line. With
     the dict in the exported order and a check that fails anyway, the check finds nothing and the Next does not
     decide whose bug it is."""
-    args = ["--ordered", "--strict"] if ordered else []
-    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
-                       program("aoti_dict_key_order.py"), *args, timeout=900)
+    prog, args = (program("aoti_dict_serve.py"), ["--strict"]) if ordered else (program("aoti_dict_key_order.py"), [])
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, *args,
+                       timeout=900)
     assert p.returncode == 0, p.stderr[-3000:]
     ai = data["verdict"]["aoti_inputs"]
     md = (tmp_path / "r" / "report.md").read_text()

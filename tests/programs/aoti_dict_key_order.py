@@ -25,6 +25,13 @@ class Ranker(nn.Module):
 torch.manual_seed(0)
 model = Ranker().eval()
 example = {"user": torch.randn(8, 16), "item": torch.randn(8, 16), "context": torch.randn(8, 4)}
+if "--build" in sys.argv:   # only build the package (and save the model) into DIR, for aoti_dict_serve.py
+    out = sys.argv[sys.argv.index("--build") + 1]
+    with torch.no_grad():
+        torch._inductor.aoti_compile_and_package(torch.export.export(model, (example,)),
+                                                 package_path=os.path.join(out, "ranker.pt2"))
+    torch.save(model.state_dict(), os.path.join(out, "model.pt"))
+    sys.exit(0)
 with tempfile.TemporaryDirectory() as tmp, torch.no_grad():
     ep = torch.export.export(model, (example,))
     runner = torch._inductor.aoti_load_package(
