@@ -231,7 +231,7 @@ def _expected(kind, guard, primary, limit_hit, static=False, actual=None):
     if primary > 1:
         return None
     bound = _RANGE_RE.match((guard or "").strip())
-    if kind == "shape" and bound and bound["hi"] and (actual is None or actual > int(bound["hi"])):
+    if kind == "shape" and bound and bound["hi"] and actual is not None and actual > int(bound["hi"]):
         # the upper bound of a dynamic dim, from the program (a slice `x[:, :256]`, a table of 256 rows): a larger
         # size gets one graph of its own (blind A/B batch 38: "stop the recompiles" for a slice bound and the
         # automatic-dynamic recompile before it; the program was fine)
