@@ -10,26 +10,13 @@ from ..read import trace as tracemod
 from .analyze_dynamo import breaks_from_errors, fake_kernel_errors, _graph_breaks, next_steps as _dynamo_next_steps
 from .analyze_recompiles import RESUME_RE, function_info as _function_info, _recompiles
 from .analyze_errors import _eager_printed_lines, _error_steps, _errors
-from .program_code import (custom_op_mutation, export_advice, export_calls, export_guard_sites, marks_not_on_input,
-                           unimported_fakes)
+from .program_code import (custom_op_mutation, explain_calls, export_advice, export_calls, export_guard_sites,
+                           marks_not_on_input, program_files, unimported_fakes)
 from ..run import proc
 from ..read.frames import display_path, innermost_user, is_user_file, loc as _loc, parse_exception, strip_rank_prefix
 from ..cmdline import (cli_command, local_imports as _local_imports, script_of as _script_of, script_source, scripts_of,
                        template_command)
 from ..report import GraphInfo, Report
-
-_EXPLAIN_RE = re.compile(r"^[^#\n]*\b(?:torch\._dynamo\.|dynamo\.)explain\(", re.M)
-
-
-def _explain_calls(rep):
-    """["prog.py:12", ...]: where the program's own files call torch._dynamo.explain."""
-    from .program_code import program_files, read_text
-    out = []
-    for path in program_files(rep):
-        text = read_text(path) or ""
-        out += [f"{os.path.basename(path)}:{text.count(chr(10), 0, m.start()) + 1}" for m in _EXPLAIN_RE.finditer(text)]
-    return out
-
 
 def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=None, eager_stderr=None):
     """Decide the verdict of a failed compiled run (an eager re-run through run_eager_fn, or a recorded
@@ -65,13 +52,14 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
         rep.verdict["summary"] = (f"torch.compile never ran: the program uses torch.export ({rep.verdict['export_call']}); "
                                   "the failure is the program's own" + (f", at {rep.verdict['location']}"
                                                                        if rep.verdict.get("location") else ""))
-    explain = _explain_calls(rep) if rep.verdict["kind"] == "fails_eager_too" and rep.graph_breaks else []
+    explain = explain_calls(program_files(rep)) if rep.verdict["kind"] == "fails_eager_too" and rep.graph_breaks else []
     if explain:
         # the program's own check traces with Dynamo (torch._dynamo.explain ignores the compile stance), so the run
         # without torch.compile ran Dynamo too (blind A/B batch 39: a CI gate counting graph breaks in ELECTRA's loss
         # was "a bug in your program; torch.compile is not the cause")
-        rep.verdict.update(kind="not_sure", explain_call=explain[0], summary=(
-            f"not decided by the eager re-run: the program calls torch._dynamo.explain ({explain[0]}), which traces "
+        at = f"{os.path.basename(explain[0][0])}:{explain[0][1]}"
+        rep.verdict.update(kind="not_sure", explain_call=at, summary=(
+            f"not decided by the eager re-run: the program calls torch._dynamo.explain ({at}), which traces "
             "with Dynamo under any compile stance, so the run without torch.compile ran Dynamo too; the graph breaks "
             "below are what that check sees"))
     if rep.verdict["kind"] == "different_failure_eager" and ev.get("type") and err.side == "user" \

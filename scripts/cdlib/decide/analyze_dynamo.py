@@ -304,7 +304,8 @@ def make_break(gb, gb_id, location=None, entries=()):
                 {"source": "knowledge", "text": label["setup"]}] + [{"source": "pytorch", "text": h} for h in gb["hints"]]
     elif site is not None and site.function in _COMPREHENSIONS and "implements '__next__' in C" in gb["explanation"]:
         fix = {"category": "comprehension frame", "fix": knowledge.advice("comprehension_frame"),
-               "recipe_id": "comprehension_frame", "follows_break": True}
+               "recipe_id": "comprehension_frame", "follows_break": True,
+               **{k: v for k, v in fix.items() if k in ("url", "frame_skipped")}}
         ways = []
     elif not in_lib and site is not None and not site.user:
         ways = [{"source": "pytorch", "text": h} for h in gb["hints"]]

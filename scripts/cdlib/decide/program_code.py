@@ -434,6 +434,16 @@ def precision_settings(files):
     return out
 
 
+_EXPLAIN = re.compile(r"\b(?:torch\._dynamo\.|dynamo\.)explain\(")
+
+
+def explain_calls(files):
+    """[(path, line, code)] of the lines in the program's files that call torch._dynamo.explain (it traces with
+    Dynamo under any compile stance, so a run with compilation off still runs Dynamo there)."""
+    return [(path, i, ln.strip()) for path in files for i, ln in enumerate(read_text(path).splitlines(), 1)
+            if _EXPLAIN.search(ln) and not ln.lstrip().startswith("#")]
+
+
 def captured_reads(rep):
     """[(path, line, code)] of the program's lines whose tensor read (`.item()`, int()/float() of a tensor) Dynamo
     traced into a graph as a data-dependent number (capture_scalar_outputs), from the run's Dynamo graphs: the

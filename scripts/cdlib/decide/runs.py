@@ -182,36 +182,31 @@ def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
                 structure = json.load(f)
         except (OSError, ValueError):
             structure = None
-    if structure:
-        rep.verdict["aoti_inputs"]["structure"] = structure
-        row, err = knowledge.triage_row("aoti_input_structure"), rep.errors[0]
-        err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row.get("side", "user")
-        err.advice, err.next_command = " ".join(row["advice"].split()), None
-        rep.verdict.pop("export_call", None)
-        ai = rep.verdict["aoti_inputs"]
+    ai = rep.verdict["aoti_inputs"]
+    if structure:   # the call's inputs are structured unlike the export's (a dict in another key order)
+        ai["structure"] = structure
         at = f" at {structure['at']}" + (f" `{clip(structure['code'], 80)}`" if structure.get("code") else "") \
             if structure.get("at") else ""
-        rep.verdict["summary"] = (f"the AOTInductor package ({ai['load']}) was called{at} with inputs structured unlike "
-                                  f"its export: at `{structure['path']}` it was exported with {structure['exported']}, "
-                                  f"called with {structure['called']}; it binds inputs by position and checks no "
-                                  "names, so they were read in the exported order")
-        rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
-        return
-    if not m:
+        row_id, summary = "aoti_input_structure", (
+            f"the AOTInductor package ({ai['load']}) was called{at} with inputs structured unlike its export: at "
+            f"`{structure['path']}` it was exported with {structure['exported']}, called with {structure['called']}; "
+            "it binds inputs by position and checks no names, so they were read in the exported order")
+    elif m:
+        row_id, summary = "aoti_input_mismatch", (
+            f"the AOTInductor package ({ai['load']}) was called" + (f" at {ai['call']}" if ai["call"] else "")
+            + " with an input unlike the one it was built for: with AOTI_RUNTIME_CHECK_INPUTS=1 it stops at "
+            f"`{clip(m.group(0).strip(), 160)}`; without it, it computes on silently")
+    else:
         if rep.verdict.get("kind") == "before_compile" and not size1:
             rep.verdict["summary"] = (f"torch.compile never ran; the program ran the AOTInductor package loaded at "
-                                      f"{rep.verdict['aoti_inputs']['load']} (compiled code) before it failed")
+                                      f"{ai['load']} (compiled code) before it failed")
             rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
         return
-    row, err = knowledge.triage_row("aoti_input_mismatch"), rep.errors[0]
+    row, err = knowledge.triage_row(row_id), rep.errors[0]
     err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row.get("side", "user")
     err.advice, err.next_command = " ".join(row["advice"].split()), None
     rep.verdict.pop("export_call", None)   # the package's input, not the export's module mode
-    ai = rep.verdict["aoti_inputs"]
-    rep.verdict["summary"] = (f"the AOTInductor package ({ai['load']}) was called" + (f" at {ai['call']}" if ai["call"]
-                              else "") + " with an input unlike the one it was built for: with "
-                              "AOTI_RUNTIME_CHECK_INPUTS=1 it stops at "
-                              f"`{clip(m.group(0).strip(), 160)}`; without it, it computes on silently")
+    rep.verdict["summary"] = summary
     rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
 
 

@@ -83,7 +83,9 @@ def graph_breaks_md(rep, base):
             out += [f"   - {clip(h['text'], 700)}" for h in hints[:MAX_HINTS]]
         if b.fix.get("fix"):
             label = "Fix for this construct" if str(b.fix.get("recipe_id", "")).startswith("construct:") else "Fix"
-            if b.in_library:
+            if b.fix.get("follows_break"):   # a comprehension's own frame: nothing to change at its line
+                label = "Note"
+            elif b.in_library:
                 label += f" (a change to the breaking line, i.e. to {b.library}: for a patch upstream)"
             out.append(f"   {label}: {clip(' '.join(b.fix['fix'].split()), 480)}")
         if b.fix.get("url"):

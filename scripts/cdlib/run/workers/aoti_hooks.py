@@ -5,8 +5,10 @@ JSON to `report`, and the error propagates unchanged. torch's AOTI_RUNTIME_CHECK
 stride's dim and values but not the sizes; a stride on a size-1 dim reads the same memory.
 And on every call, the first call whose inputs are structured unlike the export (the package binds its inputs by
 position: a dict's keys in another order, a missing or extra leaf, a non-tensor leaf it drops; torch checks none of
-it) is written to `structure` as {"path", "exported", "called"} (blind A/B batch 39: a serving worker's feature dict
-built in another key order swapped two same-shaped embeddings, silently)."""
+it) is written to `structure` as {"path", "exported", "called", "at", "code"} (blind A/B batch 39: a serving worker's
+feature dict built in another key order swapped two same-shaped embeddings, silently). torch's own input check
+(torch.export._unlift.eq_spec, for ep.module()) allows any dict key order, as that path matches keys by name; its
+type normalization (torch.Size is a tuple) is kept here."""
 import json
 
 
@@ -23,6 +25,14 @@ def _children(s):
     return list(s.children()) if hasattr(s, "children") else list(s.children_specs)   # 2.15 / older
 
 
+def _same_type(a, b):
+    try:   # the pytree types that flatten alike (torch.Size and tuple), as torch's own spec check normalizes them
+        from torch.fx.experimental.proxy_tensor import _pytree_subclasses_that_lose_info as lossy
+    except ImportError:
+        lossy = {}
+    return lossy.get(a, a) is lossy.get(b, b)
+
+
 def _first_difference(a, b, path=None):
     """(path, exported, called): where two pytree specs of a call's (args, kwargs) first differ (path like
     `args[0]['user_emb']`); None when they agree."""
@@ -32,7 +42,7 @@ def _first_difference(a, b, path=None):
             if d:
                 return d
         return None
-    if a.type is not b.type:
+    if not _same_type(a.type, b.type):
         return path, _type_name(a.type), _type_name(b.type)
     if a.context != b.context:
         return path, repr(a.context), repr(b.context)
@@ -59,21 +69,23 @@ def record_inputs(report, structure=None):
             continue
     if cls is None:
         return
+    try:
+        from torch.export._tree_utils import reorder_kwargs
+    except ImportError:
+        return
     call = cls.__call__
-
-    seen = []
+    reported = []   # one structure report: the first call that differs
 
     def __call__(self, *args, **kwargs):
-        if structure and not seen:
+        if structure and not reported:
             try:
-                from torch.export._tree_utils import reorder_kwargs
                 spec = pytree.treespec_loads(self.loader.get_call_spec()[0])
                 got = pytree.tree_flatten((args, reorder_kwargs(kwargs, spec) if kwargs else kwargs))[1]
                 d = None if got == spec else _first_difference(spec, got)
                 if d:
                     import os
                     import traceback
-                    seen.append(d)
+                    reported.append(d)
                     fr = traceback.extract_stack()[-2]   # the program's line that called the package
                     with open(structure, "w", encoding="utf-8") as f:
                         json.dump({"path": d[0], "exported": d[1], "called": d[2],
@@ -85,7 +97,6 @@ def record_inputs(report, structure=None):
         except Exception:
             try:   # the order torch's call numbers the inputs in: keyword arguments in the exported order
                 if kwargs:
-                    from torch.export._tree_utils import reorder_kwargs
                     kwargs = reorder_kwargs(kwargs, pytree.treespec_loads(self.loader.get_call_spec()[0]))
                 flat = [x for x in pytree.tree_leaves((args, kwargs)) if isinstance(x, torch.Tensor)]
                 with open(report, "w", encoding="utf-8") as f:
