@@ -1724,6 +1724,38 @@ def test_data_access_in_a_custom_ops_traced_backward_is_named(fixed, tmp_path):
     assert not any(" bisect" in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]
 
 
+@pytest.mark.parametrize("variant", ["as_written", "--shape-fake"])
+def test_autograd_in_a_custom_ops_kernels_is_named(variant, tmp_path):
+    """Blind A/B batch 40: a custom op computes forces with torch.func.vjp, in its fake kernel too. Compiled, the
+    fake kernel raises on fake tensors; with a shape-only fake kernel, the real kernel raises under compiled code's
+    first-call aliasing check ("Cannot access storage of TensorWrapper"). Both were "minify" Nexts. Now the first
+    names the fake kernel's line and says the real kernel fails next; the second names autograd in the kernel, with
+    no minify or bisect; and the written-out gradient (--fixed) runs compiled."""
+    args = [] if variant == "as_written" else [variant]
+    if args:
+        import torch._functorch.config as functorch_config
+        if not hasattr(functorch_config, "check_custom_op_aliasing"):
+            pytest.skip("this torch runs no first-call aliasing check of custom ops")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("custom_op_autograd_kernel.py"), *args, timeout=600)
+    e, first = d["errors"][0], d["next_steps"][0]
+    assert d["verdict"]["kind"] == "compile_only", d["verdict"]
+    assert not any(s["command"] and re.search(r" (minify|bisect)\b", s["command"]) for s in d["next_steps"]), d["next_steps"]
+    assert not e["next_command"], e
+    if not args:
+        line = next(i for i, ln in enumerate(open(program("custom_op_autograd_kernel.py")), 1)
+                    if "register_fake" in ln) + 1
+        assert e["category"] == "fake_tensor_error", e
+        assert f"potential::energy_forces (custom_op_autograd_kernel.py:{line})" in first["why"], first
+        assert "it fails next" in first["why"], first
+        return
+    assert e["category"] == "custom_op_kernel_autograd" and e["side"] == "custom_op", e
+    assert "check_custom_op_aliasing = False" in first["why"], first
+    fixed = subprocess.run([sys.executable, program("custom_op_autograd_kernel.py"), "--fixed"], capture_output=True,
+                           text=True, timeout=600, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    assert fixed.returncode == 0 and "E after 3 steps" in fixed.stdout, fixed.stderr[-2000:]
+
+
 def test_an_explain_gate_is_not_cleared_by_the_eager_run(tmp_path):
     """Blind A/B batch 39: a CI gate counts graph breaks with torch._dynamo.explain, which traces under any compile
     stance, so triage's run without torch.compile fails the same way. The verdict does not call it the program's bug

@@ -18,6 +18,10 @@ from ..cmdline import (cli_command, local_imports as _local_imports, script_of a
                        template_command)
 from ..report import GraphInfo, Report
 
+# functorch's wrapper reaching storage, or autograd off: what autograd inside a custom op's kernel raises compiled
+_AUTOGRAD_OFF_RE = re.compile(r"Cannot access storage of TensorWrapper|does not require grad and does not have a grad_fn")
+
+
 def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=None, eager_stderr=None):
     """Decide the verdict of a failed compiled run (an eager re-run through run_eager_fn, or a recorded
     eager_res/eager_stderr), refine the first error with it and redo the next steps."""
@@ -101,6 +105,14 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
             err.next_command = None
             err.inner = {"type": err.type, "message": err.message.splitlines()[0] if err.message else "",
                          "op": hit[0]}
+    frames = (exc or {}).get("frames") or []
+    if rep.verdict["kind"] == "compile_only" and _AUTOGRAD_OFF_RE.search(err.message or "") \
+            and any(f.file.replace(os.sep, "/").endswith("torch/_library/custom_ops.py") for f in frames):
+        # autograd inside a custom op's kernel, which compiled code calls with autograd's keys off (blind A/B batch 40:
+        # torch.func.vjp in the kernel; "Runtime error inside compiled code" sent it to minify)
+        row = knowledge.triage_row("custom_op_kernel_autograd")
+        err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), "custom_op"
+        err.advice, err.next_command = " ".join(row["advice"].split()), None
     raised = _torch_compile_frame(exc) if rep.verdict["kind"] == "compile_only" and err.category == "user_error" else None
     if raised is not None:
         # raised by torch's compiler code, not by a check of the program's (a fresh DDP program: DDPOptimizer's

@@ -312,13 +312,17 @@ def _error_steps(rep, target_str, cli):
                    "custom_op_no_autograd": "register a backward (register_autograd)",
                    "custom_op_bad_fake": "make the fake kernel return the real kernel's shape/dtype",
                    "custom_op_mutates_args": "declare every mutated input in mutates_args",
+                   "custom_op_kernel_autograd": "compute the result without autograd in the kernel (or call the "
+                                                "autograd-based code directly, without the custom op)",
                    "traced_data_access": f"move the data access{' at ' + at if at else ''} into a custom op of its own "
                                          "(custom_op + register_fake) called from the traced formula"
                    }.get(e.category, e.title)
             why = f"{fix} for {op or 'the custom op'}, then check it with torch.library.opcheck(op, args)" + (
                 " on inputs that require grad; no bisect" if e.category == "traced_data_access" else "")
-            if e.category == "traced_data_access":
+            if e.category in ("traced_data_access", "custom_op_kernel_autograd"):
                 e.next_command = None
+            if e.category == "custom_op_kernel_autograd":
+                why = f"{e.title}: {e.advice}"
             if e.category == "triton_kernel_on_cpu":
                 defs = program_code.triton_op_defs(program_code.program_files(rep))
                 at = ", ".join(f"{os.path.basename(f)}:{i}" for f, i in defs[:3])
@@ -384,6 +388,19 @@ def _error_steps(rep, target_str, cli):
             steps.append({"why": f"{knowledge.setting_label(lib[0])}: {' '.join(lib[0]['setting'].split())}" if lib
                                  else knowledge.advice("data_dependent_under_compile"), "skill": "trace-dynamo",
                           "command": None})
+            continue
+        fake = program_code.fake_kernel_of(rep, inner.get("op")) \
+            if e.category == "fake_tensor_error" and i == 0 and kind in ("compile_only", "not_checked") else None
+        if fake:
+            # the program's own fake kernel raised while Dynamo traced the op (blind A/B batch 40: it ran the real
+            # formula, whose torch.func.vjp wrapped the fake input; the minify Next led away from it)
+            e.next_command = None
+            grad = re.search(r"GradTrackingTensor|TensorWrapper", inner.get("message") or "")
+            steps.append({"why": knowledge.advice("fake_kernel_raised", op=inner["op"].rsplit(".", 1)[0].replace(
+                                                      ".", "::", 1), at=f"{os.path.basename(fake[0])}:{fake[1]}",
+                                                  msg=msg, autograd=" " + knowledge.advice("fake_kernel_autograd")
+                                                  if grad else ""),
+                          "skill": None, "command": None, "decides": True})
             continue
         if e.category == "fake_tensor_error" and i == 0 and kind == "compile_only" and e.side != "custom_op" \
                 and inner.get("op") and _SHAPE_MISMATCH.search(inner.get("message") or ""):

@@ -343,6 +343,19 @@ def fake_kernels(rep):
     from ..read import never_ran
     return never_ran.fake_kernels(program_files(rep))
 
+def fake_kernel_of(rep, op):
+    """(path, line) of the fake kernel the program registers for op (as a fake-tensor error names it,
+    "ns.name.overload", or "ns::name"), else None; torch's own namespaces are never the program's."""
+    parts = re.split(r"::|\.", op or "")
+    if len(parts) < 2 or parts[0] in ("aten", "prims", "torch"):
+        return None
+    ns, name = parts[0], parts[1]
+    for path, line, reg in fake_kernels(rep):
+        if reg.split("::")[-1].split(".")[-1] == name and ("::" not in reg or reg.split("::")[0] == ns):
+            return path, line
+    return None
+
+
 def custom_op_mutation(files):
     """(op name, Location, arg) of a custom op declared with mutates_args=() whose body changes an
     argument in place (x.add_(...), x[...] = ..., x.copy_(...)); None when there is none."""
