@@ -169,6 +169,25 @@ def test_cache_bypass_reason_fix_and_saving(tmp_path):
     _check_bypass_saving(g, cold)
 
 
+@pytest.mark.parametrize("ex", [False, True])
+def test_an_effectful_op_that_bypasses_the_cache_is_named_with_its_fix(ex, tmp_path):
+    """Blind A/B batch 40: torch.linalg.cholesky in a compiled GP loss; its error check is wrapped in with_effects
+    and the FX graph cache bypasses the graph on every start. The generic fix (torch.compiler.disable) named
+    neither the op nor the call; now the fix names linalg.cholesky and its _ex variant, and that variant caches."""
+    p = run_cli("compile-time", "--json", "--no-tlparse", "--out", tmp_path / "r", "--", "python",
+                program("ct_linalg_effects.py"), *(["--ex"] if ex else []), check=0, timeout=900)
+    res = json.loads(p.stdout)
+    fx = res["summary"]["caches"]["fx_graph_cache"]
+    if ex:
+        assert fx["bypass"] == 0 and fx["miss"] >= 1 and not fx["reasons"], fx
+        return
+    (r,) = fx["reasons"]
+    assert r["reason"] == "Can't cache HigherOrderOperator: with_effects", r
+    assert r["effects"] == {"aten._linalg_check_errors": "linalg.cholesky"}, r
+    (g,) = [x for x in res["suggestions"] if x["id"].startswith("bypass:")]
+    assert g["fix"].startswith("torch.linalg.cholesky checks its result") and "cholesky_ex" in g["fix"], g
+
+
 def test_freezing_bypasses_are_one_fix_and_dynamic_false_buckets_are_not_recompiles_to_stop(tmp_path):
     """Blind A/B batch 32: a CPU server with freezing on and dynamic=False for three fixed buckets. Both caches'
     bypass reasons ("mkldnn tensors unpickleable", "freezing enabled") are one suggestion, freezing's (it said to

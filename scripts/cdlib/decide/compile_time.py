@@ -205,6 +205,9 @@ def _caches(tr):
                 r["count"] += 1
                 if e.compile_id and e.compile_id not in r["compile_ids"]:
                     r["compile_ids"].append(e.compile_id)
+    effects = _effect_ops(tr) if any("with_effects" in r["reason"] for c in out.values() for r in c["reasons"]) else {}
+    for r in (r for c in out.values() for r in c["reasons"] if "with_effects" in r["reason"] and effects):
+        r["effects"], r["fix"] = effects, effects_fix(effects)
     for e in tr.artifacts("aotautograd_cache_pickle_failure"):
         c = out.setdefault("aotautograd_cache", {"hit": 0, "miss": 0, "bypass": 0, "disabled": 0, "reasons": [],
                                                  "time_saved_s": 0.0})
@@ -222,6 +225,35 @@ def bypass_fix(reason):
             return {"id": row["id"], "fix": " ".join(row["fix"].split()), "docs": row.get("docs")}
     return {"id": None, "fix": "not in our table; PyTorch's reason is quoted as is (search it in "
             "torch/_inductor/codecache.py or torch/_functorch/_aot_autograd/autograd_cache.py)", "docs": None}
+
+
+# with_effects(token, torch.ops.aten._linalg_check_errors.default, x, 'linalg.cholesky', is_matrix = True)
+_WITH_EFFECTS_RE = re.compile(r"with_effects\([^,()]+, torch\.ops\.([\w.]+?)\.\w+((?:, [^()]*)?)\)")
+
+
+def _effect_ops(tr):
+    """{op: the first quoted argument (the calling API, e.g. 'linalg.cholesky') or None} of the ops wrapped in
+    with_effects in the trace's graphs."""
+    found = {}
+    for e in tr.events:
+        p = e.payload if isinstance(e.payload, str) else ""
+        for op, args in _WITH_EFFECTS_RE.findall(p) if "with_effects(" in p else []:
+            api = re.search(r"'([\w.]+)'", args)
+            found.setdefault(op, api.group(1) if api else None)
+    return found
+
+
+def effects_fix(effects):
+    """The bypass fix for graphs with ops wrapped in with_effects: a known op's own (knowledge/compile_time.yaml,
+    higher_order_op's effects), else the general one naming the ops."""
+    row = next(r for r in knowledge.load("compile_time")["bypass_reasons"] if r["id"] == "higher_order_op")
+    for op, api in effects.items():
+        known = next((k for k in row.get("effects") or [] if k["op"] == op), None)
+        if known:
+            return {"id": "higher_order_op", "docs": None,
+                    "fix": " ".join(known["fix"].split()).format(api=api or "linalg")}
+    ops = ", ".join(f"{op}" + (f" (from {api})" if api else "") for op, api in effects.items())
+    return {"id": "higher_order_op", "docs": None, "fix": " ".join(row["effects_fix"].split()).format(ops=ops)}
 
 
 _MOD_SPLIT = "_modules_"
