@@ -1799,6 +1799,23 @@ def test_a_warning_on_a_deprecated_input_gets_the_warn_recipe(bool_mask, tmp_pat
     assert b["fix"]["recipe_id"] == "construct:warn" and "give it what it expects" in b["fix"]["fix"], b["fix"]
 
 
+@pytest.mark.parametrize("torch_ops", [False, True])
+def test_a_numpy_function_torch_numpy_lacks_gets_its_own_recipe(torch_ops, tmp_path):
+    """Blind A/B batch 40: np.nanmedian in a model's robust scaling breaks the graph (GB0294: no such function in
+    torch._numpy). The recipe was GB0293's "trace_numpy was set to False", which the program never did; now it says
+    torch._numpy lacks the function and names the torch op (and its median convention); with it, one graph."""
+    args = ["--torch"] if torch_ops else []
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("gb_numpy_nanmedian.py"), *args, timeout=600)
+    assert d["exit_code"] == 0, d["errors"]
+    if torch_ops:
+        assert not d["graph_breaks"], d["graph_breaks"]
+        return
+    [b] = d["graph_breaks"]
+    assert b["fix"]["recipe_id"] == "GB0294" and "torch.nanmedian" in b["fix"]["fix"], b["fix"]
+    assert "trace_numpy was set" not in b["fix"]["fix"], b["fix"]
+
+
 def test_an_ill_conditioned_gate_is_rounding_with_the_math_named(tmp_path):
     """Blind A/B batch 39's review: a gate on a float32 std_mean over ~1e5 values with a 0.4 spread; the printed
     comparison `max|compiled-eager| = ...` (no space after max) was read as not comparing numbers, and the Next
