@@ -1799,6 +1799,46 @@ def test_a_warning_on_a_deprecated_input_gets_the_warn_recipe(bool_mask, tmp_pat
     assert b["fix"]["recipe_id"] == "construct:warn" and "give it what it expects" in b["fix"]["fix"], b["fix"]
 
 
+@pytest.mark.parametrize("use_math", [False, True])
+def test_a_constructor_reading_traced_values_is_named_without_minify(use_math, tmp_path):
+    """Blind A/B batch 40: np.cos/np.sin of a Python float, traced as 0-d tensors, fed to the legacy torch.Tensor(list)
+    constructor: "data is not allocated yet" while tracing, and the Next was minify. Now the Next says the op needs
+    values tracing lacks and names math.cos / torch.stack; with math.cos the program compiles."""
+    args = ["--math"] if use_math else []
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("fake_numpy_rotation.py"), *args, timeout=600)
+    if use_math:
+        assert d["exit_code"] == 0 and not d["errors"] and not d["graph_breaks"], d["errors"]
+        return
+    e, first = d["errors"][0], d["next_steps"][0]
+    assert e["category"] == "fake_tensor_error" and not e["next_command"], e
+    line = next(i for i, ln in enumerate(open(program("fake_numpy_rotation.py")), 1) if "torch.Tensor([" in ln)
+    assert first["why"].startswith("`torch.Tensor(...)` at ") and f"fake_numpy_rotation.py:{line}" in first["why"] \
+        and "math.cos" in first["why"], first
+    assert not any(s["command"] and " minify" in s["command"] for s in d["next_steps"]), d["next_steps"]
+
+
+@pytest.mark.parametrize("fixed", [False, True])
+def test_a_float_pinned_by_an_op_that_takes_a_number_is_named(fixed, tmp_path):
+    """Blind A/B batch 40: a masking ratio on a schedule feeds torch.full_like's fill value; the float is dynamic
+    after its first change, but full_like takes only a Python number, so every step recompiled. The guard's line is
+    the `if ratio > 0:` before it and the fix said to pass a 0-d tensor (which that branch would break on). Now the
+    cause names the full_like line and the tensor-arithmetic fix; with it, one expected recompile."""
+    args = ["--fixed"] if fixed else []
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("rc_float_full_like.py"), *args, timeout=600)
+    [fr] = d["recompiles"]
+    [c] = fr["causes"]
+    assert c["kind"] == "python_float", c
+    if fixed:
+        assert c["expected"] and c["count"] == 1, c
+        return
+    assert not c["expected"] and c["count"] >= 4, c
+    line = next(i for i, ln in enumerate(open(program("rc_float_full_like.py")), 1) if "torch.full_like(" in ln)
+    assert c["specialized_at"]["line"] == line and "torch.full_like" in c["specialized_reason"], c
+    assert "tensor arithmetic" in c["fix"] and "unless Python code branches on it" in c["fix"], c
+
+
 @pytest.mark.parametrize("torch_ops", [False, True])
 def test_a_numpy_function_torch_numpy_lacks_gets_its_own_recipe(torch_ops, tmp_path):
     """Blind A/B batch 40: np.nanmedian in a model's robust scaling breaks the graph (GB0294: no such function in

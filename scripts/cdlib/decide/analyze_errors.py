@@ -203,6 +203,8 @@ def _errors(tr, res, stdout, stderr, target_str, cli):
 
 
 # a shape error of a core op ("Attempting to broadcast a dimension", "size mismatch", "shape '[4, 8]' is invalid")
+# a fake tensor's values were read (a constructor copying them, a data pointer)
+_FAKE_DATA_RE = re.compile(r"data is not allocated yet|Cannot access data pointer of Tensor|Cannot access storage of")
 _SHAPE_MISMATCH = re.compile(r"(?i)broadcast|size mismatch|sizes? of tensors must match|shape '\[|must match the size|"
                              r"expected .*(?:size|shape)|mat1 and mat2 shapes")
 
@@ -400,6 +402,17 @@ def _error_steps(rep, target_str, cli):
                                                       ".", "::", 1), at=f"{os.path.basename(fake[0])}:{fake[1]}",
                                                   msg=msg, autograd=" " + knowledge.advice("fake_kernel_autograd")
                                                   if grad else ""),
+                          "skill": None, "command": None, "decides": True})
+            continue
+        if e.category == "fake_tensor_error" and i == 0 and kind in ("compile_only", "not_checked") \
+                and _FAKE_DATA_RE.search(inner.get("message") or ""):
+            # the op needs its inputs' values, which tracing has not (blind A/B batch 40: np.cos of a Python float
+            # traced as a 0-d tensor, then the legacy torch.Tensor([[c, -s], [s, c]]) constructor; Next was minify)
+            ins = ", ".join(inner.get("inputs") or [])
+            e.next_command = None
+            op_ = re.sub(r"^<?class '([^']+)'>?$", r"\1(...)", inner.get("op") or "the op")
+            steps.append({"why": knowledge.advice("fake_value_read", op=op_,
+                                                  at=at or "the user line", inputs=f" ({ins})" if ins else ""),
                           "skill": None, "command": None, "decides": True})
             continue
         if e.category == "fake_tensor_error" and i == 0 and kind == "compile_only" and e.side != "custom_op" \

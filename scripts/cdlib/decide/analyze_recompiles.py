@@ -275,6 +275,40 @@ def _expected(kind, guard, primary, limit_hit, static=False, actual=None):
     return None
 
 
+_GRAPH_FILE_RE = re.compile(r"# File: (\S+?):(\d+) in (\w+), code: (.*)")
+_GRAPH_ASSIGN_RE = re.compile(r'(\w+)(?:: ("[^"]*"))? = (.*)')
+
+
+def float_pinned_at(tr, frame_id, name):
+    """(Location, op) of the first call in the function's Dynamo graphs that takes a value computed from the
+    dynamic float argument `name` where only a Python number will do (not arithmetic: torch.full_like(x, 1 - p)),
+    which makes Dynamo put the exact value back (a `== value` guard; blind A/B batch 40: a masking ratio on a
+    schedule recompiled on every step and the guard's line was the branch before it); None when there is none."""
+    ph = "l_" + re.sub(r"\W", "_", name) + "_"
+    for e in tr.of("dynamo_output_graph"):
+        if e.meta.get("frame_id") != frame_id or not e.payload or f"{ph}.item()" not in e.payload:
+            continue
+        syms, at = set(), None
+        for line in e.payload.splitlines():
+            m = _GRAPH_FILE_RE.search(line)
+            if m:
+                at = m.groups()
+                continue
+            a = _GRAPH_ASSIGN_RE.match(line.strip())
+            if not a:
+                continue
+            var, ann, expr = a.groups()
+            if expr.startswith(f"{ph}.item()") or (ann or "").startswith('"Sym(') and any(
+                    re.search(rf"\b{v}\b", expr) for v in syms):
+                syms.add(var)          # the float itself, or a Python number computed from it
+                continue
+            call = re.match(r"([\w.]+)\(", expr)
+            if call and not call.group(1).startswith(("operator.", "torch.sym_", "torch._check")) and any(
+                    re.search(rf"\b{v}\b", expr[call.end():]) for v in syms):
+                return (_loc(at[0], at[1], at[2], at[3].strip()) if at else None), call.group(1)
+    return None
+
+
 def _in_fake_kernel(at):
     """The name of the fake kernel (torch.library register_fake / impl_abstract) whose body holds `at`, else None."""
     if at is None or not at.line:
@@ -409,6 +443,11 @@ def _recompiles(tr, stderr):
                 c["fix"] = (knowledge.advice("specialized_dict_key") if dict_key else
                             knowledge.advice("specialized_loop") if sp[1] == "range_refined_to_singleton" else
                             knowledge.advice("specialized"))
+            name = re.match(r"value of `(\w+)`$", c["cause"]) if c["kind"] == "python_float" else None
+            pinned = float_pinned_at(tr, fid, name.group(1)) if name and not c["expected"] else None
+            if pinned and pinned[0]:
+                c["specialized_at"], c["specialized_reason"] = pinned[0], f"{pinned[1]} takes it as a Python number"
+                c["fix"] = knowledge.advice("float_pinned_by_op", name=name.group(1), op=pinned[1])
             fake = _in_fake_kernel(c.get("added_at"))
             if fake and not c["expected"]:   # a custom op's fake kernel pinned the size (blind A/B batch 29)
                 c["specialized_at"], c["specialized_reason"] = c["added_at"], f"in the fake kernel {fake}"
