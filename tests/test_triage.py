@@ -1799,6 +1799,23 @@ def test_a_warning_on_a_deprecated_input_gets_the_warn_recipe(bool_mask, tmp_pat
     assert b["fix"]["recipe_id"] == "construct:warn" and "give it what it expects" in b["fix"]["fix"], b["fix"]
 
 
+def test_a_run_that_fails_only_without_torch_compile_gets_that_failure_first(tmp_path):
+    """Blind A/B batch 40: a keep probability on an unclamped schedule reaches 1.0625; eager's bernoulli rejects it,
+    the compiled one (rand < p) does not check. --vs-eager's first Next was the accuracy run (numbers differ by random
+    draws); now it is the eager failure with its line and what compiled code skips; clamped, eager runs too."""
+    d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("eager_only_bernoulli.py"), timeout=600)
+    assert d["exit_code"] == 0 and d["vs_eager"]["eager_exit_code"] == 1, d["vs_eager"]
+    first = d["next_steps"][0]
+    line = next(i for i, ln in enumerate(open(program("eager_only_bernoulli.py")), 1) if "torch.bernoulli(" in ln)
+    assert first["why"].startswith(f"the run without torch.compile failed at eager_only_bernoulli.py:{line}: "
+                                   "RuntimeError: Expected p_in"), first
+    assert "compiled code may skip" in first["why"] and not first["command"], first
+    clamped = subprocess.run([sys.executable, program("eager_only_bernoulli.py"), "--clamp"], capture_output=True,
+                             text=True, timeout=300, env=dict(os.environ, TORCH_COMPILE_DISABLE="1", OMP_NUM_THREADS="1"))
+    assert clamped.returncode == 0 and "epoch 5" in clamped.stdout, clamped.stderr[-2000:]
+
+
 @pytest.mark.parametrize("use_math", [False, True])
 def test_a_constructor_reading_traced_values_is_named_without_minify(use_math, tmp_path):
     """Blind A/B batch 40: np.cos/np.sin of a Python float, traced as 0-d tensors, fed to the legacy torch.Tensor(list)

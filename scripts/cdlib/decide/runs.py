@@ -243,6 +243,21 @@ def _small_numeric(cmp, rel=0.01):
     return True
 
 
+def _eager_only_failure(rep):
+    """The next step for a run without torch.compile that raised where the compiled run exited 0, else None."""
+    eexc = parse_exception(_read_text(rep.artifacts.get("eager_check_stderr")))
+    if not (eexc and eexc.get("type")):
+        return None
+    eloc = innermost_user(eexc["frames"])
+    at_e = f" at {os.path.basename(eloc.file)}:{eloc.line}" if eloc is not None and eloc.line else ""
+    msg = eexc.get("message") or ""
+    return {"why": f"the run without torch.compile failed{at_e}: {eexc['type']}: {_first_lines(msg, 1, 200)} (the "
+                   "compiled run did not): " + (knowledge.advice("eager_only_inplace_saved")
+                                                if "modified by an inplace operation" in msg else
+                                                knowledge.advice("eager_only_failure")),
+            "skill": "overview", "command": None}
+
+
 def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
     """triage --vs-eager: the program's stdout compiled vs eager, line by line (the eager check's run when
     there was one); a difference goes first in the next steps."""
@@ -317,6 +332,15 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             rep.next_steps.insert(at, {"why": f"[{f['id']}] {f['fix']} Verify: {f['verify']}", "skill": None,
                                        "command": None})
             at += 1
+        eager_step = _eager_only_failure(rep) if not failed and cmp["eager_exit_code"] not in (0, None) \
+            and not cmp["eager_timed_out"] else None
+        if eager_step:
+            # no verdict names the eager failure: say what and where it was, first: a failure the eager run measured
+            # outranks a by-design class the compiled run only suggests (blind A/B batch 22: compiled_rng above an
+            # in-place error on a saved output; batch 40: bernoulli's range check, which compiled code skips, and the
+            # Next was the accuracy run)
+            rep.next_steps.insert(at0, eager_step)
+            at += 1
         jvps = custom_jvps_under_forward_ad(_program_files(rep))
         if jvps:   # a Function's own jvp that Dynamo drops (blind A/B batch 37: NaN from step 0; the NaN and Dynamo-alone
             # advice named the backward, constants, side effects and hooks)
@@ -356,21 +380,6 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             cmp["verdict"] += (f"; the run without torch.compile failed (exit {cmp['eager_exit_code']}) after the "
                                f"same first {cmp['lines']['eager']} of the compiled run's {cmp['lines']['compiled']} "
                                "lines: the difference is where it stopped, not numbers; look at its failure first")
-            if not failed:   # no verdict names the eager failure: say what and where it was
-                eexc = parse_exception(_read_text(rep.artifacts.get("eager_check_stderr")))
-                eloc = innermost_user(eexc["frames"]) if eexc else None
-                if eexc and eexc.get("type"):
-                    at_e = f" at {os.path.basename(eloc.file)}:{eloc.line}" if eloc is not None and eloc.line else ""
-                    msg = eexc.get("message") or ""
-                    # first: a failure the eager run measured outranks a by-design class the compiled run only
-                    # suggests (blind A/B batch 22: compiled_rng came first, above an in-place error on a saved output)
-                    rep.next_steps.insert(at0, {
-                        "why": f"the run without torch.compile failed{at_e}: {eexc['type']}: "
-                               f"{_first_lines(msg, 1, 200)} (the compiled run did not): " + (
-                                   knowledge.advice("eager_only_inplace_saved")
-                                   if "modified by an inplace operation" in msg else
-                                   "fix or explain that failure first, then compare again"),
-                        "skill": "overview", "command": None})
             return
         if failed and (rep.verdict or {}).get("kind") == "fails_eager_too" and _small_numeric(cmp):
             # the program fails without torch.compile: what its failing check prints differs a little between
