@@ -254,7 +254,11 @@ def _eager_only_failure(rep):
     return {"why": f"the run without torch.compile failed{at_e}: {eexc['type']}: {_first_lines(msg, 1, 200)} (the "
                    "compiled run did not): " + (knowledge.advice("eager_only_inplace_saved")
                                                 if "modified by an inplace operation" in msg else
-                                                knowledge.advice("eager_only_failure")),
+                                                # an op's own check (a lock file or other OSError is no such check)
+                                                knowledge.advice("eager_only_failure")
+                                                if eexc["type"].split(".")[-1] in ("RuntimeError", "IndexError",
+                                                                                   "ValueError") else
+                                                "fix or explain that failure first, then compare again"),
             "skill": "overview", "command": None}
 
 
