@@ -23,7 +23,8 @@ VERDICT = {"hooks_changed_after_compile": None, "global_hooks_extra_call": "fail
            "compiled_state_dict_prefix": None, "uninitialized_empty": None,
            "transformer_fastpath_padding": None, "collective_grad_compiled": None,
            "class_method_patched_after_compile": None, "set_iteration_order": None,
-           "lru_cache_result_mutated": "fails_eager_too", "generator_advanced_while_tracing": None}
+           "lru_cache_result_mutated": "fails_eager_too", "generator_advanced_while_tracing": None,
+           "except_on_dynamic_number": None}
 API_RE = re.compile(r"\btorch(?:\.[A-Za-z_]\w*)+")
 # classes whose program a dedicated test below triages, with _check and more (one triage run instead of two)
 DEDICATED = {"lru_cache_result_mutated": "test_a_cached_tensor_changed_in_place_says_eager_is_the_side_that_drifts"}
