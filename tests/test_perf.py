@@ -91,6 +91,9 @@ def test_script_target_shares(tmp_path):
     assert res["wall_s"] > 0 and 0 <= res["compile_share"] <= 1
     assert res["graph_breaks"] >= 1 and res["graph_break_sites"]
     assert res["eager"]["exit"] == 0 and res["eager"]["wall_s"] > 0
+    # each break with its recipe, as triage shows it (blind A/B batch 40: only PyTorch's message was in view)
+    site = res["graph_break_sites"][0]
+    assert site["fix"] and f"    Fix: {site['fix'][:60]}" in open(tmp_path / "r" / "report.md").read(), site
 
 
 def test_a_script_that_hits_the_recompile_limit_gets_the_cause_and_fix(tmp_path):

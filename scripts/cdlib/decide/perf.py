@@ -294,7 +294,8 @@ def script_result(run_dir, tstr, rep, eager):
         "recompile_s": recompile_s, "recompile_share": round(recompile_s / wall, 3) if wall else None,
         "graphs": st.get("graphs"), "graph_breaks": st.get("graph_breaks"),
         "graph_break_sites": [{"site": b.location.short() if b.location else b.site, "gb_id": b.gb_id,
-                               "type": b.gb_type, "count": b.count} for b in rep.graph_breaks],
+                               "type": b.gb_type, "count": b.count, "fix": " ".join((b.fix.get("fix") or "").split()),
+                               "frame_skipped": bool(b.fix.get("frame_skipped"))} for b in rep.graph_breaks],
         "recompiles": st.get("recompiles"), "recompile_causes": recompile_causes(rep),
         "expected_recompiles": expected_recompiles(rep),
         # nothing compiled and one more run caught a torch.compile call raising (runs._check_compile_raised)

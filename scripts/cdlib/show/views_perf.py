@@ -94,7 +94,10 @@ def script_md(r):
     L.append(f"- {r['graphs']} graph(s), {r['graph_breaks']} graph break(s), {r['recompiles']} recompile(s); "
              f"FX graph cache {r['fx_graph_cache']['hits']} hit / {r['fx_graph_cache']['misses']} miss")
     for b in r["graph_break_sites"][:5]:
-        L.append(f"  - break at {b['site']} {b.get('gb_id') or ''}: {cmdline.clip(b['type'], 80)} (×{b['count']})")
+        L.append(f"  - break at {b['site']} {b.get('gb_id') or ''}: {cmdline.clip(b['type'], 80)} (×{b['count']})"
+                 + (": Dynamo skipped the frame it is in, which runs eagerly" if b.get("frame_skipped") else ""))
+        if b.get("fix"):   # the recipe, as triage shows it (blind A/B batch 40: only PyTorch's flag was in view)
+            L.append(f"    Fix: {cmdline.clip(b['fix'], 360)}")
     L.extend(f"  - {x}" for x in _recompile_lines(r.get("recompile_causes")))
     exp, share = r.get("expected_recompiles") or [], (r["recompile_s"] or 0) / (r["compile_s"] or 1)
     # of compile time and of wall time; only where every recompile is such a size change (recompile_s is all of them)
