@@ -77,7 +77,8 @@ def _as_dict(loc):
 def _trace_facts(tdir):
     """Compile time, graphs, breaks, recompiles, cudagraph skips and fallbacks from a mode's trace."""
     facts = {"compile_s": None, "graphs": 0, "recompiles": 0, "recompile_s": 0.0, "graph_breaks": [],
-             "cudagraph_skips": [], "fallbacks": [], "kernels": 0, "frames": [], "cpu_random_graphs": []}
+             "cudagraph_skips": [], "fallbacks": [], "kernels": 0, "frames": [], "cpu_random_graphs": [],
+             "library_calls": {}, "generated_kernels": 0}
     if not tdir or not tracemod.trace_files(tdir):
         return facts
     tr = tracemod.parse(tdir)
@@ -122,6 +123,12 @@ def _trace_facts(tdir):
             facts["cpu_random_graphs"].append(f"{g['compile_id']}-{g.get('kind')}")
         ks = II.analyze_graph(g)
         facts["kernels"] += len(ks)
+        for k in ks:
+            if k["kind"] in ("extern", "fallback"):   # a library kernel, the same one eager calls
+                name = k["name"].replace("extern_kernels.", "").split(".")[-2 if k["kind"] == "fallback" else -1]
+                facts["library_calls"][name] = facts["library_calls"].get(name, 0) + 1
+            else:
+                facts["generated_kernels"] += 1
         for k in ks:
             if k["kind"] == "fallback":
                 facts["fallbacks"].append({"op": k["name"], "graph": f"{g['compile_id']}-{g.get('kind')}",
@@ -302,6 +309,7 @@ def script_result(run_dir, tstr, rep, eager):
         "compile_raised": rep.next_steps[0]["why"] if rep.artifacts.get("compile_raised") and rep.next_steps else None,
         "cudagraph_skips": f["cudagraph_skips"], "fallbacks": f["fallbacks"],
         "fallback_notes": fallback_notes(f["fallbacks"]), "cpu_random_graphs": f["cpu_random_graphs"],
+        "library_calls": f["library_calls"], "generated_kernels": f["generated_kernels"],
         "fx_graph_cache": {"hits": st.get("fx_graph_cache_hits"), "misses": st.get("fx_graph_cache_misses")},
         "eager": eager, "errors": [e.title for e in rep.errors],
         "artifacts": {"trace_dir": os.path.join(run_dir, "trace"), "stderr": os.path.join(run_dir, "target.stderr")},
