@@ -1799,6 +1799,23 @@ def test_a_warning_on_a_deprecated_input_gets_the_warn_recipe(bool_mask, tmp_pat
     assert b["fix"]["recipe_id"] == "construct:warn" and "give it what it expects" in b["fix"]["fix"], b["fix"]
 
 
+@pytest.mark.parametrize("fixed", [False, True])
+def test_a_custom_ops_dtype_mismatch_names_the_real_kernels_numpy_result(fixed, tmp_path):
+    """Blind A/B batch 41: a custom op's real kernel returns np.interp's float64, its fake kernel float32; the Next
+    said to make the fake kernel return the real kernel's dtype (the wrong side: the float64 was unintended). Now it
+    names both dtypes and the cast in the real kernel; with that cast the program compiles."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3",
+                    program("custom_op_numpy_dtype.py"), *(["--fixed"] if fixed else []), timeout=600,
+                    env={"TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "cache")})
+    if fixed:
+        assert d["exit_code"] == 0 and not d["errors"], d["errors"]
+        return
+    assert d["errors"][0]["category"] == "custom_op_bad_fake", d["errors"]
+    first = d["next_steps"][0]["why"]
+    assert first.startswith("churn_demo::recency's real kernel returned torch.float64 where its fake kernel declares "
+                            "torch.float32") and "to(dtype=x.dtype" in first, first
+
+
 def test_a_run_that_fails_only_without_torch_compile_gets_that_failure_first(tmp_path):
     """Blind A/B batch 40: a keep probability on an unclamped schedule reaches 1.0625; eager's bernoulli rejects it,
     the compiled one (rand < p) does not check. --vs-eager's first Next was the accuracy run (numbers differ by random

@@ -345,7 +345,14 @@ def _error_steps(rep, target_str, cli):
                 e.advice = why
                 steps.append({"why": why, "skill": None, "command": None, "decides": True})
                 continue
-            if e.category == "custom_op_bad_fake":
+            dt = re.search(r"expected dtype (torch\.\w+) but got (torch\.\w+)",
+                           (e.inner or {}).get("message", "") + "\n" + (e.message or ""))
+            if e.category == "custom_op_bad_fake" and dt:
+                # which side to change is the question (blind A/B batch 41: np.interp returned float64 in the real
+                # kernel; "make the fake kernel return the real kernel's dtype" pointed at the wrong side)
+                why = knowledge.advice("custom_op_dtype_mismatch", op=op or "the custom op", fake=dt.group(1),
+                                       real=dt.group(2))
+            elif e.category == "custom_op_bad_fake":
                 why = program_code.bad_fake_step(e, op) or why
             steps.append({"why": why, "skill": e.skill, "command": None})
             continue
