@@ -367,7 +367,9 @@ def gate(measured, low=None):
         return (f"torch.testing.assert_close(compiled, eager) with its dtype defaults ({dflt}) accepts every output "
                 "checked here (each graph's first call); values near zero on other inputs need an atol at the outputs' "
                 f"scale: rtol {ASSERT_CLOSE.get(d, (1.3e-6,))[0]:g}, atol ≈ 2 × eps({d}) × max|output|"
-                + (f" = {atol:.2g}" if scale else "") + "; or compare both against an fp64 reference")
+                + (f" = {atol:.2g}" if scale else "") + " (an output that cancels to near 0, such as the mean of "
+                "zero-mean data, rounds at the scale of what it is computed from: its atol from eps × that scale, e.g. "
+                "the data's rms; blind A/B batch 41); or compare both against an fp64 reference")
     o = max(measured, key=lambda r: (r.get("max_abs_diff") or 0) / max(r.get("max_abs_eager") or 1e-30, 1e-30))
     d, diff, scale = o["dtype"], o.get("max_abs_diff") or 0.0, o.get("max_abs_eager") or 0.0
     k = diff / (EPS.get(d, EPS["float32"]) * scale) if scale else None
