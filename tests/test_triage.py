@@ -599,8 +599,9 @@ def step(h):
     return smooth(h.transpose(1, 2)).sum(-1)
 
 
-h = torch.randn(2, 8, 16)
-assert torch.allclose(torch.compile(step)(h), step(h))
+torch.manual_seed(0)   # a sum of cumsums: rounding differs compiled and eager, so a seed and an atol (unseeded, it
+h = torch.randn(2, 8, 16)   # failed the default atol 1e-8 once in a loaded run)
+assert torch.allclose(torch.compile(step)(h), step(h), atol=1e-5)
 print("match")
 '''
 
