@@ -1725,6 +1725,7 @@ def test_data_access_in_a_custom_ops_traced_backward_is_named(fixed, tmp_path):
     assert not any(" bisect" in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("variant", ["as_written", "--shape-fake"])
 def test_autograd_in_a_custom_ops_kernels_is_named(variant, tmp_path):
     """Blind A/B batch 40: a custom op computes forces with torch.func.vjp, in its fake kernel too. Compiled, the
@@ -1817,6 +1818,7 @@ def test_a_custom_ops_dtype_mismatch_names_the_real_kernels_numpy_result(fixed, 
                             "torch.float32") and "to(dtype=x.dtype" in first, first
 
 
+@pytest.mark.slow
 def test_a_run_that_fails_only_without_torch_compile_gets_that_failure_first(tmp_path):
     """Blind A/B batch 40: a keep probability on an unclamped schedule reaches 1.0625; eager's bernoulli rejects it,
     the compiled one (rand < p) does not check. --vs-eager's first Next was the accuracy run (numbers differ by random
@@ -1853,6 +1855,7 @@ def test_a_constructor_reading_traced_values_is_named_without_minify(use_math, t
     assert not any(s["command"] and " minify" in s["command"] for s in d["next_steps"]), d["next_steps"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixed", [False, True])
 def test_a_float_pinned_by_an_op_that_takes_a_number_is_named(fixed, tmp_path):
     """Blind A/B batch 40: a masking ratio on a schedule feeds torch.full_like's fill value; the float is dynamic
