@@ -202,9 +202,9 @@ def _errors(tr, res, stdout, stderr, target_str, cli):
     return errors
 
 
-# a shape error of a core op ("Attempting to broadcast a dimension", "size mismatch", "shape '[4, 8]' is invalid")
 # a fake tensor's values were read (a constructor copying them, a data pointer)
 _FAKE_DATA_RE = re.compile(r"data is not allocated yet|Cannot access data pointer of Tensor|Cannot access storage of")
+# a shape error of a core op ("Attempting to broadcast a dimension", "size mismatch", "shape '[4, 8]' is invalid")
 _SHAPE_MISMATCH = re.compile(r"(?i)broadcast|size mismatch|sizes? of tensors must match|shape '\[|must match the size|"
                              r"expected .*(?:size|shape)|mat1 and mat2 shapes")
 
@@ -314,8 +314,6 @@ def _error_steps(rep, target_str, cli):
                    "custom_op_no_autograd": "register a backward (register_autograd)",
                    "custom_op_bad_fake": "make the fake kernel return the real kernel's shape/dtype",
                    "custom_op_mutates_args": "declare every mutated input in mutates_args",
-                   "custom_op_kernel_autograd": "compute the result without autograd in the kernel (or call the "
-                                                "autograd-based code directly, without the custom op)",
                    "traced_data_access": f"move the data access{' at ' + at if at else ''} into a custom op of its own "
                                          "(custom_op + register_fake) called from the traced formula"
                    }.get(e.category, e.title)
@@ -323,7 +321,7 @@ def _error_steps(rep, target_str, cli):
                 " on inputs that require grad; no bisect" if e.category == "traced_data_access" else "")
             if e.category in ("traced_data_access", "custom_op_kernel_autograd"):
                 e.next_command = None
-            if e.category == "custom_op_kernel_autograd":
+            if e.category == "custom_op_kernel_autograd":   # the row's advice holds the fixes and the workaround
                 why = f"{e.title}: {e.advice}"
             if e.category == "triton_kernel_on_cpu":
                 defs = program_code.triton_op_defs(program_code.program_files(rep))

@@ -275,7 +275,6 @@ def _expected(kind, guard, primary, limit_hit, static=False, actual=None):
     return None
 
 
-_GRAPH_FILE_RE = re.compile(r"# File: (\S+?):(\d+) in (\w+), code: (.*)")
 _GRAPH_ASSIGN_RE = re.compile(r'(\w+)(?:: ("[^"]*"))? = (.*)')
 
 
@@ -284,13 +283,14 @@ def float_pinned_at(tr, frame_id, name):
     dynamic float argument `name` where only a Python number will do (not arithmetic: torch.full_like(x, 1 - p)),
     which makes Dynamo put the exact value back (a `== value` guard; blind A/B batch 40: a masking ratio on a
     schedule recompiled on every step and the guard's line was the branch before it); None when there is none."""
+    from ..read.inductor_info import FILE_COMMENT_RE
     ph = "l_" + re.sub(r"\W", "_", name) + "_"
     for e in tr.of("dynamo_output_graph"):
         if e.meta.get("frame_id") != frame_id or not e.payload or f"{ph}.item()" not in e.payload:
             continue
         syms, at = set(), None
         for line in e.payload.splitlines():
-            m = _GRAPH_FILE_RE.search(line)
+            m = FILE_COMMENT_RE.search(line)
             if m:
                 at = m.groups()
                 continue

@@ -129,7 +129,6 @@ def _trace_facts(tdir):
                 facts["library_calls"][name] = facts["library_calls"].get(name, 0) + 1
             else:
                 facts["generated_kernels"] += 1
-        for k in ks:
             if k["kind"] == "fallback":
                 facts["fallbacks"].append({"op": k["name"], "graph": f"{g['compile_id']}-{g.get('kind')}",
                                            "user_lines": [f"{os.path.basename(l['file'])}:{l['line']}" for l in k["user_lines"][:3]]})

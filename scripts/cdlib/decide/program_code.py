@@ -343,6 +343,7 @@ def fake_kernels(rep):
     from ..read import never_ran
     return never_ran.fake_kernels(program_files(rep))
 
+
 def fake_kernel_of(rep, op):
     """(path, line) of the fake kernel the program registers for op (as a fake-tensor error names it,
     "ns.name.overload", or "ns::name"), else None; torch's own namespaces are never the program's."""
