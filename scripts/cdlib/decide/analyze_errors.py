@@ -203,7 +203,7 @@ def _errors(tr, res, stdout, stderr, target_str, cli):
 
 
 # a fake tensor's values were read (a constructor copying them, a data pointer)
-_FAKE_DATA_RE = re.compile(r"data is not allocated yet|Cannot access data pointer of Tensor|Cannot access storage of")
+_FAKE_DATA_RE = re.compile(r"data is not allocated yet|Cannot access data pointer of Tensor")
 # a shape error of a core op ("Attempting to broadcast a dimension", "size mismatch", "shape '[4, 8]' is invalid")
 _SHAPE_MISMATCH = re.compile(r"(?i)broadcast|size mismatch|sizes? of tensors must match|shape '\[|must match the size|"
                              r"expected .*(?:size|shape)|mat1 and mat2 shapes")

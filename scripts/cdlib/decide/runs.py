@@ -251,15 +251,15 @@ def _eager_only_failure(rep):
     eloc = innermost_user(eexc["frames"])
     at_e = f" at {os.path.basename(eloc.file)}:{eloc.line}" if eloc is not None and eloc.line else ""
     msg = eexc.get("message") or ""
+    if "modified by an inplace operation" in msg:
+        what = knowledge.advice("eager_only_inplace_saved")
+    elif eexc["type"].split(".")[-1] in ("RuntimeError", "IndexError", "ValueError") \
+            and not (getattr(eloc, "code", None) or "").lstrip().startswith("raise"):
+        what = knowledge.advice("eager_only_failure")   # an op's own check (not the program's raise, not an OSError)
+    else:
+        what = "fix or explain that failure first, then compare again"
     return {"why": f"the run without torch.compile failed{at_e}: {eexc['type']}: {_first_lines(msg, 1, 200)} (the "
-                   "compiled run did not): " + (knowledge.advice("eager_only_inplace_saved")
-                                                if "modified by an inplace operation" in msg else
-                                                # an op's own check (a lock file or other OSError is no such check)
-                                                knowledge.advice("eager_only_failure")
-                                                if eexc["type"].split(".")[-1] in ("RuntimeError", "IndexError",
-                                                                                   "ValueError") else
-                                                "fix or explain that failure first, then compare again"),
-            "skill": "overview", "command": None}
+                   f"compiled run did not): {what}", "skill": "overview", "command": None}
 
 
 def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
