@@ -303,8 +303,10 @@ def float_pinned_at(tr, frame_id, name):
                 syms.add(var)          # the float itself, or a Python number computed from it
                 continue
             call = re.match(r"([\w.]+)\(", expr)
-            if call and not call.group(1).startswith(("operator.", "torch.sym_", "torch._check")) and any(
-                    re.search(rf"\b{v}\b", expr[call.end():]) for v in syms):
+            fn = call.group(1) if call else ""
+            # operator.*, torch.sym_float / sym_int / ... and torch._check* take SymFloats: not a pin
+            if call and not fn.startswith(("operator.", "torch._check")) and not fn.rsplit(".", 1)[-1].startswith(
+                    "sym_") and any(re.search(rf"\b{v}\b", expr[call.end():]) for v in syms):
                 return (_loc(at[0], at[1], at[2], at[3].strip()) if at else None), call.group(1)
     return None
 
