@@ -318,3 +318,52 @@ def test_a_serving_program_that_exits_0_gets_the_package_next(tmp_path):
     first = data["next_steps"][0]
     assert first["why"].startswith("the program runs the AOTInductor package loaded at aoti_dict_key_order.py:"), first
     assert first["command"].startswith("AOTI_RUNTIME_CHECK_INPUTS=1 "), first
+
+
+@pytest.mark.slow
+def test_a_package_whose_weights_were_never_loaded_is_named(tmp_path):
+    """Blind A/B batch 42: a deploy config built the package with package_constants_in_so=False (+ pickle_weights on
+    2.14+), aoti_load_package never read the weights, the first call segfaulted; triage's Next was "fix your program
+    ... → export skill". The AOTI check run's hook records the packages built and loaded: the verdict names the
+    package and the setting, the Next the aoti skill with the two fixes; the load_pt2 fix it gives runs clean."""
+    pkg_dir = tmp_path / "pkg"
+    pkg_dir.mkdir()
+    prog = program("aoti_weights_on_disk.py")
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog,
+                       "--dir", str(pkg_dir), timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    assert data["signal"] == "SIGSEGV" and data["errors"][0]["category"] == "aoti_weights_not_loaded", data["errors"]
+    w = data["verdict"]["aoti_inputs"]["weights"]
+    assert w["package"] == "intent.pt2" and "package_constants_in_so=False" in w["how"], w
+    first = data["next_steps"][0]
+    assert first["skill"] == "aoti" and "load_weights_from_disk=True" in first["why"], first
+    assert "export skill" not in (tmp_path / "r" / "report.md").read_text()
+    fixed = subprocess.run([sys.executable, prog, "--fixed", "--dir", str(pkg_dir)], capture_output=True, text=True,
+                           timeout=600)
+    assert fixed.returncode == 0 and "smoke test" in fixed.stdout, fixed.stdout + fixed.stderr[-2000:]
+
+
+def test_weights_reader_skips_a_run_that_loaded_constants(tmp_path):
+    """The reader behind that verdict: a package with weights on disk is named unless the run called load_constants
+    (load_pt2(..., load_weights_from_disk=True) does), and a plain package (weights in the .so) is never named."""
+    import json
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    from cdlib.decide.runs import _weights_not_loaded
+    on_disk, plain = tmp_path / "a.pt2", tmp_path / "b.pt2"
+    with zipfile.ZipFile(on_disk, "w") as z:
+        for n in ("a/data/weights/weight_0", "a/data/aotinductor/model/weights_config.json",
+                  "a/data/aotinductor/model/x.wrapper.so"):
+            z.writestr(n, "{}")
+    with zipfile.ZipFile(plain, "w") as z:
+        z.writestr("b/data/aotinductor/model/x.wrapper.so", "")
+    log = tmp_path / "packages.json"
+
+    def reads(*entries):
+        log.write_text(json.dumps(list(entries)))
+        return _weights_not_loaded(str(log))
+    assert reads({"loaded": str(on_disk)})["package"] == "a.pt2"
+    assert reads({"loaded": str(on_disk)}, {"load_constants": True}) is None
+    assert reads({"loaded": str(plain)}) is None
+    assert "in_so=False" in reads({"built": str(plain), "in_so": False}, {"loaded": str(plain)})["how"]
+    assert reads({"built": str(plain), "in_so": True}, {"loaded": str(plain)}) is None
+    assert _weights_not_loaded(str(tmp_path / "missing.json")) is None

@@ -65,7 +65,9 @@ def test_guard_kinds():
              "___check_obj_id(self.state[list(dict.keys(self.state))[0]][list(dict.keys(self.state[list(dict.keys("
              "self.state))[0]]))[0]], 140000)": "optimizer_state_identity",
              "___check_obj_id(L['batch'][list(dict.keys(L['batch']))[0]], 1403)": "object_identity",
-             "list(dict.keys(L['labels']))[0] == 'topic'": "dict_keys"}
+             "list(dict.keys(L['labels']))[0] == 'topic'": "dict_keys",
+             "tensor 'self._modules['blocks']._modules['0']._modules['attn']._buffers['k_cache']' size mismatch at "
+             "index 2. expected 38, actual 39": "module_buffer_shape"}
     for guard, kind in cases.items():
         assert knowledge.guard_kind(guard)["kind"] == kind, guard
 

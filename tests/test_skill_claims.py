@@ -81,3 +81,21 @@ def test_ints_are_not_specialized_per_value_under_defaults(facts):
     # knowledge/recompiles.yaml python_int: automatic dynamic makes a changing int dynamic after one recompile
     assert facts["config"]["specialize_int"] is False and facts["config"]["automatic_dynamic"] is True
     assert facts["recompiles"]["int_compiles"] == 2
+
+
+def test_a_dict_read_by_names_guards_no_key_order(facts):
+    # knowledge/recompiles.yaml dict_keys: "`sorted(d.items())` inside the compiled function does not help" and
+    # "`[d[k] for k in self.names]` guards no order" (blind A/B batch 42: feature stores merged as they finished)
+    g = facts["recompiles"]["graphs"]
+    assert (g["by_names"], g["by_items"]) == (1, 3), g
+    text = " ".join(read("knowledge/recompiles.yaml").split())
+    assert "`sorted(d.items())` inside the compiled function does not help" in text
+    assert "`[d[k] for k in self.names]` guards no order" in text
+
+
+def test_a_growing_buffer_stays_static_unless_the_flag_is_off(facts):
+    # knowledge/recompiles.yaml module_buffer_shape: "dynamic=True and mark_dynamic do not apply to them" and "set
+    # force_parameter_static_shapes = False" (blind A/B batch 42: a KV cache buffer grown with torch.cat)
+    g = facts["recompiles"]["graphs"]
+    assert g["buffer_static_True"] == 6 and g["buffer_static_False"] <= 3, g
+    assert "set force_parameter_static_shapes = False" in " ".join(read("knowledge/recompiles.yaml").split())

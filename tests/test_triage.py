@@ -784,6 +784,22 @@ def test_a_dict_with_other_keys_is_named_as_such_not_as_a_string(tmp_path):
     assert cmp_["after"]["recompiles"] == 0, cmp_["after"]
 
 
+@pytest.mark.slow
+def test_a_growing_module_buffer_is_named_with_the_preallocated_fix(tmp_path):
+    """Blind A/B batch 42: a KV cache registered as buffers and grown with torch.cat per decode step recompiled on
+    every token under dynamic=True (buffers stay static); perf's Fix was the shape kind's (drop dynamic=False,
+    maybe_mark_dynamic), which cannot help a buffer. The module_buffer_shape kind names the buffer and the
+    preallocated in-place cache, which compiles once."""
+    prog = program("rc_buffer_kv_cache.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    causes = [c for f in d["recompiles"] for c in f["causes"]]
+    assert causes and all(c["kind"] == "module_buffer_shape" for c in causes), causes
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "index_copy_" in md and "force_parameter_static_shapes" in md and "maybe_mark_dynamic" not in md, md
+    cmp_, _ = run_json("compare", tmp_path / "t", "--", sys.executable, prog, "--prealloc", check=0, timeout=600)
+    assert cmp_["after"]["recompiles"] == 0 and cmp_["after"]["exit_code"] == 0, cmp_["after"]
+
+
 def test_a_torch_compile_call_that_raised_and_was_caught_is_named(tmp_path):
     """Blind A/B batch 36: torch.compile(fn, mode=..., options=...) raised inside the program's try/except, which
     logged a warning and ran eagerly; triage said "never reached torch.compile ... run it with --no-compile to

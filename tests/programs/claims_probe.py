@@ -103,7 +103,39 @@ def g(x):
     return x + 1
 for s in range(1, 20):
     g(torch.ones(s))
-import json; print(json.dumps({"int_compiles": ints, "limit_graphs": n}))
+limit = n
+# a dict read by a fixed list of names guards no key order; iterating it (even sorted) does
+orders = [("a", "b", "c"), ("c", "a", "b"), ("b", "c", "a")]
+def by_names(d):
+    return torch.stack([d[k] for k in ("a", "b", "c")]).sum(0)
+def by_items(d):
+    return torch.stack([v for _, v in sorted(d.items())]).sum(0)
+graphs = {}
+for fn in (by_names, by_items):
+    n = 0
+    torch._dynamo.reset()
+    cf = torch.compile(fn, backend=count)
+    for order in orders:
+        cf({k: torch.ones(3) for k in order})
+    graphs[fn.__name__] = n
+# a buffer grown per call stays static (dynamic=True included) unless force_parameter_static_shapes is off
+class Grow(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(0, 2))
+    def forward(self, x):
+        self.cache = torch.cat([self.cache, x])
+        return self.cache.sum(0)
+for flag in (True, False):
+    n = 0
+    torch._dynamo.reset()
+    torch._dynamo.config.force_parameter_static_shapes = flag
+    m = torch.compile(Grow(), backend=count, dynamic=True)
+    for _ in range(6):
+        m(torch.ones(1, 2))
+    graphs[f"buffer_static_{flag}"] = n
+torch._dynamo.config.force_parameter_static_shapes = True
+import json; print(json.dumps({"int_compiles": ints, "limit_graphs": limit, "graphs": graphs}))
 """, name="limits")
 facts["recompiles"] = json.loads(p.stdout.strip().splitlines()[-1])
 print(json.dumps(facts))

@@ -261,13 +261,18 @@ def _error_steps(rep, target_str, cli):
                     # custom op got export's model.eval() advice, and the row's advice was clipped above)
                     why += f"; {e.title}: {' '.join(e.advice.split())}"
                 ai = v.get("aoti_inputs") or {}
-                if e.category == "aoti_input_mismatch":
+                if e.category == "aoti_weights_not_loaded":
+                    w = ai["weights"]
+                    why = f"{e.title} ({w['package']}: {w['how']}): {e.advice}"
+                elif e.category == "aoti_input_mismatch":
                     why = f"{e.title} ({ai.get('mismatch')}): {e.advice}"
                 elif e.category == "aoti_input_structure":
                     s = ai["structure"]
                     why = f"{e.title} (at `{s['path']}`: exported {s['exported']}, called {s['called']}): {e.advice}"
-                elif ai and not ai.get("timed_out") and not ai.get("size1_stride") and not v.get("export_call"):
-                    # (a program that also exports keeps the export advice: it names buffers the package carries)
+                elif ai and not ai.get("timed_out") and not ai.get("size1_stride") and (
+                        not v.get("export_call") or rep.signal):
+                    # (a program that also exports keeps the export advice, which names buffers the package carries,
+                    # unless the package crashed: batch 42's segfault got "fix your program ... → export skill")
                     # the package ran and its inputs check out: nothing here says whose bug it is (blind A/B batch
                     # 39: "fix your program ... torch.compile never ran" for a package fed a reordered dict)
                     why = knowledge.advice("aoti_not_decided", load=ai["load"])
@@ -282,7 +287,8 @@ def _error_steps(rep, target_str, cli):
                     guard = re.search(r"Guard failed: \S+ == \d+", e.message or "")
                     why = (f"{e.title}: {guard.group(0) if guard else msg}. The fix is the dynamic_shapes of the export"
                            + (f" ({at_export})" if at_export else "") + f", not the line that called it: {e.advice}")
-            steps.append({"why": why, "skill": "export" if v.get("export_call") else
+            steps.append({"why": why, "skill": "aoti" if v.get("aoti_inputs") and rep.signal else
+                          "export" if v.get("export_call") else
                           e.skill if e.side in ("user", "custom_op") else "overview", "command": None})
             continue
         if e.side == semantics.SIDE:   # a by-design difference: its fix is in semantics.steps(), no bisect

@@ -153,9 +153,11 @@ def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
     env = dict(env_add or {}, PYTHONUNBUFFERED="1", TORCH_TRACE=None, AOTI_RUNTIME_CHECK_INPUTS="1")
     shapes_at = os.path.join(run_dir, "aoti_check.inputs.json")
     structure_at = os.path.join(run_dir, "aoti_check.structure.json")
-    if "COMPILE_DEBUG_STARTUP" not in env:   # record the inputs' shapes at a failing package call, and a call
-        from ..run.workers import aoti_hooks   # whose inputs are structured unlike the export
-        env.update(proc.startup_env(run_dir, [{"code": aoti_hooks.code(shapes_at, structure_at)}], name="aoti_check"))
+    packages_at = os.path.join(run_dir, "aoti_check.packages.json")
+    if "COMPILE_DEBUG_STARTUP" not in env:   # record the inputs' shapes at a failing package call, a call whose
+        from ..run.workers import aoti_hooks   # inputs are structured unlike the export, the packages built and loaded
+        env.update(proc.startup_env(run_dir, [{"code": aoti_hooks.code(shapes_at, structure_at, packages_at)}],
+                                    name="aoti_check"))
     r = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, "aoti_check.stdout"),
                  stderr_path=os.path.join(run_dir, "aoti_check.stderr"))
     rep.artifacts.update({"aoti_check_stdout": r.stdout_path, "aoti_check_stderr": r.stderr_path})
@@ -183,7 +185,13 @@ def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
         except (OSError, ValueError):
             structure = None
     ai = rep.verdict["aoti_inputs"]
-    if structure:   # the call's inputs are structured unlike the export's (a dict in another key order)
+    weights = None if m or structure or size1 else _weights_not_loaded(packages_at)
+    if weights:     # the package's weights were kept out of its .so, and the loader used does not read them
+        ai["weights"] = weights
+        row_id, summary = "aoti_weights_not_loaded", (
+            f"the AOTInductor package {weights['package']} (loaded at {ai['load']}) keeps its weights outside its "
+            f".so ({weights['how']}), and that loader never reads them: its first call ran on weights never loaded")
+    elif structure:   # the call's inputs are structured unlike the export's (a dict in another key order)
         ai["structure"] = structure
         at = f" at {structure['at']}" + (f" `{clip(structure['code'], 80)}`" if structure.get("code") else "") \
             if structure.get("at") else ""
@@ -208,6 +216,38 @@ def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
     rep.verdict.pop("export_call", None)   # the package's input, not the export's module mode
     rep.verdict["summary"] = summary
     rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+
+
+def _weights_not_loaded(packages_at):
+    """{"package", "how"} when the program loaded (aoti_load_package / load_package) a package whose weights
+    are not in its .so: on disk in the .pt2 (data/weights/ and weights_config.json: package_constants_on_disk_format)
+    or nowhere (built here with package_constants_in_so=False), and the run never called load_constants (the startup
+    hook records it; load_pt2(..., load_weights_from_disk=True) loads through it); else None."""
+    import zipfile
+    try:
+        with open(packages_at, encoding="utf-8") as f:
+            seen = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if any(isinstance(e, dict) and e.get("load_constants") for e in seen):
+        return None
+    built = {e["built"]: e["in_so"] for e in seen if isinstance(e, dict) and e.get("built")}
+    for path in dict.fromkeys(e["loaded"] for e in seen if isinstance(e, dict) and e.get("loaded")):
+        try:
+            with zipfile.ZipFile(path) as z:
+                names = z.namelist()
+        except (OSError, zipfile.BadZipFile, ValueError):
+            continue
+        on_disk = sum("/data/weights/" in "/" + n for n in names)
+        if on_disk and any(n.endswith("/weights_config.json") for n in names):
+            how = (f"{on_disk} weight file(s) under data/weights/ in the .pt2: built with "
+                   "aot_inductor.package_constants_in_so=False and a package_constants_on_disk_format")
+        elif built.get(path) is False:
+            how = "built by this program with aot_inductor.package_constants_in_so=False, and none on disk"
+        else:
+            continue
+        return {"package": os.path.basename(path), "how": how}
+    return None
 
 
 def _size1_stride(msg, shapes_at):

@@ -87,7 +87,9 @@ def verdict_lines(rep, base=None):
                                 + "; torch.compile is not the cause (no bisect).",
              # no compiled code ran; yet the object torch.compile returned may be what fails (blind A/B batch 32:
              # an LR scheduler read __func__ of `opt.step = torch.compile(opt.step)`, a plain function)
-             "before_compile": "Route: no torch.compile ran; the AOTInductor package did (an eager re-run runs it too): "
+             "before_compile": "Route: no torch.compile ran; the AOTInductor package did, on weights it never "
+                               "loaded: fix how it is built or loaded (Next); no bisect." if ai and ai.get("weights") else
+                               "Route: no torch.compile ran; the AOTInductor package did (an eager re-run runs it too): "
                                "its inputs decide (checked above); no bisect." if ai else
                                "Route: fix the program" + (" at that line" if v.get("location") else "")
                                + "; no compiled code ran, so not a compiler bug (no bisect). If the line uses what "

@@ -12,9 +12,9 @@ type normalization (torch.Size is a tuple) is kept here."""
 import json
 
 
-def code(report, structure=None):
+def code(report, structure=None, packages=None):
     from . import startup_code   # (not at the top: the user's program loads this file by path)
-    return startup_code(__file__, "record_inputs", report, structure)
+    return startup_code(__file__, "record_inputs", report, structure, packages)
 
 
 def _type_name(t):
@@ -57,9 +57,78 @@ def _first_difference(a, b, path=None):
     return None
 
 
-def record_inputs(report, structure=None):
+def _record_packages(packages):
+    """Append to the JSON list at `packages` each package the program builds (aoti_compile_and_package: its path and
+    whether its weights went into the .so) and each one it loads with aoti_load_package / load_package (neither reads
+    weights kept outside the .so: blind A/B batch 42, a package built with package_constants_in_so=False and
+    pickle_weights segfaulted on its first call). The program's calls and results are unchanged."""
+    import os
+    import torch
+
+    def note(entry):
+        try:
+            old = []
+            if os.path.exists(packages):
+                with open(packages, encoding="utf-8") as f:
+                    old = json.load(f)
+            with open(packages, "w", encoding="utf-8") as f:
+                json.dump(old + [entry], f)
+        except Exception:
+            pass
+
+    def where(path):
+        return os.path.abspath(os.fspath(path)) if isinstance(path, (str, os.PathLike)) else None
+
+    inductor = torch._inductor
+    build = getattr(inductor, "aoti_compile_and_package", None)
+    if build:
+        def aoti_compile_and_package(*args, **kwargs):
+            out = build(*args, **kwargs)
+            try:
+                cfg = dict(kwargs.get("inductor_configs") or {})
+                from torch._inductor import config
+                in_so = cfg.get("aot_inductor.package_constants_in_so", config.aot_inductor.package_constants_in_so)
+                note({"built": where(out), "in_so": bool(in_so)})
+            except Exception:
+                pass
+            return out
+        inductor.aoti_compile_and_package = aoti_compile_and_package
+    for mod in ("torch.export.pt2_archive._package", "torch._inductor.package.package"):   # 2.9-2.15 / older
+        try:
+            cls = __import__(mod, fromlist=["x"]).AOTICompiledModel
+        except (ImportError, AttributeError):
+            continue
+        if hasattr(cls, "load_constants"):
+            def load_constants(self, *args, _orig=cls.load_constants, **kwargs):
+                note({"load_constants": True})   # (load_pt2 with load_weights_from_disk=True calls it too)
+                return _orig(self, *args, **kwargs)
+            cls.load_constants = load_constants
+            break
+    for owner_name in ("torch._inductor", "torch._inductor.package", "torch._inductor.package.package"):
+        try:
+            owner = __import__(owner_name, fromlist=["x"])
+        except ImportError:
+            continue
+        for fn in ("aoti_load_package", "load_package"):
+            orig = getattr(owner, fn, None)
+            if orig is None or getattr(orig, "_cd_wrapped", False):
+                continue
+
+            def load(path, *args, _orig=orig, **kwargs):
+                note({"loaded": where(path)})
+                return _orig(path, *args, **kwargs)
+            load._cd_wrapped = True
+            setattr(owner, fn, load)
+
+
+def record_inputs(report, structure=None, packages=None):
     import torch
     from torch.utils import _pytree as pytree
+    if packages:
+        try:
+            _record_packages(packages)
+        except Exception:   # never change what the program does
+            pass
     cls = None
     for mod in ("torch.export.pt2_archive._package", "torch._inductor.package.package"):   # 2.9-2.15 / older
         try:
