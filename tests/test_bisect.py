@@ -254,6 +254,8 @@ def test_bisect_silent_accuracy_bug_with_bad_if(tmp_path):
     assert [l["backend"] for l in data["ladder"]] == bisect_result.LADDER
     assert [l["bad"] for l in data["ladder"]] == [False, False, False, False, True]
     assert data["engine"] == "own" and data["jobs"] >= 1
+    if data["jobs"] > 1:   # the parallel search's progress lines
+        assert "in flight" in p.stderr and "runs left" in p.stderr, p.stderr[-2000:]
     # the steps log has the bisector's runs; the one check with scalar C++ kernels comes after them
     assert data["target_runs"] == len(open(data["steps_log"]).read().splitlines()) + 1
     # the ladder's inductor run counted the applications: no find_max_bounds run
@@ -271,30 +273,25 @@ def test_bisect_silent_accuracy_bug_with_bad_if(tmp_path):
 
 
 @pytest.mark.slow
-def test_bisect_parallel_same_answer_as_sequential(tmp_path):
-    """A user post-grad pass that corrupts the graph: inductor / post_grad_passes. The parallel
-    default and --jobs 1 (the sequential bisector's exact order of runs) give the same answer."""
+def test_bisect_jobs_1_runs_the_sequential_bisector(tmp_path):
+    """A user post-grad pass that corrupts the graph: inductor / post_grad_passes. --jobs 1 makes exactly the
+    sequential bisector's runs (find_max_bounds included), one at a time. (That the parallel default gives the same
+    answer with fewer runs on the path is test_search_matches_pytorch_do_bisect's, on 60 simulated programs driven
+    by the bisector's own code; the live parallel runs are the other tests here. A live parallel run of this program
+    beside this one cost ~100 CPU-s of CI.)"""
     env, untouched = _user_cache(tmp_path)
     seq, p = run_json("bisect", "--out", tmp_path / "seq", "--jobs", "1", "--", "python3",
-                      program("bug_post_grad_pass.py"), env=env, timeout=1800)
-    assert p.returncode == 0, p.stderr[-2000:]
-    par, p = run_json("bisect", "--out", tmp_path / "par", "--jobs", "2", "--", "python3",
                       program("bug_post_grad_pass.py"), env=env, timeout=1800)
     assert p.returncode == 0, p.stderr[-2000:]
     r = seq["result"]
     assert (r["backend"], r["subsystem"], r["debug_info"]) == ("inductor", "post_grad_passes",
                                                                "post_grad_custom_post_pass"), seq
-    assert par["result"] == r
-    assert [(l["backend"], l["bad"]) for l in par["ladder"]] == [(l["backend"], l["bad"]) for l in seq["ladder"]]
-    assert "your own pass" in par["advice"]
-    # --jobs 1 makes exactly the sequential bisector's runs (find_max_bounds included), one at a time
+    assert "your own pass" in seq["advice"]
     assert seq["target_runs"] == seq["runs_on_path"] and seq["runs_cancelled"] == 0
     assert any(r.get("run_state") == "find_max_bounds" for r in map(json.loads, open(seq["steps_log"])))
-    assert par["runs_on_path"] < seq["runs_on_path"]       # the shortcuts removed runs
-    assert "in flight" in p.stderr and "runs left" in p.stderr
     untouched()
-    for d in ("seq", "par"):    # the throwaway cache and temp dirs are gone, the state dirs stay in the run dir
-        assert not os.path.exists(tmp_path / d / "tmp") and not os.path.exists(tmp_path / d / "inductor_cache")
+    # the throwaway cache and temp dirs are gone, the state dirs stay in the run dir
+    assert not os.path.exists(tmp_path / "seq" / "tmp") and not os.path.exists(tmp_path / "seq" / "inductor_cache")
 
 
 @pytest.mark.slow
