@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import ROOT, program, resolve_dotted, run_cli
+from conftest import ROOT, program, resolve_dotted, run_cli, run_json
 
 from cdlib.decide import knowledge
 
@@ -365,3 +365,20 @@ def test_a_source_traced_class_needs_something_traced(tmp_path):
     rep, md = _triage("load_missing_weights.py", tmp_path)
     assert rep["exit_code"] == 1 and rep["errors"][0]["category"] == "user_error", rep["errors"]
     assert not rep["semantics"] and "os.environ" not in md, rep["semantics"]
+
+
+@pytest.mark.slow
+def test_functional_dropout_left_on_under_eval_comes_before_the_rng_fix(tmp_path):
+    """Blind A/B batch 43: a parity gate's model calls F.dropout without training= (on under model.eval()); the gate
+    re-seeds before each call so eager repeats itself, and compiled_rng's first fix was fallback_random=True, which
+    passes the gate with dropout still on. The Next names the call and the eval() first; training=self.training
+    passes the gate."""
+    prog = program("sem_functional_dropout_eval.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert any(f["id"] == "compiled_rng" for f in d["semantics"]), d["semantics"]
+    first = d["next_steps"][0]["why"]
+    assert first.startswith("dropout is on at inference: sem_functional_dropout_eval.py:22") and \
+        "training=self.training" in first, d["next_steps"]
+    fixed = subprocess.run([sys.executable, prog, "--fixed"], capture_output=True, text=True, timeout=600)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr[-2000:]

@@ -528,6 +528,7 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
 FALLBACK_RANDOM = {"config": {"torch._inductor.config.fallback_random": True}}
 
 
+
 def _rng_explains(rep, argv, run_dir, timeout, env_add, eager_stdout, dtypes):
     """compiled_rng is the only class the difference shows: one more compiled run with Inductor's random ops as
     eager's (fallback_random = True). The same output as eager then: random numbers explain it (True). Still

@@ -324,8 +324,28 @@ def steps(rep):
     """The Next lines: each class's fix and how to verify it (never a bisect). Called whenever the
     report's next steps are made (after the verdict too): the findings are brought up to date."""
     rep.semantics = current(rep)
-    return [{"why": f"[{f['id']}] {f['fix']} Verify: {f['verify']}", "skill": None, "command": None}
-            for f in current(rep)]
+    out = []
+    for f in rep.semantics:
+        if f["id"] == "compiled_rng":   # dropout left on at inference: the program's bug, which the numbers only show
+            out += _dropout_at_inference(rep)
+        out.append({"why": f"[{f['id']}] {f['fix']} Verify: {f['verify']}", "skill": None, "command": None})
+    return out
+
+
+def _dropout_at_inference(rep):
+    """[a Next step] when the program puts a module in eval mode but calls the functional dropout without `training`
+    (blind A/B batch 43: an ECG classifier's F.dropout in forward stayed on under model.eval(); the parity gate
+    re-seeded before each call, so eager repeated itself; compiled_rng's fallback_random fix would have passed the
+    gate with dropout still on); else []."""
+    from . import program_code
+    from ..read import never_ran
+    files = program_code.program_files(rep)
+    drops, evals = never_ran.functional_dropouts(files), never_ran.eval_calls(files)
+    if not drops or not evals:
+        return []
+    where = lambda xs: ", ".join(f"{os.path.basename(p)}:{ln}" for p, ln in xs[:3])   # noqa: E731
+    return [{"why": knowledge.advice("functional_dropout_in_eval", at=where(drops), evals=where(evals)),
+             "skill": None, "command": None}]
 
 
 def markdown(rep):

@@ -6,6 +6,7 @@ sentence encoder's `encode()` called `self.forward` after `encoder.compile()`). 
 `self = torch.compile(self)`. Consulted when the trace shows no compiled frame, and (compiled_ran) when
 other compiled frames ran: then a finding names the part of the program that still runs uncompiled."""
 import ast
+import re
 import os
 
 # nn.Module methods that do not run the model (calling them on the wrapper bypasses nothing)
@@ -162,6 +163,20 @@ def aoti_loads(files):
                 if last in PACKAGE_LOADERS and (last != "load_package" or f.startswith("torch.")):
                     out.append((path, n.lineno, f))
     return sorted(out, key=lambda x: (x[0], x[1]))
+
+
+def functional_dropouts(files):
+    """[(path, line)] of the calls to the functional dropout (F.dropout, torch.nn.functional.dropout and its 1d-3d /
+    alpha forms) that pass no `training`: it defaults to training=True, and module.eval() does not reach it."""
+    out = []
+    for path, tree in _trees(files):
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                    re.fullmatch(r"(?:feature_alpha_|alpha_)?dropout(?:[123]d)?", n.func.attr) and \
+                    re.search(r"(?:^|\.)(?:F|functional)$", ast.unparse(n.func.value)) and \
+                    len(n.args) < 3 and not any(k.arg in ("training", None) for k in n.keywords):
+                out.append((path, n.lineno))
+    return sorted(out)
 
 
 def eval_calls(files):
