@@ -800,6 +800,17 @@ def test_a_growing_module_buffer_is_named_with_the_preallocated_fix(tmp_path):
     assert cmp_["after"]["recompiles"] == 0 and cmp_["after"]["exit_code"] == 0, cmp_["after"]
 
 
+def test_one_hot_without_num_classes_gets_its_own_recipe(tmp_path):
+    """Blind A/B batch 43: F.one_hot(targets) under fullgraph=True (GB0246) got the data-dependent branch's recipe
+    (torch.where / torch.cond) for code with no branch. Its recipe names num_classes from the logits, which runs."""
+    prog = program("gb_one_hot_classes.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "GB0246" in md and "num_classes=logits.shape[-1]" in md and "torch.cond" not in md, md
+    fixed = subprocess.run([sys.executable, prog, "--fixed"], capture_output=True, text=True, timeout=600)
+    assert fixed.returncode == 0 and "loss" in fixed.stdout, fixed.stderr[-2000:]
+
+
 def test_a_torch_compile_call_that_raised_and_was_caught_is_named(tmp_path):
     """Blind A/B batch 36: torch.compile(fn, mode=..., options=...) raised inside the program's try/except, which
     logged a warning and ran eagerly; triage said "never reached torch.compile ... run it with --no-compile to
