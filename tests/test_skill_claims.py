@@ -99,3 +99,12 @@ def test_a_growing_buffer_stays_static_unless_the_flag_is_off(facts):
     g = facts["recompiles"]["graphs"]
     assert g["buffer_static_True"] == 6 and g["buffer_static_False"] <= 3, g
     assert "set force_parameter_static_shapes = False" in " ".join(read("knowledge/recompiles.yaml").split())
+
+
+def test_a_size_one_batch_breaks_a_ranged_mark_dynamic_only(facts):
+    # knowledge/triage.yaml mark_dynamic_specialized: "a mark_dynamic with min/max rejects" a size-1 dim; "mark
+    # without a range (mark_dynamic(x, 0): sizes 0/1 then just recompile), or maybe_mark_dynamic" (blind A/B batch
+    # 43: a 705-row test split's last batch of one row under mark_dynamic(..., min=2, max=64))
+    assert facts["recompiles"]["size_one"] == {"range": "ConstraintViolationError", "no_range": "ok", "maybe": "ok"}
+    text = " ".join(read("knowledge/triage.yaml").split())
+    assert "mark_dynamic with min/max rejects" in text and "(mark_dynamic(x, 0): sizes 0/1 then just recompile)" in text

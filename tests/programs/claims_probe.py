@@ -135,7 +135,27 @@ for flag in (True, False):
         m(torch.ones(1, 2))
     graphs[f"buffer_static_{flag}"] = n
 torch._dynamo.config.force_parameter_static_shapes = True
-import json; print(json.dumps({"int_compiles": ints, "limit_graphs": limit, "graphs": graphs}))
+# a last batch of one row: mark_dynamic with a range raises; without a range, or maybe_mark_dynamic, it recompiles
+def lin(x):
+    return (x * 2).sum(1)
+size_one = {}
+for mode in ("range", "no_range", "maybe"):
+    torch._dynamo.reset()
+    f = torch.compile(lin, backend=count)
+    try:
+        for b in (64, 64, 1):
+            x = torch.randn(b, 4)
+            if mode == "range":
+                torch._dynamo.mark_dynamic(x, 0, min=2, max=64)
+            elif mode == "no_range":
+                torch._dynamo.mark_dynamic(x, 0)
+            else:
+                torch._dynamo.maybe_mark_dynamic(x, 0)
+            f(x)
+        size_one[mode] = "ok"
+    except Exception as e:
+        size_one[mode] = type(e).__name__
+import json; print(json.dumps({"int_compiles": ints, "limit_graphs": limit, "graphs": graphs, "size_one": size_one}))
 """, name="limits")
 facts["recompiles"] = json.loads(p.stdout.strip().splitlines()[-1])
 print(json.dumps(facts))
