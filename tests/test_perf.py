@@ -2,6 +2,7 @@
 script target. CPU runs use --threads 1 (a shared 2-core box: OpenMP spinning under load makes
 multi-threaded timings meaningless) and assert lenient bounds on the CPU-time ratio."""
 import os
+import re
 
 import pytest
 from conftest import program, resolve_dotted, run_cli, run_json, fresh_cache
@@ -96,6 +97,15 @@ def test_script_target_shares(tmp_path):
     assert site["fix"] and f"    Fix: {site['fix'][:60]}" in open(tmp_path / "r" / "report.md").read(), site
 
 
+def test_a_break_inside_a_library_names_the_library_line_too(tmp_path):
+    """Blind A/B batch 43: a Longformer's 25 breaks inside transformers all read "break at train_doccls.py:65" (the
+    user's call), and the agent grepped the library for them. A break inside a library names its line there too."""
+    res, p = run_json("perf", "--out", tmp_path / "r", "--", "python", program("lib_chain.py"), timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    sites = [b["site"] for b in res["graph_break_sites"]]
+    assert sites and all(re.search(r"lib_chain\.py:12 \(inside tinylib: tinylib/layers\.py:\d+\)$", s) for s in sites), sites
+
+
 def test_a_script_gets_its_library_calls_counted_beside_the_generated_kernels(tmp_path):
     """Blind A/B batch 40: a one-thread CPU training step mostly matmul and attention gained ~5-10% compiled, which
     both arms found with their own profiler runs. perf counts the library calls (the same kernels eager calls) beside
@@ -122,6 +132,9 @@ def test_a_script_that_hits_the_recompile_limit_gets_the_cause_and_fix(tmp_path)
     # a perf run dir is no triage run: compare says so in one line (batch 29: it crashed on perf's counts)
     p = run_cli("compare", tmp_path / "r", "--", "python", program("rc_limit.py"), timeout=120)
     assert p.returncode == 2 and "is a perf run, not a triage run" in p.stderr and "Traceback" not in p.stderr, p.stderr
+    # and fix --from names its own way out (blind A/B batch 43: the message named compare)
+    p = run_cli("fix", "--from", tmp_path / "r", timeout=120)
+    assert p.returncode == 2 and "fix --from takes" in p.stderr and "fix -- <command>" in p.stderr, p.stderr
 
 
 @pytest.mark.slow

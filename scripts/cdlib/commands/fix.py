@@ -40,7 +40,7 @@ def _baseline(args, run_dir, jobs, deadline):
     if args.from_dir:
         if args.target:
             raise CliError("--from reuses a triage run; do not also give a target command")
-        base = compare.load_run(args.from_dir)
+        base = compare.load_run(args.from_dir, "fix --from")
         argv = base.get("command")
         if not isinstance(argv, list) or not argv:
             raise CliError(f"{args.from_dir}: the report has no target command to re-run")

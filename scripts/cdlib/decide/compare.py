@@ -14,8 +14,9 @@ from ..cmdline import clip
 # ---- loading ------------------------------------------------------------------------------
 
 
-def load_run(path):
-    """A triage run dir (or its report.json) -> the report dict, with "_stdout" (the program's output)."""
+def load_run(path, what="compare"):
+    """A triage run dir (or its report.json) -> the report dict, with "_stdout" (the program's output). `what` names
+    the caller in the errors (compare, fix --from)."""
     p = os.path.abspath(os.path.expanduser(path))
     rj = p if p.endswith(".json") else os.path.join(p, "report.json")
     if not os.path.isfile(rj):
@@ -31,8 +32,9 @@ def load_run(path):
     other = rep.get("command") if isinstance(rep, dict) and isinstance(rep.get("command"), str) else None
     if other and other != "triage":   # (a triage report's "command" is the program's argv; blind A/B batch 29: a
         # perf run dir given to compare crashed on its counts)
-        raise CliError(f"{path} is a {other} run, not a triage run: compare takes the run dir of `triage -- <command>`"
-                       + (" (after an edit, run perf again to measure it)" if other == "perf" else ""))
+        raise CliError(f"{path} is a {other} run, not a triage run: {what} takes the run dir of `triage -- <command>`"
+                       + (" (or give the command itself: fix -- <command>)" if what != "compare" else
+                          " (after an edit, run perf again to measure it)" if other == "perf" else ""))
     if not isinstance(rep, dict) or "graph_breaks" not in rep:
         raise CliError(f"{rj}: not a triage report (no graph_breaks); compare takes triage run dirs")
     run_dir = os.path.dirname(rj)

@@ -19,6 +19,15 @@ CPU_RNG_FIX = ("draw the random numbers with eager's kernels: torch._inductor.co
                "gives eager's exact random numbers)")
 
 
+def break_site(b):
+    """The program's line of a graph break, and for a break inside a library the library's line too (blind A/B batch
+    43: a Longformer's 25 breaks in transformers all read "break at train_doccls.py:65", the user's call)."""
+    site = b.location.short() if b.location else b.site
+    if b.in_library and b.stack:
+        site += f" (inside {b.library}: {b.stack[-1].display}:{b.stack[-1].line})"
+    return site
+
+
 def fallback_notes(fallbacks):
     """Notes for fallback ops whose compiled backward is known to cost more than eager's (only where the op is a
     fallback of a backward graph; blind A/B batch 25: cumprod)."""
@@ -108,7 +117,7 @@ def _trace_facts(tdir):
         rep = analyze.analyze(tdir)
         for b in rep.graph_breaks:
             fx = b.fix if isinstance(b.fix, dict) else {}
-            facts["graph_breaks"].append({"site": b.location.short() if b.location else b.site, "gb_id": b.gb_id,
+            facts["graph_breaks"].append({"site": break_site(b), "gb_id": b.gb_id,
                                           "type": b.gb_type, "count": b.count, "category": b.category,
                                           "fix": fx.get("fix"), "frame_skipped": bool(fx.get("frame_skipped"))})
         facts["recompile_causes"] = recompile_causes(rep)
@@ -299,7 +308,7 @@ def script_result(run_dir, tstr, rep, eager):
         "compile_s": compile_s, "compile_share": round(compile_s / wall, 3) if wall else None,
         "recompile_s": recompile_s, "recompile_share": round(recompile_s / wall, 3) if wall else None,
         "graphs": st.get("graphs"), "graph_breaks": st.get("graph_breaks"),
-        "graph_break_sites": [{"site": b.location.short() if b.location else b.site, "gb_id": b.gb_id,
+        "graph_break_sites": [{"site": break_site(b), "gb_id": b.gb_id,
                                "type": b.gb_type, "count": b.count, "fix": " ".join((b.fix.get("fix") or "").split()),
                                "frame_skipped": bool(b.fix.get("frame_skipped"))} for b in rep.graph_breaks],
         "recompiles": st.get("recompiles"), "recompile_causes": recompile_causes(rep),
