@@ -347,7 +347,6 @@ def test_weights_reader_skips_a_run_that_loaded_constants(tmp_path):
     """The reader behind that verdict: a package with weights on disk is named unless the run called load_constants
     (load_pt2(..., load_weights_from_disk=True) does), and a plain package (weights in the .so) is never named."""
     import json
-    sys.path.insert(0, os.path.join(ROOT, "scripts"))
     from cdlib.decide.runs import _weights_not_loaded
     on_disk, plain = tmp_path / "a.pt2", tmp_path / "b.pt2"
     with zipfile.ZipFile(on_disk, "w") as z:
@@ -367,3 +366,12 @@ def test_weights_reader_skips_a_run_that_loaded_constants(tmp_path):
     assert "in_so=False" in reads({"built": str(plain), "in_so": False}, {"loaded": str(plain)})["how"]
     assert reads({"built": str(plain), "in_so": True}, {"loaded": str(plain)}) is None
     assert _weights_not_loaded(str(tmp_path / "missing.json")) is None
+    # review: weights in the .so and pickled on disk too (only the format set) load fine; so does a "binary_blob"
+    assert reads({"built": str(on_disk), "in_so": True}, {"loaded": str(on_disk)}) is None
+    blob = tmp_path / "c.pt2"
+    with zipfile.ZipFile(blob, "w") as z:
+        z.writestr("c/data/aotinductor/model/x.wrapper.so", "")
+        z.writestr("c/data/aotinductor/model/x.wrapper_weights.blob", "")
+    assert reads({"built": str(blob), "in_so": False}, {"loaded": str(blob)}) is None
+    log.write_text("{}")   # not a list
+    assert _weights_not_loaded(str(log)) is None

@@ -382,3 +382,19 @@ def test_functional_dropout_left_on_under_eval_comes_before_the_rng_fix(tmp_path
         "training=self.training" in first, d["next_steps"]
     fixed = subprocess.run([sys.executable, prog, "--fixed"], capture_output=True, text=True, timeout=600)
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr[-2000:]
+
+
+def test_functional_dropouts_lists_only_calls_that_default_to_training(tmp_path):
+    """The scan behind that Next (review): F.dropout / dropout1d-3d without training=; not alpha_dropout (its default is
+    training=False), not a call with training given by keyword or position, not *args."""
+    from cdlib.read import never_ran
+    src = tmp_path / "m.py"
+    src.write_text("import torch.nn.functional as F\nimport torch\n"
+                   "a = F.dropout(x, 0.1)\n"                        # 3: listed
+                   "b = torch.nn.functional.dropout2d(x, p=0.2)\n"  # 4: listed
+                   "c = F.dropout(x, 0.1, training=self.training)\n"
+                   "d = F.dropout(x, 0.1, False)\n"
+                   "e = F.alpha_dropout(x, 0.1)\n"
+                   "f = F.dropout(*args)\n"
+                   "g = nn.Dropout(0.1)\n")
+    assert never_ran.functional_dropouts([str(src)]) == [(str(src), 3), (str(src), 4)]

@@ -1,7 +1,8 @@
 """Build an AOTInductor package of a small intent classifier with the deploy settings that keep its weights out of
-the .so (aot_inductor.package_constants_in_so=False, and on 2.14+ package_constants_on_disk_format="pickle_weights":
-the weights become files in the .pt2), load it with aoti_load_package and smoke-test it against eager. The loader
-never reads those files: the first call runs on weights never loaded (a segfault, or garbage) (blind A/B batch 42).
+the .so (aot_inductor.package_constants_in_so=False, with package_constants_on_disk_format="pickle_weights" on 2.14+
+or package_constants_on_disk=True on 2.9: the weights become files in the .pt2), load it with aoti_load_package and
+smoke-test it against eager. The loader never reads those files: the first call runs on weights never loaded (a
+segfault, or garbage) (blind A/B batch 42).
   --fixed   load with load_pt2(..., load_weights_from_disk=True), which reads them
   --dir D   build the package in D (default: a temporary directory, left behind by a crash)"""
 import os
@@ -23,8 +24,10 @@ class Intent(nn.Module):
 
 
 DEPLOY = {"aot_inductor.package_constants_in_so": False}
-if hasattr(inductor_config.aot_inductor, "package_constants_on_disk_format"):
+if hasattr(inductor_config.aot_inductor, "package_constants_on_disk_format"):   # 2.14+
     DEPLOY["aot_inductor.package_constants_on_disk_format"] = "pickle_weights"
+else:                                                                             # 2.9
+    DEPLOY["aot_inductor.package_constants_on_disk"] = True
 
 torch.manual_seed(0)
 model = Intent().eval()

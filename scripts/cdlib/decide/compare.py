@@ -27,8 +27,9 @@ def load_run(path, what="compare"):
     except ValueError as e:
         raise CliError(f"{rj}: not a JSON report ({e})")
     if isinstance(rep, dict) and rep.get("command") == "compile-time":
-        raise CliError(f"{path} is a compile-time run: compare it with another compile-time run (BEFORE and AFTER of "
-                       "the same command)")
+        raise CliError(f"{path} is a compile-time run: {what} takes a triage run dir" + (
+            "; compare it with another compile-time run (BEFORE and AFTER of the same command)" if what == "compare"
+            else " (or give the command itself: fix -- <command>)"))
     other = rep.get("command") if isinstance(rep, dict) and isinstance(rep.get("command"), str) else None
     if other and other != "triage":   # (a triage report's "command" is the program's argv; blind A/B batch 29: a
         # perf run dir given to compare crashed on its counts)
@@ -36,7 +37,7 @@ def load_run(path, what="compare"):
                        + (" (or give the command itself: fix -- <command>)" if what != "compare" else
                           " (after an edit, run perf again to measure it)" if other == "perf" else ""))
     if not isinstance(rep, dict) or "graph_breaks" not in rep:
-        raise CliError(f"{rj}: not a triage report (no graph_breaks); compare takes triage run dirs")
+        raise CliError(f"{rj}: not a triage report (no graph_breaks); {what} takes triage run dirs")
     run_dir = os.path.dirname(rj)
     out = (rep.get("artifacts") or {}).get("stdout") or os.path.join(run_dir, "target.stdout")
     if not os.path.isfile(out):

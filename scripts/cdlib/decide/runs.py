@@ -219,31 +219,39 @@ def _check_aoti_inputs(rep, argv, run_dir, timeout, env_add):
 
 
 def _weights_not_loaded(packages_at):
-    """{"package", "how"} when the program loaded (aoti_load_package / load_package) a package whose weights
-    are not in its .so: on disk in the .pt2 (data/weights/ and weights_config.json: package_constants_on_disk_format)
-    or nowhere (built here with package_constants_in_so=False), and the run never called load_constants (the startup
-    hook records it; load_pt2(..., load_weights_from_disk=True) loads through it); else None."""
+    """{"package", "how"} when the program loaded (aoti_load_package / load_package) a package whose weights are not
+    in its .so: pickled on disk in the .pt2 (data/weights/ and weights_config.json: package_constants_on_disk_format=
+    "pickle_weights", 2.14+, or package_constants_on_disk=True, 2.9) or nowhere (built here with
+    package_constants_in_so=False and no weights file), and the run never called load_constants (the startup hook
+    records it; load_pt2(..., load_weights_from_disk=True) loads through it); else None. A package built here with its
+    weights in the .so too, or with a weights blob the loader reads ("binary_blob"), is never named (review)."""
     import zipfile
     try:
         with open(packages_at, encoding="utf-8") as f:
             seen = json.load(f)
     except (OSError, ValueError):
         return None
-    if any(isinstance(e, dict) and e.get("load_constants") for e in seen):
+    if not isinstance(seen, list) or any(isinstance(e, dict) and e.get("load_constants") for e in seen):
         return None
-    built = {e["built"]: e["in_so"] for e in seen if isinstance(e, dict) and e.get("built")}
+    built = {e["built"]: e.get("in_so") for e in seen if isinstance(e, dict) and e.get("built")}
     for path in dict.fromkeys(e["loaded"] for e in seen if isinstance(e, dict) and e.get("loaded")):
+        if built.get(path) is True:   # its .so holds the weights, whatever else the .pt2 carries
+            continue
         try:
             with zipfile.ZipFile(path) as z:
                 names = z.namelist()
-        except (OSError, zipfile.BadZipFile, ValueError):
+        except (OSError, zipfile.BadZipFile, ValueError, TypeError):
+            continue
+        if any(n.endswith("weights.blob") for n in names):   # "binary_blob": the C++ loader reads it
             continue
         on_disk = sum("/data/weights/" in "/" + n for n in names)
+        here = "built by this program with" if built.get(path) is False else "its build likely set"
         if on_disk and any(n.endswith("/weights_config.json") for n in names):
-            how = (f"{on_disk} weight file(s) under data/weights/ in the .pt2: built with "
-                   "aot_inductor.package_constants_in_so=False and a package_constants_on_disk_format")
+            how = (f"{on_disk} weight file(s) under data/weights/ in the .pt2: {here} "
+                   "aot_inductor.package_constants_in_so=False and pickled weights on disk")
         elif built.get(path) is False:
-            how = "built by this program with aot_inductor.package_constants_in_so=False, and none on disk"
+            how = ("built by this program with aot_inductor.package_constants_in_so=False and no weights on disk: "
+                   "only a rebuild or load_constants gives it weights")
         else:
             continue
         return {"package": os.path.basename(path), "how": how}
@@ -526,7 +534,6 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
 
 # Inductor's random ops as eager's: a startup step (proc.startup_env); fix's re-check uses it too
 FALLBACK_RANDOM = {"config": {"torch._inductor.config.fallback_random": True}}
-
 
 
 def _rng_explains(rep, argv, run_dir, timeout, env_add, eager_stdout, dtypes):

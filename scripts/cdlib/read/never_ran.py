@@ -166,13 +166,15 @@ def aoti_loads(files):
 
 
 def functional_dropouts(files):
-    """[(path, line)] of the calls to the functional dropout (F.dropout, torch.nn.functional.dropout and its 1d-3d /
-    alpha forms) that pass no `training`: it defaults to training=True, and module.eval() does not reach it."""
+    """[(path, line)] of the calls to the functional dropout (F.dropout, torch.nn.functional.dropout, dropout1d-3d)
+    that pass no `training`: it defaults to training=True, and module.eval() does not reach it (alpha_dropout and
+    feature_alpha_dropout default to training=False: not listed; nor a call with *args or **kwargs)."""
     out = []
     for path, tree in _trees(files):
         for n in ast.walk(tree):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
-                    re.fullmatch(r"(?:feature_alpha_|alpha_)?dropout(?:[123]d)?", n.func.attr) and \
+                    re.fullmatch(r"dropout(?:[123]d)?", n.func.attr) and \
+                    not any(isinstance(a, ast.Starred) for a in n.args) and \
                     re.search(r"(?:^|\.)(?:F|functional)$", ast.unparse(n.func.value)) and \
                     len(n.args) < 3 and not any(k.arg in ("training", None) for k in n.keywords):
                 out.append((path, n.lineno))

@@ -57,6 +57,16 @@ def _first_difference(a, b, path=None):
     return None
 
 
+def _compiled_model_class():
+    """torch's AOTICompiledModel (a loaded package), or None."""
+    for mod in ("torch.export.pt2_archive._package", "torch._inductor.package.package"):   # 2.9-2.15 / older
+        try:
+            return getattr(__import__(mod, fromlist=["AOTICompiledModel"]), "AOTICompiledModel")
+        except (ImportError, AttributeError):
+            continue
+    return None
+
+
 def _record_packages(packages):
     """Append to the JSON list at `packages` each package the program builds (aoti_compile_and_package: its path and
     whether its weights went into the .so) and each one it loads with aoti_load_package / load_package (neither reads
@@ -93,17 +103,12 @@ def _record_packages(packages):
                 pass
             return out
         inductor.aoti_compile_and_package = aoti_compile_and_package
-    for mod in ("torch.export.pt2_archive._package", "torch._inductor.package.package"):   # 2.9-2.15 / older
-        try:
-            cls = __import__(mod, fromlist=["x"]).AOTICompiledModel
-        except (ImportError, AttributeError):
-            continue
-        if hasattr(cls, "load_constants"):
-            def load_constants(self, *args, _orig=cls.load_constants, **kwargs):
-                note({"load_constants": True})   # (load_pt2 with load_weights_from_disk=True calls it too)
-                return _orig(self, *args, **kwargs)
-            cls.load_constants = load_constants
-            break
+    cls = _compiled_model_class()
+    if cls is not None and hasattr(cls, "load_constants"):
+        def load_constants(self, *args, _orig=cls.load_constants, **kwargs):
+            note({"load_constants": True})   # (load_pt2 with load_weights_from_disk=True calls it too)
+            return _orig(self, *args, **kwargs)
+        cls.load_constants = load_constants
     for owner_name in ("torch._inductor", "torch._inductor.package", "torch._inductor.package.package"):
         try:
             owner = __import__(owner_name, fromlist=["x"])
@@ -129,13 +134,7 @@ def record_inputs(report, structure=None, packages=None):
             _record_packages(packages)
         except Exception:   # never change what the program does
             pass
-    cls = None
-    for mod in ("torch.export.pt2_archive._package", "torch._inductor.package.package"):   # 2.9-2.15 / older
-        try:
-            cls = getattr(__import__(mod, fromlist=["AOTICompiledModel"]), "AOTICompiledModel")
-            break
-        except (ImportError, AttributeError):
-            continue
+    cls = _compiled_model_class()
     if cls is None:
         return
     try:
