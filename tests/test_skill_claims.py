@@ -108,3 +108,11 @@ def test_a_size_one_batch_breaks_a_ranged_mark_dynamic_only(facts):
     assert facts["recompiles"]["size_one"] == {"range": "ConstraintViolationError", "no_range": "ok", "maybe": "ok"}
     text = " ".join(read("knowledge/triage.yaml").split())
     assert "mark_dynamic with min/max rejects" in text and "(mark_dynamic(x, 0): sizes 0/1 then just recompile)" in text
+
+
+def test_a_class_built_per_call_is_a_new_type_each_time(facts):
+    # knowledge/recompiles.yaml type: "A class created inside a function (namedtuple(...), ...) is a new type on every
+    # call even with the same name: define it once at module level" (blind A/B batch 43: a reranker's options)
+    g = facts["recompiles"]["graphs"]
+    assert (g["namedtuple_per_call"], g["namedtuple_module"]) == (3, 1), g
+    assert "is a new type on every call even with the same name" in " ".join(read("knowledge/recompiles.yaml").split())

@@ -155,6 +155,19 @@ for mode in ("range", "no_range", "maybe"):
         size_one[mode] = "ok"
     except Exception as e:
         size_one[mode] = type(e).__name__
+# a namedtuple class built per call is a new type each time: the type guard fails on every call
+import collections
+Opts = collections.namedtuple("Opts", ["scale"])
+def scaled(x, o):
+    return x * o.scale
+for where in ("per_call", "module"):
+    n = 0
+    torch._dynamo.reset()
+    f = torch.compile(scaled, backend=count)
+    for _ in range(3):
+        cls = collections.namedtuple("Opts", ["scale"]) if where == "per_call" else Opts
+        f(torch.ones(2), cls(2.0))
+    graphs[f"namedtuple_{where}"] = n
 import json; print(json.dumps({"int_compiles": ints, "limit_graphs": limit, "graphs": graphs, "size_one": size_one}))
 """, name="limits")
 facts["recompiles"] = json.loads(p.stdout.strip().splitlines()[-1])
