@@ -36,6 +36,11 @@ class GraphBreak:
     library: str | None = None     # top-level package of the break site, e.g. "transformers"
     workarounds: list = field(default_factory=list)  # [{source, text, code?, label?}] in order: torch's hints first
 
+    def inside_library(self):
+        """" (inside transformers: models/x.py:1175)" for a break inside a library, else "" (triage's Next, perf)."""
+        return f" (inside {self.library}: {self.stack[-1].display}:{self.stack[-1].line})" \
+            if self.in_library and self.stack else ""
+
 
 @dataclass
 class GuardFailure:

@@ -13,7 +13,6 @@ from ..read.frames import (chain, is_stdlib, is_user_file, library_of, loc as _l
 from ..report import GraphBreak, Location
 from .program_code import read_text
 from .wrappers import wrapper_label, wrapper_of
-from .perf import inside_library
 
 # ---- graph breaks -------------------------------------------------------------------------
 
@@ -395,7 +394,7 @@ def next_steps(rep):
                if m and any(c["kind"] == "graph_break_value" and not c["expected"] for c in f.causes)}
     if own:
         b = next((b for b in own if (b.location.file, b.location.line) in carried), own[0])
-        where = f"{os.path.basename(b.location.file)}:{b.location.line}" + inside_library(b)
+        where = f"{os.path.basename(b.location.file)}:{b.location.line}" + b.inside_library()
         blk = b.fix.get("skipped_in")
         inside = (f": it is inside {block_where(blk)}, where Dynamo cannot resume "
                   "after a break, so the whole function runs eagerly; " + (

@@ -19,16 +19,10 @@ CPU_RNG_FIX = ("draw the random numbers with eager's kernels: torch._inductor.co
                "gives eager's exact random numbers)")
 
 
-def inside_library(b):
-    """" (inside transformers: models/x.py:1175)" for a graph break inside a library, else "" (triage's Next and
-    perf's break lines)."""
-    return f" (inside {b.library}: {b.stack[-1].display}:{b.stack[-1].line})" if b.in_library and b.stack else ""
-
-
 def break_site(b):
     """The program's line of a graph break, and for a break inside a library the library's line too (blind A/B batch
     43: a Longformer's 25 breaks in transformers all read "break at train_doccls.py:65", the user's call)."""
-    return (b.location.short() if b.location else b.site) + inside_library(b)
+    return (b.location.short() if b.location else b.site) + b.inside_library()
 
 
 def fallback_notes(fallbacks):
