@@ -27,9 +27,9 @@ def load_run(path, what="compare"):
     except ValueError as e:
         raise CliError(f"{rj}: not a JSON report ({e})")
     if isinstance(rep, dict) and rep.get("command") == "compile-time":
-        raise CliError(f"{path} is a compile-time run: {what} takes a triage run dir" + (
-            "; compare it with another compile-time run (BEFORE and AFTER of the same command)" if what == "compare"
-            else " (or give the command itself: fix -- <command>)"))
+        raise CliError(f"{path} is a compile-time run: " + (
+            "compare it with another compile-time run (BEFORE and AFTER of the same command)" if what == "compare"
+            else f"{what} takes a triage run dir (or give the command itself: fix -- <command>)"))
     other = rep.get("command") if isinstance(rep, dict) and isinstance(rep.get("command"), str) else None
     if other and other != "triage":   # (a triage report's "command" is the program's argv; blind A/B batch 29: a
         # perf run dir given to compare crashed on its counts)
