@@ -1,5 +1,7 @@
 """accuracy: eager vs compiled vs fp64 per output; script targets under REPRO_LEVEL=4."""
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -209,3 +211,24 @@ def test_a_differing_dropout_mask_is_not_an_integer_cast(tmp_path):
     assert j["verdict"] == "not_measured", j
     assert "random numbers" in j["why"] and "bool" in j["why"], j
     assert "fallback_random" in data["next_why"] and "clamp" not in data["next_why"], data["next_why"]
+
+
+def test_a_gate_on_an_ill_conditioned_value_is_the_programs_math_not_a_miscompile(tmp_path):
+    """Blind A/B batch 44: a tail z-score, erfinv(2u - 1) with u = 1 - q in float32, behind a compiled-vs-eager gate.
+    Every graph was as close to fp64 as eager by RMSE, the failure line (an INFO log) "did not compare numbers", and
+    the Next listed later calls, decompositions and aliased inputs. Measured element-wise now: where compiled and
+    eager differ most, each is ~100x further from fp64 than from the other, so the fix is the program's math
+    (computing z from q directly passes), with no bisect."""
+    prog = program("acc_tail_zscore_gate.py")
+    tri, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    acc = tri["verdict"]["accuracy"]
+    assert acc["verdict"] == "noise" and acc["next"] == "fix_math_at", acc
+    w = acc["worst"]
+    assert w["worst_eager_vs_fp64"] >= 10 * w["max_abs_diff"] > 0, w
+    first = tri["next_steps"][0]
+    assert first["command"] is None and "1 - u with u near 1" in first["why"] and "no bisect" in first["why"], first
+    assert tri["errors"][0]["title"].startswith("At the value that differs, eager is as far from fp64 as compiled"), \
+        tri["errors"][0]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, DIRECT="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "PARITY GATE PASSED" in fixed.stdout, fixed.stdout + fixed.stderr[-1500:]

@@ -463,3 +463,25 @@ def test_a_dynamic_shapes_spec_unlike_the_inputs_pytree_is_named(tmp_path):
     assert "list of its fields in order" in e["advice"] and "drop_field_names" in e["advice"]
     md = (tmp_path / "t" / "report.md").read_text()
     assert "drop_field_names=[others])" in md     # the whole advice fits the report's Why line
+
+
+def test_a_guard_export_cannot_prove_gets_dim_dynamic_with_the_same_bounds(tmp_path):
+    """Blind A/B batch 44: torch.stft under Dim("samples", min=8000, max=64000) failed with a guard true on the
+    whole range and no suggested fix; triage showed only "Constraints violated (samples)!" and sent the agent to
+    write a factory for the export command. Now the report shows PyTorch's guard line and Next 1 names
+    Dim.DYNAMIC with the same bounds, which exports with the range kept and matches eager (checked here)."""
+    prog = program("export_stft_length.py")
+    plain = subprocess.run([sys.executable, prog], capture_output=True, text=True, timeout=300)
+    if plain.returncode == 0:
+        pytest.skip("this torch exports the named Dim (2.9.1 does; 2.14-2.15 do not)")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
+    first = d["next_steps"][0]
+    assert first["why"].startswith("PyTorch suggests no narrower range: the guard (1 % (1 + (L['wav'].size()[1] // "
+                                   "160))) != 0 must hold for every samples in 8000 <= samples <= 64000"), first
+    assert "Dim.DYNAMIC(min=..., max=...)" in first["why"] and first["command"] is None, first
+    md = open(tmp_path / "t" / "report.md").read()
+    assert "> - Not all values of samples = L['wav'].size()[1] in the specified range" in md, md
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, DYNAMIC="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "range ['VR[8000, 64000]']" in fixed.stdout, fixed.stdout + fixed.stderr[-1500:]
+    assert float(fixed.stdout.split("exported vs eager ")[1]) < 1e-4, fixed.stdout

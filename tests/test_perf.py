@@ -237,3 +237,18 @@ def test_cumprod_in_a_compiled_backward_is_named_with_its_cost(tmp_path):
     p2 = run_cli("perf", "--out", tmp_path / "r2", "--", sys.executable, program("perf_cumprod_backward.py"),
                  env={"LOGSPACE": "1"}, timeout=600)
     assert "aten.cumprod" not in p2.stdout and "#136263" not in p2.stdout, p2.stdout
+
+
+def test_a_grid_sample_in_generated_cpu_code_is_named(tmp_path):
+    """Blind A/B batch 44: a video fuser's F.grid_sample compiled on CPU into Inductor's own gather code, fused with
+    the softmax and blend (no fallback listed): perf said "1 graph, 0 breaks" and the kernel view looked ideal,
+    while that code took 57 ms against ATen's 19 ms. perf now names it and the way to keep ATen's kernel."""
+    res, p = run_json("perf", "--out", tmp_path / "r", "--", "python", program("perf_grid_sample_warp.py"), timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    [note] = res["decomposed_notes"]
+    assert note.startswith("a generated CPU kernel computes F.grid_sample") and "torch.library.custom_op" in note, note
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "Inductor's own gather code" in md, md
+    # the fused chain without grid_sample gets no such note
+    res2, _ = run_json("perf", "--out", tmp_path / "r2", "--", "python", program("gb_loop.py"), timeout=300)
+    assert not res2["decomposed_notes"], res2["decomposed_notes"]

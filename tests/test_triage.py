@@ -1966,3 +1966,20 @@ def test_an_export_returning_a_cache_object_gets_its_row(no_cache, tmp_path):
     e = d["errors"][0]
     assert e["category"] == "export_output_not_pytree" and e["side"] == "user", e
     assert "use_cache" in d["next_steps"][0]["why"], d["next_steps"]
+
+
+def test_a_standard_library_call_on_a_tensor_is_the_programs_line_not_a_library_break(tmp_path):
+    """Blind A/B batch 44: copy.deepcopy(patches.detach()) under fullgraph=True breaks inside copy.py (GB4198); triage
+    said "In library code (copy), not yours", "a patch upstream", and offered copy.deepcopy =
+    torch.compiler.disable(copy.deepcopy), which still splits the graph (fullgraph still fails). The standard
+    library is not the user's to patch: the break is the program's line, with PyTorch's hint; .clone() passes."""
+    prog = program("gb_deepcopy_fullgraph.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    [b] = [b for b in d["graph_breaks"] if b["gb_id"] == "GB4198"]
+    assert not b["in_library"] and b["location"]["file"].endswith("gb_deepcopy_fullgraph.py"), b
+    assert not any("torch.compiler.disable(copy.deepcopy)" in (w.get("code") or "") for w in b["workarounds"]), b
+    md = open(tmp_path / "t" / "report.md").read()
+    assert "In library code (copy)" not in md and "patch upstream" not in md, md
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, CLONE="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "loss " in fixed.stdout, fixed.stderr[-1500:]

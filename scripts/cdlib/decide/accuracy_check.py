@@ -65,6 +65,13 @@ def _cd_leaf(ref, res, fp64_ref, said):
             f = f.to_dense() if f.is_sparse else f
             rec["rmse_eager_vs_fp64"] = float(_cd_rmse(f, r))
             rec["rmse_compiled_vs_fp64"] = float(_cd_rmse(f, c))
+            if r.numel() and f.shape == c.shape == r.shape:
+                # at the element where compiled and eager differ most: each one's distance from fp64 (an RMSE
+                # averages one ill-conditioned element away; blind A/B batch 44: erfinv near 1)
+                i = int(d.nan_to_num(nan=-1.0).flatten().argmax())
+                fi = float(f.double().flatten()[i])
+                rec["worst_eager_vs_fp64"] = abs(float(r.double().flatten()[i]) - fi)
+                rec["worst_compiled_vs_fp64"] = abs(float(c.double().flatten()[i]) - fi)
             ff = f.double()[torch.isfinite(f)] if f.numel() else f
             rec["max_abs_fp64"] = float(ff.abs().max()) if ff.numel() else None
             nf = ~torch.isfinite(f) if f.numel() and f.shape == c.shape == r.shape else None

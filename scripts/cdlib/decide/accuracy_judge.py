@@ -55,6 +55,9 @@ def _ratio(o):
 ULP_RMSE, ULP_MAX = 16, 64
 # eager's own RMSE from fp64 above this many eps(dtype) x max|output|: an ill-conditioned computation (gate())
 ILL_CONDITIONED = 1000
+# at the value where compiled and eager differ most, eager this many times further from fp64 than from compiled:
+# an ill-conditioned value (both sides wrong, each its own way), not a miscompile
+ILL_AT = 10
 
 
 def _eps_units(o):
@@ -102,6 +105,28 @@ def noise_output(graphs):
                     and o["max_abs_fp64"] <= NOISE_FP64 * (o.get("max_abs_eager") or 0.0):
                 return g.get("graph"), o
     return None
+
+
+def _ill_conditioned_at(graphs, printed_diff=None):
+    """(graph name, output) whose largest compiled-vs-eager difference sits where eager itself is at least
+    ILL_AT times further from fp64 than from compiled, when that difference is the size of what the program
+    printed; None otherwise. An element-wise view: torch's RMSE rule averages one such value away."""
+    cands = [(g.get("graph"), o) for g in graphs for o in g.get("outputs", [])
+             if _measured(o) and (o.get("max_abs_diff") or 0.0) > 0 and o.get("worst_eager_vs_fp64") is not None]
+    if not cands:
+        return None
+    g, o = max(cands, key=lambda x: x[1]["max_abs_diff"])
+    gap = o["max_abs_diff"]
+    if printed_diff is not None and printed_diff > 10 * gap:     # the program's difference is not this one
+        return None
+    if not (o["worst_eager_vs_fp64"] >= ILL_AT * gap and o.get("worst_compiled_vs_fp64") is not None):
+        return None
+    # and far beyond the dtype's rounding at the output's scale (a bfloat16 result a few eps from fp64 is the gate's
+    # rounding, for which "fix the gate" is the verdict)
+    eps, scale = EPS.get(o.get("dtype") or ""), o.get("max_abs_eager") or 0.0
+    if not eps or o["worst_eager_vs_fp64"] < ULP_MAX * eps * scale:
+        return None
+    return g, o
 
 
 def numbers(o):
@@ -282,6 +307,21 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None, compare
         return dict(base, verdict="not_measured", worst=max(measured, key=_ratio), next="vs_eager",
                     summary=f"not sure: the program's difference ({printed_diff:.3g}) is far larger than any compiled "
                             f"graph's on its first call ({seen:.2g})", why=why)
+    bad_at = _ill_conditioned_at(graphs, printed_diff)
+    if bad_at and (compares or is_output_check(ftype, text)):
+        g, o = bad_at
+        gap, e, c = o["max_abs_diff"], o["worst_eager_vs_fp64"], o["worst_compiled_vs_fp64"]
+        where = f"graph `{g}`'s {o.get('dtype')}{o.get('shape')} output" if g else f"a {o.get('dtype')}{o.get('shape')} output"
+        return dict(base, verdict="noise", graph=g, worst=o, next="fix_math_at",
+                    title="At the value that differs, eager is as far from fp64 as compiled (measured): the "
+                          "program's float math, not the compiler",
+                    summary=f"not a measured miscompile: where compiled and eager differ most ({_fmt(gap)}), eager is "
+                            f"{_fmt(e)} from fp64 and compiled {_fmt(c)}: the program's {o.get('dtype')} math loses "
+                            "more there than the gate allows",
+                    why=f"in {where}, at the value where compiled and eager differ most (by {_fmt(gap)}), eager is "
+                        f"{_fmt(e)} from the fp64 result and compiled {_fmt(c)} ({e / gap:.0f}× the gap): both compute "
+                        "that value badly, each a little differently; the RMSE over the whole output hides it "
+                        f"({numbers(o)})")
     if not is_output_check(ftype, text):
         said = next((ln.strip() for ln in (text or "").splitlines() if ln.strip()), "")
         why = (f"every compiled graph is as close to fp64 as eager on its first call ({summary_n}), but the "
@@ -398,7 +438,7 @@ def gate(measured, low=None):
 
 # a printed line that reports a numeric comparison: "max_abs=7.8e-03", "mismatched=46521/184320", "not close"
 _PRINTED_COMPARISON = re.compile(r"(?i)\b(?:max_?abs|max_?diff|mismatch(?:ed)?|abs_?err|rel_?err|atol|rtol)\b\s*[=:]?\s*"
-                                 r"-?\d|not close|allclose")
+                                 r"-?\d|max\s*\|[^|\n]{1,20}\|\s*[=:]\s*-?\d|not close|allclose")
 
 
 def next_command(kind, cli, target, timeout=None):
@@ -421,6 +461,9 @@ def next_command(kind, cli, target, timeout=None):
     if kind == "rng":
         from . import knowledge
         return knowledge.advice("rng_mask_check"), None
+    if kind == "fix_math_at":
+        from . import knowledge
+        return knowledge.advice("ill_conditioned_value"), None
     if kind == "fix_math":
         from . import knowledge
         return knowledge.advice("noise_output"), None
@@ -468,7 +511,7 @@ def apply(rep, chk, run_dir, where):
                       "with fallback_random.)")
         err.next_command = knowledge.render_command({"command": "{cli} bisect -- {target}"}, cli, target)
     elif j["verdict"] == "noise":
-        err.title = "The compared output is rounding noise without torch.compile too (measured)"
+        err.title = j.get("title") or "The compared output is rounding noise without torch.compile too (measured)"
         err.side, err.skill = "user", "overview"
         err.advice = f"Measured by one run under torch's accuracy check: {j['why']}; the fix is in the program's math (Next)"
         err.next_command = None

@@ -286,6 +286,10 @@ def make_break(gb, gb_id, location=None, entries=()):
         # the program registers the module backward hooks itself; the break is only reported inside the library
         # that calls the hooked module (blind A/B batch 38: "in library code (transformers), not yours")
         in_lib = False
+    if in_lib and user_frames and is_stdlib(owner_frame(stack, site).file) and not LOGGER_RE.search(gb["text"] or ""):
+        # the program's own line calls the standard library on a tensor (copy.deepcopy(t)): the fix is that line,
+        # not "a patch upstream" of copy or a global torch.compiler.disable(copy.deepcopy) (blind A/B batch 44)
+        in_lib = False
     wr = wrapper_of(stack) if in_lib else None
     skipped = _SKIPPED_FILE_RE.search(gb["explanation"] or "") if gb_id == "GB0007" and not in_lib else None
     if skipped and _OPTIMIZER_STEP_RE.match(skipped.group(1)):

@@ -6,7 +6,7 @@ import re
 
 from . import accuracy_judge, knowledge, printed, program_code, semantics, verdict
 from .analyze_dynamo import GB_URL_RE
-from .export import divisible_advice
+from .export import divisible_advice, unproven_guard_advice
 from ..run import proc
 from ..read.frames import (innermost_user, is_user_file, loc as _loc, parse_exception, parse_py_frames,
                            src_line as _src_line)
@@ -477,6 +477,13 @@ def _error_steps(rep, target_str, cli):
         if divisible:
             steps.append({"why": divisible, "skill": e.skill, "command": None})
             continue
+        unproven = unproven_guard_advice(e.message, e.suggested_fixes,
+                                         program_code.guard_site_words(e.guard_site) if e.guard_site else None)
+        if unproven:
+            e.next_command = None
+            e.advice = "PyTorch suggests no narrower range for the guard above: Next 1 (Dim.DYNAMIC with your bounds)"
+            steps.append({"why": unproven, "skill": e.skill, "command": None, "decides": True})
+            continue
         if e.suggested_fixes:
             steps.append({"why": "apply PyTorch's suggested fix: " + "; ".join(e.suggested_fixes[:3]),
                           "skill": e.skill, "command": e.next_command})
@@ -536,7 +543,8 @@ def _accuracy_step(acc, e, at, cli, target_str):
         return {"why": f"{acc['summary']} → bisect names the layer, pass and op", "skill": "bisect",
                 "command": e.next_command}
     if acc["verdict"] == "noise":
-        return {"why": f"{acc['summary']}. {knowledge.advice('noise_output')}",
+        advice = knowledge.advice("ill_conditioned_value" if acc.get("next") == "fix_math_at" else "noise_output")
+        return {"why": f"{acc['summary']}. {advice}",
                 "skill": None, "command": None}
     why, _ = accuracy_judge.next_command(acc["next"], cli, target_str or "<your command>")
     if acc.get("int_sites"):

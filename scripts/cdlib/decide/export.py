@@ -19,7 +19,8 @@ CLASSES = {
     "constraint_violation": (
         "constraint violation: the code narrows a Dim's range",
         "Declare the range the code needs (PyTorch's suggested Dim, when it gives one), or use `Dim.AUTO` and let export "
-        "infer it; `export --dynamic` writes a full working spec."),
+        "infer it; `export --dynamic` writes a full working spec. With no suggestion, the guard may hold on the whole "
+        "range and export cannot prove it (a % or // of the size): `Dim.DYNAMIC(min=..., max=...)` keeps your bounds."),
     "specialized_dim": (
         "dynamic dim specialized to a constant",
         "The code forces this dim to one size (a literal shape, a size-fixed parameter, a view). Make the line "
@@ -183,6 +184,23 @@ def dim_bounds(fix):
     """(dim name, {"min": n, "max": n} with the bounds it sets) of a suggested fix that bounds a Dim, else None."""
     m = _DIM_FIX_RE.match(fix or "")
     return (m.group(1), {k: int(v) for k, v in re.findall(r"\b(min|max)=(\d+)", m.group(2))}) if m else None
+
+
+_UNPROVEN_RE = re.compile(r"Not all values of (\w+) = .*? in the specified range (.+?) satisfy the generated guard (.+?)\.?\s*$",
+                          re.M)
+
+
+def unproven_guard_advice(message, fixes, site=None):
+    """A constraint violation with no suggested fix (PyTorch found no narrower range that satisfies the guard):
+    the guard's words and the Dim.DYNAMIC advice (knowledge/advice.yaml export_unproven_guard), else None.
+    Blind A/B batch 44: torch.stft's rfft decomposition guards `1 % (1 + n // 160) != 0`, true on the whole range,
+    unprovable by export's range analysis in torch 2.14-2.15 (2.9 exports it)."""
+    m = _UNPROVEN_RE.search(message or "")
+    if not m or fixes:
+        return None
+    from . import knowledge
+    return knowledge.advice("export_unproven_guard", dim=m.group(1), range=m.group(2).strip(), guard=m.group(3).strip(),
+                            site=f" (added at {site})" if site else "")
 
 
 def divisible_advice(fixes, site=None):

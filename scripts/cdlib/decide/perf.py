@@ -35,6 +35,17 @@ def fallback_notes(fallbacks):
     return notes
 
 
+# ops Inductor replaces with its own generated code that can run slower than eager's ATen kernel on CPU, by the name
+# the generated kernel carries -> knowledge/advice.yaml key (blind A/B batch 44: grid_sample, 57 vs 19 ms alone)
+CPU_DECOMPOSED_NOTES = {"grid_sampler_2d": "perf_grid_sample_cpu"}
+
+
+def decomposed_notes(ops):
+    """Notes for ops found in generated CPU kernels whose decomposition is known to cost more than eager's kernel."""
+    from . import knowledge
+    return [knowledge.advice(CPU_DECOMPOSED_NOTES[o]) for o in sorted(ops or ()) if o in CPU_DECOMPOSED_NOTES]
+
+
 def recompile_causes(rep):
     """Per function that recompiles for a reason to fix, or hit the recompile limit: its main cause, the line
     and the fix, from the triage analysis of the same trace (compact). perf names why compiled is no faster
@@ -84,7 +95,7 @@ def _trace_facts(tdir):
     """Compile time, graphs, breaks, recompiles, cudagraph skips and fallbacks from a mode's trace."""
     facts = {"compile_s": None, "graphs": 0, "recompiles": 0, "recompile_s": 0.0, "graph_breaks": [],
              "cudagraph_skips": [], "fallbacks": [], "kernels": 0, "frames": [], "cpu_random_graphs": [],
-             "library_calls": {}, "generated_kernels": 0}
+             "library_calls": {}, "generated_kernels": 0, "cpu_decomposed": []}
     if not tdir or not tracemod.trace_files(tdir):
         return facts
     tr = tracemod.parse(tdir)
@@ -135,6 +146,9 @@ def _trace_facts(tdir):
                 facts["library_calls"][name] = facts["library_calls"].get(name, 0) + 1
             else:
                 facts["generated_kernels"] += 1
+                if k["name"].startswith("cpp_"):
+                    text = " ".join([k["name"], *k.get("ops", []), *(k.get("source_nodes") or [])])
+                    facts["cpu_decomposed"] += [o for o in CPU_DECOMPOSED_NOTES if o in text and o not in facts["cpu_decomposed"]]
             if k["kind"] == "fallback":
                 facts["fallbacks"].append({"op": k["name"], "graph": f"{g['compile_id']}-{g.get('kind')}",
                                            "user_lines": [f"{os.path.basename(l['file'])}:{l['line']}" for l in k["user_lines"][:3]]})
@@ -187,6 +201,7 @@ def model_result(args, run_dir, spec, results, device, cuda):
         "outside_compiled_share": prof.get("outside_share") if prof else None,
         "cudagraph_skips": [s for m in facts for s in facts[m]["cudagraph_skips"]],
         "fallbacks": d.get("fallbacks"), "fallback_notes": fallback_notes(d.get("fallbacks")),
+        "decomposed_notes": decomposed_notes(d.get("cpu_decomposed")),
         "kernels": d.get("kernels"),
         "cpu_random_graphs": d.get("cpu_random_graphs"),
     }
@@ -314,6 +329,7 @@ def script_result(run_dir, tstr, rep, eager):
         "compile_raised": rep.next_steps[0]["why"] if rep.artifacts.get("compile_raised") and rep.next_steps else None,
         "cudagraph_skips": f["cudagraph_skips"], "fallbacks": f["fallbacks"],
         "fallback_notes": fallback_notes(f["fallbacks"]), "cpu_random_graphs": f["cpu_random_graphs"],
+        "decomposed_notes": decomposed_notes(f["cpu_decomposed"]),
         "library_calls": f["library_calls"], "generated_kernels": f["generated_kernels"],
         "fx_graph_cache": {"hits": st.get("fx_graph_cache_hits"), "misses": st.get("fx_graph_cache_misses")},
         "eager": eager, "errors": [e.title for e in rep.errors],

@@ -116,6 +116,9 @@ def verdict_lines(rep, base=None):
                           "first (below), then run again; bisect only if it still fails.",
                  }.get(acc.get("verdict"), "Route: the cheapest step that can decide (below); bisect only if "
                                            "nothing cheaper can.")
+        if acc.get("next") == "fix_math_at":
+            route = ("Route: at the values that differ, eager is as far from fp64 as compiled: fix the program's float "
+                     "math there first (below), then run again; bisect only if it still fails.")
     if rep.errors and rep.errors[0].category == "warm_cache_only":   # measured after the accuracy check
         route = "Route: the warm compile cache (an empty one passes, measured): not the graphs' code, no bisect."
     elif rep.errors and rep.errors[0].category == "vectorized_cpu_code":   # measured after the accuracy check
@@ -254,6 +257,9 @@ def triage_markdown(rep, target_str=None, cwd=None):
                            + (f" (inside backend '{inner['backend']}')" if inner.get("backend") else ""))
             elif e.message:
                 out.append("   > " + clip(e.message.splitlines()[0], 240))
+                # a constraint violation's own lines: which dim, its range and the guard (PyTorch's words)
+                out += ["   > " + clip(ln.strip(), 300) for ln in e.message.splitlines()[1:4]
+                        if ln.strip().startswith("- Not all values of ")]
                 out += ["   " + ln for ln in e.message.splitlines()[1:] if ln.startswith("(the program caught and printed")]
             for d in inner.get("compiler_errors") or []:
                 out.append(f"   C++ compiler: {os.path.basename(d['file'])}:{d['line']}: error: {clip(d['message'], 200)}")

@@ -64,6 +64,7 @@ def model_md(res):
         facts.append("cudagraph skips: " + "; ".join(f"{s['compile_id'] or 'runtime'}: {cmdline.clip(s['reason'], 120)}" for s in a["cudagraph_skips"][:4]))
     if a.get("fallbacks"):
         facts.append("fallback kernels: " + _fallback_ops(a["fallbacks"]) + "".join(f"; {n}" for n in a.get("fallback_notes") or []))
+    facts += a.get("decomposed_notes") or []
     if a.get("kernels"):
         facts.append(f"kernel launches per step (default): {a['kernels']}")
     L.extend(f"- {f}" for f in facts) if facts else L.append("- clean: one graph per call, no recompiles, no fallbacks")
@@ -115,6 +116,7 @@ def script_md(r):
     if r["fallbacks"]:
         L.append("- fallback kernels: " + _fallback_ops(r["fallbacks"]))
         L.extend(f"  - {n}" for n in r.get("fallback_notes") or [])
+    L.extend(f"- {n}" for n in r.get("decomposed_notes") or [])
     lib = r.get("library_calls") or {}
     if lib and r.get("generated_kernels") is not None:
         # (blind A/B batch 40: a one-thread CPU step ~70% matmul and attention; compiling gained ~5-10% at most,
