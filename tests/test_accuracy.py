@@ -232,3 +232,10 @@ def test_a_gate_on_an_ill_conditioned_value_is_the_programs_math_not_a_miscompil
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, DIRECT="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "PARITY GATE PASSED" in fixed.stdout, fixed.stdout + fixed.stderr[-1500:]
+    # the same program with PyTorch's injected relu miscompile (1e-4 on every value) is a measured miscompile, not
+    # the program's math and not "rounding" (torch's RMSE rule passes it: review of batch 44)
+    bug, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "b", "--", sys.executable, prog,
+                      env={"RELU_BUG": "1"}, timeout=600)
+    acc = bug["verdict"]["accuracy"]
+    assert acc["verdict"] == "miscompile" and acc["next"] == "bisect", acc
+    assert "where eager is within" in acc["summary"], acc["summary"]

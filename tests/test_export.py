@@ -1,4 +1,5 @@
 """`export`: real torch.export runs on small models (tests/programs/export_models.py)."""
+import json
 import os
 import re
 import shutil
@@ -485,3 +486,9 @@ def test_a_guard_export_cannot_prove_gets_dim_dynamic_with_the_same_bounds(tmp_p
                            timeout=300)
     assert fixed.returncode == 0 and "range ['VR[8000, 64000]']" in fixed.stdout, fixed.stdout + fixed.stderr[-1500:]
     assert float(fixed.stdout.split("exported vs eager ")[1]) < 1e-4, fixed.stdout
+    # a guard that is a real restriction inside the range (`!= 100`) gets no such advice (review of batch 44:
+    # Dim.DYNAMIC exports it with the range [2, 200] and fails at 100 rows at run time)
+    d2, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t2", "--", sys.executable,
+                     program("export_ne_size.py"), check=0, timeout=600)
+    assert "!= 100" in json.dumps(d2["errors"][0]) and not any("Dim.DYNAMIC" in s["why"] for s in d2["next_steps"]), \
+        d2["next_steps"]

@@ -287,8 +287,9 @@ def make_break(gb, gb_id, location=None, entries=()):
         # that calls the hooked module (blind A/B batch 38: "in library code (transformers), not yours")
         in_lib = False
     if in_lib and user_frames and is_stdlib(owner_frame(stack, site).file) and not LOGGER_RE.search(gb["text"] or ""):
-        # the program's own line calls the standard library on a tensor (copy.deepcopy(t)): the fix is that line,
-        # not "a patch upstream" of copy or a global torch.compiler.disable(copy.deepcopy) (blind A/B batch 44)
+        # the break is in the standard library, with no third-party frame between it and the program (the program
+        # calls copy.deepcopy(t), or torch's own helper does for it): the fix is at the program's line, not "a patch
+        # upstream" of copy or a global torch.compiler.disable(copy.deepcopy) (blind A/B batch 44)
         in_lib = False
     wr = wrapper_of(stack) if in_lib else None
     skipped = _SKIPPED_FILE_RE.search(gb["explanation"] or "") if gb_id == "GB0007" and not in_lib else None

@@ -196,7 +196,10 @@ def unproven_guard_advice(message, fixes, site=None):
     Blind A/B batch 44: torch.stft's rfft decomposition guards `1 % (1 + n // 160) != 0`, true on the whole range,
     unprovable by export's range analysis in torch 2.14-2.15 (2.9 exports it)."""
     m = _UNPROVEN_RE.search(message or "")
-    if not m or fixes:
+    # only a guard on a remainder or a floor division of the size, which export's range analysis bounds loosely; a
+    # plain `!= 100` or `== 8` is a real restriction inside the range, which Dim.DYNAMIC would keep as a run-time
+    # assert that fails at that size while ep.range_constraints looks right (review of batch 44)
+    if not m or fixes or not re.search(r"%|//|\bMod\(|FloorDiv\(", m.group(3)):
         return None
     from . import knowledge
     return knowledge.advice("export_unproven_guard", dim=m.group(1), range=m.group(2).strip(), guard=m.group(3).strip(),
