@@ -398,3 +398,11 @@ def test_functional_dropouts_lists_only_calls_that_default_to_training(tmp_path)
                    "f = F.dropout(*args)\n"
                    "g = nn.Dropout(0.1)\n")
     assert never_ran.functional_dropouts([str(src)]) == [(str(src), 3), (str(src), 4)]
+
+
+def test_a_global_hook_registered_before_compiling_and_switched_by_a_flag_matches_eager():
+    """global_hook_added_after_compile's fix, run (blind A/B batch 45): the hook registered before the first compiled
+    call and switched on by a flag gives eager's losses, where registering it at step 4 left the penalty at 0."""
+    p = subprocess.run([sys.executable, program("sem_global_hook_late.py")], env=dict(os.environ, FIX="1"),
+                       capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and "max |loss diff| = 0.00000" in p.stdout, p.stdout + p.stderr[-1500:]
