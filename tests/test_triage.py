@@ -1983,3 +1983,20 @@ def test_a_standard_library_call_on_a_tensor_is_the_programs_line_not_a_library_
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, CLONE="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "loss " in fixed.stdout, fixed.stderr[-1500:]
+
+
+def test_a_size_an_int_only_op_makes_static_is_not_an_expected_recompile(tmp_path):
+    """Blind A/B batch 45: torch.linspace(-1, 1, steps=h) in a CoordConv under dynamic=True; a short run's two
+    recompiles (one per dim) were labelled "expected: automatic dynamic (once)" with a warm-up Next, beside "Made
+    static by your code". The program's line keeps the dim static, so every new size compiles again: the cause is
+    not expected and its fix names linspace's int steps and the arange form, which compiles once."""
+    prog = program("rc_linspace_coords.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    [f] = d["recompiles"]
+    shape = [c for c in f["causes"] if c["kind"] == "shape"]
+    assert shape and not any(c["expected"] for c in shape) and not f["expected_only"], f["causes"]
+    assert all("torch.linspace, which takes it as a plain Python int" in c["fix"] for c in shape), shape
+    assert d["next_steps"][0]["why"].startswith("stop the recompiles"), d["next_steps"]
+    fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
+                        env={"ARANGE": "1"}, timeout=600)
+    assert sum(len(x["recompiles"]) for x in fixed["recompiles"]) <= 1, fixed["recompiles"]

@@ -329,6 +329,11 @@ def _automatic_dynamic_off(config):
         return False
 
 
+# ops that take a size as a plain Python int (linspace's steps, a window's length): a dynamic size passed there is
+# made a constant (pytorch/pytorch#172930)
+_INT_SIZE_OP = re.compile(r"\btorch\.(linspace|logspace|(?:hann|hamming|blackman|bartlett|kaiser)_window)\(")
+
+
 def _causes(recs, limit_hit, static=False):
     groups = {}
     for r in recs:
@@ -438,11 +443,18 @@ def _recompiles(tr, stderr):
             if sp:
                 c["specialized_at"], c["specialized_reason"] = sp
                 code = (getattr(sp[0], "code", None) or "").strip()
+                if c["expected"] and (c["why"] or "").startswith("automatic dynamic"):
+                    # the program's line keeps the dim static, so automatic dynamic cannot make it dynamic: every new
+                    # size compiles again, not once (blind A/B batch 45: torch.linspace(steps=h) under dynamic=True,
+                    # two recompiles in a short run labelled "expected (once)")
+                    c["expected"], c["why"] = False, None
+                int_op = _INT_SIZE_OP.search(code)
                 # a cache keyed by the size (`if n not in self._table:`, blind A/B batch 37): the dict's keys are
                 # guarded too, so neither the loop nor the view advice fits
                 dict_key = any(f.get("kind") == "container_length" and "___dict_contains" in (f.get("guard") or "")
                                for f in fr.causes) or re.search(r"\bnot in\s+[\w.]+\s*:?\s*$", code)
                 c["fix"] = (knowledge.advice("specialized_dict_key") if dict_key else
+                            knowledge.advice("specialized_int_op", op=int_op.group(1)) if int_op else
                             knowledge.advice("specialized_loop") if sp[1] == "range_refined_to_singleton" else
                             knowledge.advice("specialized"))
             name = re.match(r"value of `(\w+)`$", c["cause"]) if c["kind"] == "python_float" else None
