@@ -239,3 +239,20 @@ def test_a_gate_on_an_ill_conditioned_value_is_the_programs_math_not_a_miscompil
     acc = bug["verdict"]["accuracy"]
     assert acc["verdict"] == "miscompile" and acc["next"] == "bisect", acc
     assert "where eager is within" in acc["summary"], acc["summary"]
+
+
+def test_nan_only_compiled_is_measured_to_its_graph(tmp_path):
+    """Blind A/B batch 45: Inductor's vectorized CPU remainder(x, inf) is NaN where eager gives x; the compiled run
+    printed NaN and the Next asked the agent to find the first non-finite tensor itself. One run under torch's
+    accuracy check names the graph whose first call is NaN compiled and finite eagerly, with the minify command;
+    keeping inf out of the remainder gives finite numbers (checked here)."""
+    prog = program("nan_remainder_inf.py")
+    tri, _ = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog,
+                      timeout=600)
+    first = tri["next_steps"][0]
+    assert "measured by one more run under torch's accuracy check" in first["why"], tri["next_steps"]
+    assert "compiled graph `model__0_forward_1` (forward at nan_remainder_inf.py:" in first["why"], first["why"]
+    assert " minify --kind accuracy -- " in first["command"] and len(tri["next_steps"]) == 1, tri["next_steps"]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIX="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "nan" not in fixed.stdout and "step 2 mean" in fixed.stdout, fixed.stdout

@@ -410,10 +410,17 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             at += 1
         if cmp.get("nonfinite"):
             nf = cmp["nonfinite"]
-            rep.next_steps.insert(at, {"why": f"compiled prints NaN/inf (line {nf['compiled_line']}: "
-                                              f"`{clip(nf['compiled'].strip(), 100)}`), eager none: "
-                                              + knowledge.advice("nonfinite_only_compiled"),
-                                       "skill": "overview", "command": None})
+            said = (f"compiled prints NaN/inf (line {nf['compiled_line']}: `{clip(nf['compiled'].strip(), 100)}`), "
+                    "eager none: ")
+            bad = _nonfinite_graph(rep, argv, run_dir, timeout, env_add) if not found else None
+            if bad:   # measured: the graph that first gives NaN/inf where its eager run does not (blind A/B batch 45)
+                rep.next_steps.insert(at, {"why": said + knowledge.advice("nonfinite_graph_measured", **bad),
+                                           "skill": "bisect", "command": f"{cli_command()} minify --kind accuracy -- "
+                                                                        f"{command_line(argv)}"})
+                return   # the accuracy run is made (no class found, so no rng step follows)
+            else:
+                rep.next_steps.insert(at, {"why": said + knowledge.advice("nonfinite_only_compiled"),
+                                           "skill": "overview", "command": None})
             at += 1
         for f in rng:
             rep.next_steps.insert(at, {"why": f"[{f['id']}] {f['fix']} Verify: {f['verify']}", "skill": None,
@@ -534,6 +541,35 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
 
 # Inductor's random ops as eager's: a startup step (proc.startup_env); fix's re-check uses it too
 FALLBACK_RANDOM = {"config": {"torch._inductor.config.fallback_random": True}}
+
+
+def _nonfinite_graph(rep, argv, run_dir, timeout, env_add):
+    """One run under torch's accuracy check when the compiled run prints NaN/inf and eager does not: the first
+    compiled graph whose output is NaN/inf on its first call where the same graph run eagerly is finite, as
+    {graph, where, seconds}; None when no graph shows it (a later call, or Python-side behaviour)."""
+    if not rep.used_compile or (rep.duration_s or 0) > timeout / 2:
+        return None
+    proc.progress("compiled prints NaN/inf, eager none: one more run under torch's accuracy check to find the graph")
+    adir = os.path.join(run_dir, "nonfinite_check")
+    os.makedirs(adir, exist_ok=True)
+    try:
+        chk = accuracy_check.run(argv, adir, timeout=timeout, env_add=env_add)
+    except Exception:   # (the check is a lead, never a reason to fail the triage)
+        return None
+    rep.artifacts["nonfinite_check"] = adir
+    for g in chk.get("graphs") or []:
+        outs = [o for o in g.get("outputs") or [] if o.get("nan_compiled") and not o.get("nan_eager")]
+        if not outs:
+            continue
+        name = g.get("graph") or "?"
+        m = re.match(r"model__(\d+)_", name)
+        fn = next((x for x in rep.graphs if m and x.compile_id.split("/")[0] == m.group(1)), None)
+        where = (f" ({fn.function.split(' (')[0]} at {os.path.basename(fn.location.file)}:{fn.location.line})"
+                 if fn and fn.location else "")
+        o = outs[0]
+        return {"graph": name, "where": where, "out": f"{o.get('dtype')}{o.get('shape')}",
+                "seconds": f"{chk['res'].duration_s:.0f}" if chk["res"].duration_s else "?"}
+    return None
 
 
 def _rng_explains(rep, argv, run_dir, timeout, env_add, eager_stdout, dtypes):
