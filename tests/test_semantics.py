@@ -400,9 +400,13 @@ def test_functional_dropouts_lists_only_calls_that_default_to_training(tmp_path)
     assert never_ran.functional_dropouts([str(src)]) == [(str(src), 3), (str(src), 4)]
 
 
-def test_a_global_hook_registered_before_compiling_and_switched_by_a_flag_matches_eager():
-    """global_hook_added_after_compile's fix, run (blind A/B batch 45): the hook registered before the first compiled
-    call and switched on by a flag gives eager's losses, where registering it at step 4 left the penalty at 0."""
+def test_a_global_hook_registered_after_compiling_gets_its_fix_and_the_fix_holds(tmp_path):
+    """Blind A/B batch 45: an activation regularizer registers a global forward hook at step 4, after compiling; the
+    compiled graph never calls it. The global-hook classes' fix names it (register before compiling and switch with a
+    flag, or torch.compiler.reset(); not skip_nnmodule_hook_guards), and that fix gives eager's losses."""
+    rep, md = _triage("sem_global_hook_late.py", tmp_path)
+    nxt = md.split("\n## Next", 1)[1]
+    assert "register it before the first compiled call and switch it with a flag" in nxt.split("\n2. ")[0], nxt
     p = subprocess.run([sys.executable, program("sem_global_hook_late.py")], env=dict(os.environ, FIX="1"),
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0 and "max |loss diff| = 0.00000" in p.stdout, p.stdout + p.stderr[-1500:]

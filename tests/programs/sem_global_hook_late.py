@@ -1,7 +1,7 @@
 """Blind A/B batch 45: an activation regularizer registers a GLOBAL forward hook
 (torch.nn.modules.module.register_module_forward_hook) at step 4, after the model was compiled: the compiled
-graph never calls it, so the penalty is silently 0 compiled and the losses split from eager's. Neither
-skip_nnmodule_hook_guards=False nor model.compile() helps a global hook. FIX=1 registers it before the first
+graph never calls it, so the penalty is silently 0 compiled and the losses split from eager's.
+skip_nnmodule_hook_guards=False does not help a global hook. FIX=1 registers it before the first
 compiled call and switches it with a flag (one recompile when the flag turns on)."""
 import os
 import sys

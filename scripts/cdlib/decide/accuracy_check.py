@@ -135,6 +135,15 @@ def _cd_stm_rec(gm, opt_gm, example_inputs, *args, **kwargs):
     except Exception:
         name = None
     g = {"graph": name if isinstance(name, str) else None, "outputs": [], "precision": _cd_precision(example_inputs)}
+    try:   # the program's line of the graph's first op with a stack trace (the name's number is AOTAutograd's counter)
+        import re as _re
+        for _n in gm.graph.nodes:
+            _fr = _re.findall(r'File "([^"]+)", line (\d+), in (\S+)', _n.meta.get("stack_trace") or "")
+            if _fr:
+                g["where"] = [_fr[-1][0], int(_fr[-1][1]), _fr[-1][2]]
+                break
+    except Exception:
+        pass
     _cd_state["graph"] = g
     try:
         ok = _cd_stm(gm, opt_gm, example_inputs, *args, **kwargs)

@@ -543,12 +543,15 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
 FALLBACK_RANDOM = {"config": {"torch._inductor.config.fallback_random": True}}
 
 
+NONFINITE_CHECK_MAX_S = 300   # the NaN check is one more run of the program (slower: fp64 and eager per graph)
+
+
 def _nonfinite_graph(rep, argv, run_dir, timeout, env_add):
     """One run under torch's accuracy check when the compiled run prints NaN/inf and eager does not: the first
     compiled graph whose output is NaN/inf on its first call where the same graph run eagerly is finite, as
     {graph, where, seconds}; None when no graph shows it (a later call, or Python-side behaviour)."""
-    if not rep.used_compile or (rep.duration_s or 0) > timeout / 2:
-        return None
+    if not rep.used_compile or (rep.duration_s or 0) > min(timeout / 2, NONFINITE_CHECK_MAX_S):
+        return None   # (a long program: the generic advice; the accuracy command is the user's to run)
     proc.progress("compiled prints NaN/inf, eager none: one more run under torch's accuracy check to find the graph")
     adir = os.path.join(run_dir, "nonfinite_check")
     os.makedirs(adir, exist_ok=True)
@@ -562,10 +565,8 @@ def _nonfinite_graph(rep, argv, run_dir, timeout, env_add):
         if not outs:
             continue
         name = g.get("graph") or "?"
-        m = re.match(r"model__(\d+)_", name)
-        fn = next((x for x in rep.graphs if m and x.compile_id.split("/")[0] == m.group(1)), None)
-        where = (f" ({fn.function.split(' (')[0]} at {os.path.basename(fn.location.file)}:{fn.location.line})"
-                 if fn and fn.location else "")
+        w = g.get("where")
+        where = f" (its first op from {w[2]} at {os.path.basename(w[0])}:{w[1]})" if w else ""
         o = outs[0]
         return {"graph": name, "where": where, "out": f"{o.get('dtype')}{o.get('shape')}",
                 "seconds": f"{chk['res'].duration_s:.0f}" if chk["res"].duration_s else "?"}
