@@ -36,14 +36,14 @@ def fallback_notes(fallbacks):
 
 
 # ops Inductor replaces with its own generated code that can run slower than eager's ATen kernel on CPU, by the name
-# the generated kernel carries -> knowledge/advice.yaml key (blind A/B batch 44: grid_sample, 57 vs 19 ms alone)
-CPU_DECOMPOSED_NOTES = {"grid_sampler_2d": "perf_grid_sample_cpu"}
+# the generated kernel carries (blind A/B batch 44: grid_sample, 57 vs 19 ms alone)
+CPU_DECOMPOSED_NOTES = ("grid_sampler_2d",)
 
 
 def decomposed_notes(ops):
     """Notes for ops found in generated CPU kernels whose decomposition is known to cost more than eager's kernel."""
     from . import knowledge
-    return [knowledge.advice(CPU_DECOMPOSED_NOTES[o]) for o in sorted(ops or ()) if o in CPU_DECOMPOSED_NOTES]
+    return [knowledge.advice("perf_grid_sample_cpu")] if "grid_sampler_2d" in (ops or ()) else []
 
 
 def recompile_causes(rep):
