@@ -452,6 +452,11 @@ def next_steps(rep):
         edit_only = all(c.get("specialized_at") or c.get("kind") == "size_arithmetic"
                         for f in bad for c in f.causes if not c["expected"]) \
             and not any(f.limit_hit and not f.recompiles for f in bad) and bool(causes) or bool(lost)
+        made = [c for f in bad for c in f.causes if not c["expected"]]
+        if made and all(c.get("specialized_at") and c.get("primary", 1) <= 1 for c in made) \
+                and not any(f.limit_hit for f in bad):
+            # one recompile per dim so far: the cost is per new size (review of batch 45: a run with two sizes only)
+            what += "; one recompile per dim in this run, and each further size adds another"
         steps.append({"why": f"stop the recompiles{what} (fix per cause above)", "skill": "trace-dynamo",
                       "command": None, "fixable": not edit_only, "edit_only": edit_only})
     return steps
