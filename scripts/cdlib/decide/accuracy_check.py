@@ -79,6 +79,9 @@ def _cd_leaf(ref, res, fp64_ref, said):
                 # where eager is within a tenth of the difference from fp64: compiled alone is off there
                 ex = (r.double() - f.double()).abs() < 0.1 * d
                 rec["max_abs_diff_eager_exact"] = float(d[ex].nan_to_num(nan=float("inf")).max()) if ex.any() else 0.0
+                # eager's typical distance from fp64 (an ill-conditioned output is far on most values, so a value
+                # where eager happens to be close says nothing)
+                rec["median_eager_vs_fp64"] = float((r.double() - f.double()).abs().nan_to_num(nan=float("inf")).median())
             ff = f.double()[torch.isfinite(f)] if f.numel() else f
             rec["max_abs_fp64"] = float(ff.abs().max()) if ff.numel() else None
             nf = ~torch.isfinite(f) if f.numel() and f.shape == c.shape == r.shape else None

@@ -115,12 +115,18 @@ def _wrong_where_eager_exact(graphs, printed_diff=None):
     injected relu miscompile, 1e-4 on every value, beside ill-conditioned values, read as "rounding")."""
     import math
     best = None
+    gaps = [o.get("max_abs_diff") or 0.0 for g in graphs for o in g.get("outputs", []) if _measured(o)]
+    if printed_diff is not None and not any(x / 10 <= printed_diff <= 10 * x for x in gaps if x):
+        return None   # the program's difference is none of these graphs' (each output's own, several printed)
     for g in graphs:
         for o in g.get("outputs", []):
             d, eps, scale = o.get("max_abs_diff_eager_exact"), EPS.get(o.get("dtype") or ""), o.get("max_abs_eager")
             if not (_measured(o) and d and eps and scale and math.isfinite(d)):
                 continue
-            if printed_diff is not None and not d / 10 <= printed_diff <= 10 * (o.get("max_abs_diff") or d):
+            med = o.get("median_eager_vs_fp64")
+            if med is None or not med <= ULP_RMSE * eps * scale:
+                # eager is not accurate on most values (an ill-conditioned output: batch 39's std_mean gate): a value
+                # where it happens to be close to fp64 proves nothing about compiled (full-suite run of 0.33.79)
                 continue
             k = d / (eps * scale)
             if k > ULP_MAX and (best is None or k > best[2]):
