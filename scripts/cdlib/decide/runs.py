@@ -418,9 +418,8 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                                            "skill": "bisect", "command": f"{cli_command()} minify --kind accuracy -- "
                                                                         f"{command_line(argv)}"})
                 return   # the accuracy run is made (no class found, so no rng step follows)
-            else:
-                rep.next_steps.insert(at, {"why": said + knowledge.advice("nonfinite_only_compiled"),
-                                           "skill": "overview", "command": None})
+            rep.next_steps.insert(at, {"why": said + knowledge.advice("nonfinite_only_compiled"),
+                                       "skill": "overview", "command": None})
             at += 1
         for f in rng:
             rep.next_steps.insert(at, {"why": f"[{f['id']}] {f['fix']} Verify: {f['verify']}", "skill": None,
