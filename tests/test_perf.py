@@ -3,6 +3,7 @@ script target. CPU runs use --threads 1 (a shared 2-core box: OpenMP spinning un
 multi-threaded timings meaningless) and assert lenient bounds on the CPU-time ratio."""
 import os
 import re
+import sys
 
 import pytest
 from conftest import program, resolve_dotted, run_cli, run_json, fresh_cache
@@ -252,3 +253,20 @@ def test_a_grid_sample_in_generated_cpu_code_is_named(tmp_path):
     # the fused chain without grid_sample gets no such note
     res2, _ = run_json("perf", "--out", tmp_path / "r2", "--", "python", program("gb_loop.py"), timeout=300)
     assert not res2["decomposed_notes"], res2["decomposed_notes"]
+
+
+def test_a_break_shows_torchs_explanation_and_the_mark_dirty_recipe(tmp_path):
+    """Blind A/B batch 46: perf listed "GB2464: Higher Order Operator: autograd.Function" with the generic "Read
+    torch's explanation and hints above" and no explanation above; the agent read the trace for four calls to find
+    "mark_dirty input not returned". perf now shows torch's explanation under each break, and GB2464's recipe
+    (return the dirty input itself), which gives one graph."""
+    prog = program("gb_mark_dirty_inplace.py")
+    res, p = run_json("perf", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    [site] = [b for b in res["graph_break_sites"] if b["gb_id"] == "GB2464"]
+    assert "each dirty input is also returned from forward" in site["explanation"], site
+    assert "`x.mul_(s); return x`" in site["fix"], site
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "    torch: Dynamo only supports ctx.mark_dirty when each dirty input is also returned" in md, md
+    fixed, p = run_json("perf", "--out", tmp_path / "f", "--", sys.executable, prog, env={"FIXED": "1"}, timeout=600)
+    assert fixed["graph_breaks"] == 0 and fixed["graphs"] == 1, (fixed["graph_breaks"], fixed["graph_break_sites"])

@@ -2002,3 +2002,22 @@ def test_a_size_an_int_only_op_makes_static_is_not_an_expected_recompile(tmp_pat
     fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
                         env={"ARANGE": "1"}, timeout=600)
     assert sum(len(x["recompiles"]) for x in fixed["recompiles"]) <= 1, fixed["recompiles"]
+
+
+def test_a_size_pinned_by_float_math_names_that_line_not_the_branch_after_it(tmp_path):
+    """Blind A/B batch 46: a subsampling front end under dynamic=True computes its output length as
+    int(np.ceil(T / 4)); Dynamo guards the float T / 4 to its exact value (Eq(IntTrueDiv(s, 4), 72.0)), and the
+    `if pad:` after it is where the size is then called static. The report named only `if pad:` with the loop
+    advice; now it names the np.ceil line with the guard and integer ceil division, which compiles once."""
+    prog = program("rc_np_ceil_len.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    [f] = d["recompiles"]
+    [c] = [c for c in f["causes"] if c["kind"] == "shape"]
+    line = next(i for i, t in enumerate(open(prog), 1) if "return int(np.ceil(n_frames / self.stride))" in t)
+    assert c["specialized_at"]["line"] == line, c
+    assert "Eq(IntTrueDiv(" in c["specialized_reason"] and "range_refined_to_singleton" in c["specialized_reason"], c
+    assert "(n + k - 1) // k" in c["fix"] and "A Python loop over it" not in c["fix"], c["fix"]
+    assert f"rc_np_ceil_len.py:{c['specialized_at']['line']}" in d["next_steps"][0]["why"], d["next_steps"]
+    fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
+                        env={"FIXED": "1"}, timeout=600)
+    assert not fixed["recompiles"] and len(fixed["graphs"]) == 1, (fixed["recompiles"], fixed["graphs"])

@@ -228,6 +228,14 @@ def _eager_printed_lines(rep, ev):
                         (ev.get("message") or "").strip().split("\n")[0] or None)[1]
 
 
+def _export_sites(rep):
+    """The program's torch.export.export / draft_export calls, "file:line `call(...)`" (two at most), or ""."""
+    from ..read import never_ran
+    return ", ".join(list(dict.fromkeys(
+        f"{os.path.basename(p)}:{ln} `{call}(...)`" for p, ln, call in never_ran.exports(
+            program_code.program_files(rep)) if call.split(".")[-1] in ("export", "draft_export")))[:2])
+
+
 def _error_steps(rep, target_str, cli):
     """Next steps for the errors, routed by the verdict: only compile-only failures go to
     bisect/minify; a failure that happens without torch.compile too goes to the user's line."""
@@ -280,16 +288,25 @@ def _error_steps(rep, target_str, cli):
                     why += f"; {e.title.lower()}" + (f" ({op})" if op else "") + \
                         ": register it, then check the op with torch.library.opcheck(op, args)"
                 if e.category == "export_specialized_input":   # the fix is where it was exported, not the call
-                    from ..read import never_ran
-                    at_export = ", ".join(list(dict.fromkeys(
-                        f"{os.path.basename(p)}:{ln} `{call}(...)`" for p, ln, call in never_ran.exports(
-                            program_code.program_files(rep)) if call.split(".")[-1] in ("export", "draft_export")))[:2])
+                    at_export = _export_sites(rep)
                     guard = re.search(r"Guard failed: \S+ == \d+", e.message or "")
                     why = (f"{e.title}: {guard.group(0) if guard else msg}. The fix is the dynamic_shapes of the export"
                            + (f" ({at_export})" if at_export else "") + f", not the line that called it: {e.advice}")
             steps.append({"why": why, "skill": "aoti" if v.get("aoti_inputs") and rep.signal else
                           "export" if v.get("export_call") else
                           e.skill if e.side in ("user", "custom_op") else "overview", "command": None})
+            continue
+        if i == 0 and kind == "saved_program":   # a saved program raised when loaded or called: a row of ours names why
+            known = e.skill in ("aoti", "export") and e.category not in ("aoti_error", "export_error")
+            exported = _export_sites(rep) if e.category == "aoti_input_count" else ""
+            steps.append({"why": f"{e.title}{' at ' + at if at else ''}: {msg}" + (
+                f" (exported at {exported})" if exported else "") + (
+                f": {' '.join(e.advice.split())}" if known else
+                "; the package runs code built ahead of time: compare the call with the export's example inputs "
+                "(print(ep.graph_signature)) and how it was built and loaded" if v.get("saved") == "aoti" else
+                "; torch.export.load read a saved ExportedProgram: the file, the torch that saved it, how it is loaded"),
+                "skill": "aoti" if v.get("saved") == "aoti" else "export", "command": None,
+                **({"decides": True} if known else {})})
             continue
         if e.side == semantics.SIDE:   # a by-design difference: its fix is in semantics.steps(), no bisect
             continue

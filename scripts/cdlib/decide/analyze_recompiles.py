@@ -399,6 +399,34 @@ def specializations(tr):
     return out
 
 
+_EQ_FLOAT_RE = re.compile(r"^Eq\((.+), (-?\d+\.\d*)\)$")
+
+
+def size_pinned_by_float(tr, frame_id, rank, tensor, dim):
+    """(Location, guard) of the first guard in the function's compiles that fixes a float computed from the size
+    (`int(np.ceil(T / 4))`: Eq(IntTrueDiv(s66, 4), 72.0)) at a line of the user's own file, which pins the size
+    before any later line makes Dynamo call it static (blind A/B batch 46: the report named only the `if pad:`
+    after it); None when there is none. A guard on an int (Eq(Mod(s, 4), 0) from a view) does not pin it."""
+    syms = set()
+    for e in tr.of("create_symbol"):
+        d = e.data if isinstance(e.data, dict) else {}
+        m = _SIZE_SRC_RE.match((d.get("source") or "").strip())
+        if e.meta.get("frame_id") == frame_id and e.rank == rank and m and d.get("symbol") \
+                and _name(m.group(1)) == tensor and int(m.group(2)) == dim:
+            syms.add(d["symbol"])
+    for e in tr.of("guard_added_fast") if syms else []:
+        d = e.data if isinstance(e.data, dict) else {}
+        m = _EQ_FLOAT_RE.match((d.get("expr") or "").strip())
+        if e.meta.get("frame_id") != frame_id or e.rank != rank or not m \
+                or not any(re.search(rf"\b{s}\b", m.group(1)) for s in syms):
+            continue
+        frames = tr.frames(d.get("user_stack"))
+        if frames and frames[-1][0] and is_user_file(frames[-1][0]):
+            file, line, _, code = frames[-1]
+            return Location(file=file, line=line, code=code or src_line(file, line)), d["expr"]
+    return None
+
+
 def _recompiles(tr, stderr):
     by_frame = {}
     specialized = specializations(tr) if tr.artifacts("recompile_reasons") else {}
@@ -440,6 +468,11 @@ def _recompiles(tr, stderr):
         for c in fr.causes:   # a shape the program itself made static: where, and the fix for that
             m = re.match(r"shape of `(.+)` dim (\d+)$", c["cause"])
             sp = specialized.get((fid, rank, m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" else None
+            first = size_pinned_by_float(tr, fid, rank, m.group(1), int(m.group(2))) if sp else None
+            if first and (first[0].file, first[0].line) != (sp[0].file, sp[0].line):
+                # the size went through float math turned into a number before the line Dynamo names: that line first
+                sp = (first[0], f"guard `{first[1]}` there: float math on the size made a number; then {sp[1]} at "
+                                f"{os.path.basename(sp[0].file)}:{sp[0].line}")
             if sp:
                 c["specialized_at"], c["specialized_reason"] = sp
                 code = (getattr(sp[0], "code", None) or "").strip()
@@ -453,7 +486,8 @@ def _recompiles(tr, stderr):
                 # guarded too, so neither the loop nor the view advice fits
                 dict_key = any(f.get("kind") == "container_length" and "___dict_contains" in (f.get("guard") or "")
                                for f in fr.causes) or re.search(r"\bnot in\s+[\w.]+\s*:?\s*$", code)
-                c["fix"] = (knowledge.advice("specialized_dict_key") if dict_key else
+                c["fix"] = (knowledge.advice("size_float_math", guard=first[1]) if first else
+                            knowledge.advice("specialized_dict_key") if dict_key else
                             knowledge.advice("specialized_int_op", op=int_op.group(1)) if int_op else
                             knowledge.advice("specialized_loop") if sp[1] == "range_refined_to_singleton" else
                             knowledge.advice("specialized"))

@@ -322,6 +322,7 @@ def script_result(run_dir, tstr, rep, eager):
         "graphs": st.get("graphs"), "graph_breaks": st.get("graph_breaks"),
         "graph_break_sites": [{"site": break_site(b), "gb_id": b.gb_id,
                                "type": b.gb_type, "count": b.count, "fix": " ".join((b.fix.get("fix") or "").split()),
+                               "explanation": " ".join((b.explanation or "").split()),
                                "frame_skipped": bool(b.fix.get("frame_skipped"))} for b in rep.graph_breaks],
         "recompiles": st.get("recompiles"), "recompile_causes": recompile_causes(rep),
         "expected_recompiles": expected_recompiles(rep),

@@ -14,6 +14,8 @@ goes in Report.verdict (a JSON-safe dict):
   not_sure                 the eager run timed out or gave nothing to compare
   before_compile           failed before torch.compile ever ran (syntax/import error, ...): no re-run
   export_failure           torch.export raised (the compile stance does not affect export): no re-run
+  saved_program            a saved program raised when loaded or called: an AOTInductor package, or
+                           torch.export.load (no tracing; the compile stance changes neither): no re-run
   not_checked              --no-eager-check
   needs_input              the program read standard input and got none (or too little): no re-run
   no_torch                 the interpreter that ran the program cannot import torch: no re-run
@@ -24,7 +26,7 @@ import re
 from ..run import proc
 
 KINDS = ("fails_eager_too", "compile_only", "different_failure_eager", "not_sure", "before_compile",
-         "export_failure", "not_checked", "needs_input", "no_torch")
+         "export_failure", "saved_program", "not_checked", "needs_input", "no_torch")
 USER_SIDE = ("fails_eager_too", "before_compile")   # the next step is to fix the program, not bisect
 
 # ---- the innermost real message -----------------------------------------------------------
@@ -170,10 +172,30 @@ def _exc_of(res, stderr, parse_exception):
     return exc
 
 
+_PACKAGE_FILE = "/torch/export/pt2_archive/_package.py"   # the .pt2 format: AOTICompiledModel, load_pt2, package_pt2
+
+
+def _saved_program(exc):
+    """"aoti" when the exception came out of loading or calling an AOTInductor package (torch._inductor.
+    aoti_load_package / package.load_package, AOTICompiledModel.__call__ -> its loader's boxed_run), "load" when it came
+    out of torch.export.load (its deserializer in torch/_export/serde), else None. Both run code in torch/export/, yet
+    no export traced anything (blind A/B batch 46: "torch.export raised" for a package called with a mask it was not
+    exported with, and for torch.export.load called from several threads)."""
+    frames = [((f.file or "").replace("\\", "/"), f.function) for f in (exc or {}).get("frames", [])]
+    if any(path.endswith(_PACKAGE_FILE) and fn == "__call__" or "/torch/_inductor/" in path and fn in (
+            "aoti_load_package", "load_package") for path, fn in frames):
+        return "aoti"
+    if any(path.endswith("/torch/export/__init__.py") and fn == "load" for path, fn in frames):
+        return "load"
+    return None
+
+
 def _is_export(exc, err):
+    if _saved_program(exc):
+        return False
     text = (exc or {}).get("message", "") + "\n" + (exc or {}).get("block", "")
-    return bool(re.search(r"torch/export/|occurred when calling torch\.export\.export|torch\._export",
-                          text)) or any("/torch/export/" in (f.file or "") for f in (exc or {}).get("frames", []))
+    return bool(re.search(r"torch/export/|occurred when calling torch\.export\.export|torch\._export", text)) \
+        or any("/torch/export/" in (f.file or "") for f in (exc or {}).get("frames", []))
 
 
 def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_stderr=None,
@@ -184,6 +206,15 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
     eager_stderr (recorded). Returns the verdict dict."""
     loc = err.location
     at = where(loc) if where and loc is not None else (f"{loc.file}:{loc.line}" if loc is not None else None)
+    saved = _saved_program(exc) if exc is not None else None
+    if saved:
+        return {"kind": "saved_program", "location": at, "saved": saved,
+                "summary": ("an AOTInductor package raised when loaded or called" if saved == "aoti" else
+                            "torch.export.load raised") + (f" at your line {at}" if at else "")
+                           + (" (code built ahead of time" if saved == "aoti" else
+                              " (loading a saved ExportedProgram: no tracing ran") +
+                           "; the compile stance does not change it, so no eager re-run)",
+                "eager": None}
     if not used_compile and (exc is None or not _is_export(exc, err)):
         return {"kind": "before_compile", "location": at,
                 "summary": "failed before any compiled code ran: a bug in your program" + (f" at {at}" if at else ""),

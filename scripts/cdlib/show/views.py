@@ -47,6 +47,7 @@ def headline(rep):
            "before_compile": "an AOTInductor package ran (no torch.compile)" if aoti else
                              "a bug in your program (before torch.compile ran)",
            "compile_only": "only fails compiled", "export_failure": "torch.export failed",
+           "saved_program": "a saved program (.pt2) failed to load or run",
            "different_failure_eager": "fails differently without torch.compile",
            "not_sure": "not sure whose bug", "needs_input": "the program needs standard input (--stdin FILE)",
            "no_torch": "its Python has no torch"}.get(v)
@@ -104,6 +105,8 @@ def verdict_lines(rep, base=None):
                          if v.get("explain_call") else
                          "Route: the class below; confirm by running the program without torch.compile.",
              "export_failure": "Route: PyTorch's suggested fixes below, or the export command on a factory.",
+             "saved_program": "Route: the error below comes from a saved program (.pt2) loaded or called at that "
+                              "line, not from tracing: how it was exported, built, loaded or called (below).",
              "not_checked": "Route: the class below (unconfirmed: eager check skipped).",
              "needs_input": "Route: put the input in a file and run again with --stdin FILE (below); "
                             "torch.compile is not involved.",
@@ -134,9 +137,9 @@ def verdict_lines(rep, base=None):
         # generic "backend → bisect" route (batch 22's review: the Route line contradicted that Next)
         n = next(i for i, s in enumerate(rep.next_steps, 1) if s.get("decides"))
         route = f"Route: Next {n} below names the cause and its fix; no bisect."
-    elif v["kind"] == "export_failure" and any(s.get("decides") for s in rep.next_steps):
+    elif v["kind"] in ("export_failure", "saved_program") and any(s.get("decides") for s in rep.next_steps):
         n = next(i for i, s in enumerate(rep.next_steps, 1) if s.get("decides"))
-        route = f"Route: Next {n} below names the cause of the export error and its fix."
+        route = f"Route: Next {n} below names the cause of the {'export' if v['kind'] == 'export_failure' else 'saved program'}'s error and its fix."
     if route:
         out.append(route)
     return out

@@ -97,6 +97,8 @@ def script_md(r):
     for b in r["graph_break_sites"][:5]:
         L.append(f"  - break at {b['site']} {b.get('gb_id') or ''}: {cmdline.clip(b['type'], 80)} (×{b['count']})"
                  + (": Dynamo skipped the frame it is in, which runs eagerly" if b.get("frame_skipped") else ""))
+        if b.get("explanation"):   # torch's words for the break (blind A/B batch 46: "Read torch's explanation above"
+            L.append(f"    torch: {cmdline.clip(b['explanation'], 240)}")   # with none above cost four calls)
         if b.get("fix"):   # the recipe, as triage shows it (blind A/B batch 40: only PyTorch's flag was in view)
             L.append(f"    Fix: {cmdline.clip(b['fix'], 360)}")
     L.extend(f"  - {x}" for x in _recompile_lines(r.get("recompile_causes")))
