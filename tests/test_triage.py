@@ -2021,3 +2021,22 @@ def test_a_size_pinned_by_float_math_names_that_line_not_the_branch_after_it(tmp
     fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
                         env={"FIXED": "1"}, timeout=600)
     assert not fixed["recompiles"] and len(fixed["graphs"]) == 1, (fixed["recompiles"], fixed["graphs"])
+
+
+def test_a_compiled_run_that_raises_is_not_compared_line_by_line_and_retain_grad_gets_its_recipe(tmp_path):
+    """Blind A/B batch 46: under fullgraph=True, fmap.retain_grad() inside forward raises (GB0108) and the run
+    without torch.compile trains; with --vs-eager the report compared the error's text with eager's output, ran
+    Dynamo alone and said "the difference is in how Dynamo ran the program's Python". Now the comparison says the
+    compiled run stopped at its error (no Dynamo-alone run, no such step) and GB0108's recipe names the zero probe,
+    which gives one graph (PROBE=1)."""
+    prog = program("gb_retain_grad_cam.py")
+    d, _ = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog,
+                    timeout=600)
+    assert d["vs_eager"]["compiled_stopped"] and "the difference is that error" in d["vs_eager"]["verdict"], d["vs_eager"]
+    assert not (tmp_path / "t" / "dynamo_alone").exists()
+    assert not any("how Dynamo ran" in s["why"] for s in d["next_steps"]), d["next_steps"]
+    [b] = d["graph_breaks"]
+    assert b["gb_id"] == "GB0108" and "`fmap = fmap + probe`" in b["fix"]["fix"], b["fix"]
+    fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
+                        env={"PROBE": "1"}, timeout=600)
+    assert fixed["exit_code"] == 0 and not fixed["graph_breaks"] and len(fixed["graphs"]) == 1, fixed["graphs"]

@@ -366,6 +366,17 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
         cmp["verdict"] += ("; torch.compile never ran in this program, so both runs ran the same code: the difference "
                            "is the program's own run-to-run variation, not torch.compile's")
         return
+    e0 = rep.errors[0] if rep.errors else None
+    if cmp["differ"] and failed and cmp["eager_exit_code"] == 0 and e0 is not None and not rep.signal \
+            and e0.category != "user_error" and not cmp.get("nonfinite") and not accuracy_judge.is_output_check(
+                e0.type, "\n".join([e0.message or ""] + list(rep.printed_tail or []))):
+        # torch.compile raised (a graph break under fullgraph, a backend error) and the run without it completed: the
+        # outputs differ because the compiled run stopped there; no Dynamo-alone run, no "where it differs" step
+        # (blind A/B batch 46: retain_grad under fullgraph; the error's own text was read as Dynamo changing output)
+        cmp["compiled_stopped"] = True
+        cmp["verdict"] += (f"; the compiled run stopped at its error ({e0.type}, above) and the run without "
+                           "torch.compile completed: the difference is that error, not numbers; fix it first")
+        return
     if cmp["differ"]:
         tstr = command_line(argv)
         # wrong output first: "if it is slow, perf" is noise beside it (blind A/B batch 9)
@@ -446,7 +457,6 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             cmp["verdict"] += (f"; both runs fail (compiled exit {rep.exit_code}, eager exit {cmp['eager_exit_code']}): "
                                "fix the program's failure first, then compare again")
             return
-        e0 = rep.errors[0] if rep.errors else None
         if failed and (rep.verdict or {}).get("kind") == "fails_eager_too" and e0 is not None and \
                 accuracy_judge.is_output_check(e0.type, "\n".join([e0.message or ""] + list(rep.printed_tail or []))):
             # an output check that fails with compilation off too, printing other numbers than the compiled run: one

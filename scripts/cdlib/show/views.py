@@ -30,8 +30,9 @@ def headline(rep):
         n = st.get("recompiles", 0)
         parts.append(f"{n} recompile{'s' * (n != 1)}" + (" (LIMIT HIT)" if st.get("recompile_limit_hit") else ""))
     if (rep.vs_eager or {}).get("differ"):
-        parts.append("the run without torch.compile failed earlier" if rep.vs_eager.get("stopped_early")
-                     else "output differs from eager")
+        if not rep.vs_eager.get("compiled_stopped"):   # (the compiled run's error is the difference: named above)
+            parts.append("the run without torch.compile failed earlier" if rep.vs_eager.get("stopped_early")
+                         else "output differs from eager")
     if rep.compiled_again:
         parts.append(f"{rep.compiled_again['function']} compiled from scratch {rep.compiled_again['times']}×")
     silent = [f for f in rep.semantics if not f.get("explains_error")]
