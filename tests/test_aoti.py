@@ -420,3 +420,20 @@ def test_torch_export_load_from_threads_is_a_saved_program_load_not_an_export(tm
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=600)
     assert fixed.returncode == 0 and "round 2: loaded 6 models" in fixed.stdout, fixed.stderr[-2000:]
+
+
+def test_a_package_called_with_fewer_tensors_or_not_found_is_not_sent_to_the_export(tmp_path):
+    """Review of batch 46's rule: a package exported with its mask and called without it ("expected ... 2, but got
+    1") needs the mask at the call, not a new export; a package path that does not exist is a load, not a call."""
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                       program("aoti_optional_mask.py"), env={"FEWER": "1"}, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    why = data["next_steps"][0]["why"]
+    assert "fewer tensors (1) than the export's example did (2)" in why and "Fix the export" not in why, why
+    prog = tmp_path / "serve.py"
+    prog.write_text("import sys, torch\nrunner = torch._inductor.aoti_load_package(sys.argv[1])\n")
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "m", "--", sys.executable, prog,
+                       str(tmp_path / "models" / "missing.pt2"), timeout=600)
+    v = data["verdict"]
+    assert v["kind"] == "saved_program" and v["summary"].startswith("loading an AOTInductor package raised"), v
+    assert "the package could not be loaded" in data["next_steps"][0]["why"], data["next_steps"]

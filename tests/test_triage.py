@@ -2040,3 +2040,15 @@ def test_a_compiled_run_that_raises_is_not_compared_line_by_line_and_retain_grad
     fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
                         env={"PROBE": "1"}, timeout=600)
     assert fixed["exit_code"] == 0 and not fixed["graph_breaks"] and len(fixed["graphs"]) == 1, fixed["graphs"]
+
+
+def test_a_float_guard_on_a_ratio_of_two_sizes_is_not_named_as_the_pinning_line(tmp_path):
+    """Review of batch 46's float-math rule: `if ref.shape[-1] / x.shape[-1] == 2.0:` adds Eq(IntTrueDiv(s1, s0),
+    2.0), which pins only the ratio; the Hann window of a Python-int length (and the product with it) is what makes
+    the length static. The report does not name the ratio check, nor give the float-math advice."""
+    prog = program("rc_ratio_hann.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    made = [c for f in d["recompiles"] for c in f["causes"] if c.get("specialized_at")]
+    assert made, d["recompiles"]
+    ratio = next(i for i, t in enumerate(open(prog), 1) if "ref.shape[-1] / x.shape[-1] == 2.0" in t)
+    assert all(c["specialized_at"]["line"] > ratio and "(n + k - 1) // k" not in c["fix"] for c in made), made

@@ -298,15 +298,26 @@ def _error_steps(rep, target_str, cli):
             continue
         if i == 0 and kind == "saved_program":   # a saved program raised when loaded or called: a row of ours names why
             known = e.skill in ("aoti", "export") and e.category not in ("aoti_error", "export_error")
-            exported = _export_sites(rep) if e.category == "aoti_input_count" else ""
-            steps.append({"why": f"{e.title}{' at ' + at if at else ''}: {msg}" + (
-                f" (exported at {exported})" if exported else "") + (
-                f": {' '.join(e.advice.split())}" if known else
-                "; the package runs code built ahead of time: compare the call with the export's example inputs "
-                "(print(ep.graph_signature)) and how it was built and loaded" if v.get("saved") == "aoti" else
-                "; torch.export.load read a saved ExportedProgram: the file, the torch that saved it, how it is loaded"),
-                "skill": "aoti" if v.get("saved") == "aoti" else "export", "command": None,
-                **({"decides": True} if known else {})})
+            why = f"{e.title}{' at ' + at if at else ''}: {msg}"
+            n = re.search(r"expected inputs vector size to be (\d+), but got (\d+)", e.message or "") \
+                if e.category == "aoti_input_count" else None
+            if n and int(n.group(2)) != int(n.group(1)):   # which side has the extra tensor decides the fix (review)
+                exported = _export_sites(rep) if int(n.group(2)) > int(n.group(1)) else ""
+                why += ": " + knowledge.advice("aoti_input_count_more" if int(n.group(2)) > int(n.group(1)) else
+                                               "aoti_input_count_fewer", expected=n.group(1), got=n.group(2),
+                                               exported=f" ({exported})" if exported else "")
+            elif known:
+                why += f": {' '.join(e.advice.split())}"
+            elif v.get("saved") == "aoti_load":
+                why += ("; the package could not be loaded: its path, that it is a .pt2 package built by this torch for "
+                        "this device, and the custom ops it calls registered in this process")
+            elif v.get("saved") == "aoti":
+                why += ("; the package runs code built ahead of time: compare the call with the export's example inputs "
+                        "(print(ep.graph_signature)) and how it was built")
+            else:
+                why += "; torch.export.load read a saved ExportedProgram: the file, the torch that saved it, how it is loaded"
+            steps.append({"why": why, "skill": "export" if v.get("saved") == "load" else "aoti", "command": None,
+                          **({"decides": True} if known else {})})
             continue
         if e.side == semantics.SIDE:   # a by-design difference: its fix is in semantics.steps(), no bisect
             continue

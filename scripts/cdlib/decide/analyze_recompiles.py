@@ -417,7 +417,10 @@ def size_pinned_by_float(tr, frame_id, rank, tensor, dim):
     for e in tr.of("guard_added_fast") if syms else []:
         d = e.data if isinstance(e.data, dict) else {}
         m = _EQ_FLOAT_RE.match((d.get("expr") or "").strip())
+        # one size symbol, this dim's: a float guard on a ratio of two sizes (Eq(IntTrueDiv(s30, s53), 2.0)) does not
+        # fix this size on its own (review: the line named was a ratio check, a hann_window later fixed the size)
         if e.meta.get("frame_id") != frame_id or e.rank != rank or not m \
+                or len(set(re.findall(r"\b[su]\d+\b", m.group(1)))) != 1 \
                 or not any(re.search(rf"\b{s}\b", m.group(1)) for s in syms):
             continue
         frames = tr.frames(d.get("user_stack"))

@@ -176,15 +176,16 @@ _PACKAGE_FILE = "/torch/export/pt2_archive/_package.py"   # the .pt2 format: AOT
 
 
 def _saved_program(exc):
-    """"aoti" when the exception came out of loading or calling an AOTInductor package (torch._inductor.
-    aoti_load_package / package.load_package, AOTICompiledModel.__call__ -> its loader's boxed_run), "load" when it came
+    """"aoti" when the exception came out of calling an AOTInductor package (AOTICompiledModel.__call__ -> its loader's
+    boxed_run), "aoti_load" out of loading one (torch._inductor.aoti_load_package / package.load_package), "load" when it came
     out of torch.export.load (its deserializer in torch/_export/serde), else None. Both run code in torch/export/, yet
     no export traced anything (blind A/B batch 46: "torch.export raised" for a package called with a mask it was not
     exported with, and for torch.export.load called from several threads)."""
     frames = [((f.file or "").replace("\\", "/"), f.function) for f in (exc or {}).get("frames", [])]
-    if any(path.endswith(_PACKAGE_FILE) and fn == "__call__" or "/torch/_inductor/" in path and fn in (
-            "aoti_load_package", "load_package") for path, fn in frames):
+    if any(path.endswith(_PACKAGE_FILE) and fn == "__call__" for path, fn in frames):
         return "aoti"
+    if any("/torch/_inductor/" in path and fn in ("aoti_load_package", "load_package") for path, fn in frames):
+        return "aoti_load"
     if any(path.endswith("/torch/export/__init__.py") and fn == "load" for path, fn in frames):
         return "load"
     return None
@@ -209,9 +210,10 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
     saved = _saved_program(exc) if exc is not None else None
     if saved:
         return {"kind": "saved_program", "location": at, "saved": saved,
-                "summary": ("an AOTInductor package raised when loaded or called" if saved == "aoti" else
-                            "torch.export.load raised") + (f" at your line {at}" if at else "")
-                           + (" (code built ahead of time" if saved == "aoti" else
+                "summary": {"aoti": "an AOTInductor package raised when called", "aoti_load": "loading an "
+                            "AOTInductor package raised"}.get(saved, "torch.export.load raised")
+                           + (f" at your line {at}" if at else "")
+                           + (" (code built ahead of time" if saved != "load" else
                               " (loading a saved ExportedProgram: no tracing ran") +
                            "; the compile stance does not change it, so no eager re-run)",
                 "eager": None}
