@@ -2052,3 +2052,17 @@ def test_a_float_guard_on_a_ratio_of_two_sizes_is_not_named_as_the_pinning_line(
     assert made, d["recompiles"]
     ratio = next(i for i, t in enumerate(open(prog), 1) if "ref.shape[-1] / x.shape[-1] == 2.0" in t)
     assert all(c["specialized_at"]["line"] > ratio and "(n + k - 1) // k" not in c["fix"] for c in made), made
+
+
+def test_a_float_scale_factor_gets_the_integer_size_fix_not_tensor_arithmetic(tmp_path):
+    """Blind A/B batch 46: a per-request float passed as F.interpolate's scale_factor recompiled for every DPI; the
+    fix said to compute that step with tensor arithmetic on the float, which cannot help where the float decides a
+    size (the plugin arm's first edit kept 4 recompiles). The fix now names integer sizes (size=), which compile
+    once (INT_SIZE=1)."""
+    prog = program("rc_interp_scale.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    [c] = [c for f in d["recompiles"] for c in f["causes"] if c["kind"] == "python_float"]
+    assert "decides the output's size" in c["fix"] and "tensor arithmetic" not in c["fix"], c["fix"]
+    fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
+                        env={"INT_SIZE": "1"}, timeout=600)
+    assert not fixed["recompiles"] and len(fixed["graphs"]) == 1, (fixed["recompiles"], fixed["graphs"])

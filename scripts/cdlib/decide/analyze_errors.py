@@ -301,11 +301,12 @@ def _error_steps(rep, target_str, cli):
             why = f"{e.title}{' at ' + at if at else ''}: {msg}"
             n = re.search(r"expected inputs vector size to be (\d+), but got (\d+)", e.message or "") \
                 if e.category == "aoti_input_count" else None
-            if n and int(n.group(2)) != int(n.group(1)):   # which side has the extra tensor decides the fix (review)
-                exported = _export_sites(rep) if int(n.group(2)) > int(n.group(1)) else ""
-                why += ": " + knowledge.advice("aoti_input_count_more" if int(n.group(2)) > int(n.group(1)) else
-                                               "aoti_input_count_fewer", expected=n.group(1), got=n.group(2),
+            if n and int(n.group(2)) > int(n.group(1)):   # which side has the extra tensor decides the fix (review)
+                exported = _export_sites(rep)
+                why += ": " + knowledge.advice("aoti_input_count_more", expected=n.group(1), got=n.group(2),
                                                exported=f" ({exported})" if exported else "")
+            elif n and int(n.group(2)) < int(n.group(1)):
+                why += ": " + knowledge.advice("aoti_input_count_fewer", expected=n.group(1), got=n.group(2))
             elif known:
                 why += f": {' '.join(e.advice.split())}"
             elif v.get("saved") == "aoti_load":

@@ -498,7 +498,9 @@ def _recompiles(tr, stderr):
             pinned = float_pinned_at(tr, fid, name.group(1)) if name and not c["expected"] else None
             if pinned and pinned[0]:
                 c["specialized_at"], c["specialized_reason"] = pinned[0], f"{pinned[1]} takes it as a Python number"
-                c["fix"] = knowledge.advice("float_pinned_by_op", name=name.group(1), op=pinned[1])
+                c["fix"] = knowledge.advice("float_pinned_size", name=name.group(1), op=pinned[1]) \
+                    if re.search(r"interpolate|upsample|Upsample", pinned[1]) else \
+                    knowledge.advice("float_pinned_by_op", name=name.group(1), op=pinned[1])
             fake = _in_fake_kernel(c.get("added_at"))
             if fake and not c["expected"]:   # a custom op's fake kernel pinned the size (blind A/B batch 29)
                 c["specialized_at"], c["specialized_reason"] = c["added_at"], f"in the fake kernel {fake}"
