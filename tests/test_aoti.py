@@ -441,3 +441,21 @@ def test_a_package_called_with_fewer_tensors_or_not_found_is_not_sent_to_the_exp
     v = data["verdict"]
     assert v["kind"] == "saved_program" and v["summary"].startswith("loading an AOTInductor package raised"), v
     assert "the package could not be loaded" in data["next_steps"][0]["why"], data["next_steps"]
+
+
+def test_eval_on_an_exported_programs_module_is_its_mode_fixed_at_export(tmp_path):
+    """Blind A/B batch 47: a serving script called .eval() on torch.export.load(...).module(); the stubs raise
+    "Calling eval() is not supported yet." and the verdict said "torch.export raised" with the overview skill. Now
+    the module of an ExportedProgram is named (no eager re-run) and the row says the mode was fixed at export; without
+    the call (FIXED=1) the module matches the eval-mode model."""
+    prog = program("export_module_eval.py")
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    v = data["verdict"]
+    assert v["kind"] == "saved_program" and v["summary"].startswith("the module of an ExportedProgram"), v
+    assert data["errors"][0]["category"] == "export_module_train_eval", data["errors"][0]
+    first = data["next_steps"][0]
+    assert first["skill"] == "export" and "Export after model.eval()" in first["why"], first
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    m = re.search(r"max\|diff\| vs eval model = (\S+)", fixed.stdout)
+    assert fixed.returncode == 0 and m and float(m.group(1)) < 1e-5, fixed.stderr[-2000:]

@@ -315,9 +315,13 @@ def _error_steps(rep, target_str, cli):
             elif v.get("saved") == "aoti":
                 why += ("; the package runs code built ahead of time: compare the call with the export's example inputs "
                         "(print(ep.graph_signature)) and how it was built")
+            elif v.get("saved") == "module":
+                why += ("; the module of an ExportedProgram checks its inputs against the export's ranges and keeps the "
+                        "mode it was exported in: compare the call with the export (print(ep) shows its guards)")
             else:
                 why += "; torch.export.load read a saved ExportedProgram: the file, the torch that saved it, how it is loaded"
-            steps.append({"why": why, "skill": "export" if v.get("saved") == "load" else "aoti", "command": None,
+            steps.append({"why": why, "skill": "export" if v.get("saved") in ("load", "module") else "aoti",
+                          "command": None,
                           **({"decides": True} if known else {})})
             continue
         if e.side == semantics.SIDE:   # a by-design difference: its fix is in semantics.steps(), no bisect
