@@ -2066,3 +2066,45 @@ def test_a_float_scale_factor_gets_the_integer_size_fix_not_tensor_arithmetic(tm
     fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
                         env={"INT_SIZE": "1"}, timeout=600)
     assert not fixed["recompiles"] and len(fixed["graphs"]) == 1, (fixed["recompiles"], fixed["graphs"])
+
+
+def test_under_fullgraph_a_compiler_disable_patch_is_not_offered_as_a_way_around(tmp_path):
+    """Blind A/B batch 47: fork_rng inside a step compiled with fullgraph=True breaks at torch.get_rng_state; the
+    report offered `torch.random.fork_rng = torch.compiler.disable(torch.random.fork_rng)`, which still breaks the
+    graph and so fails under fullgraph ("Skip calling torch.compiler.disable()d function"). Under fullgraph no such
+    patch is offered; without fullgraph it still is (there it runs)."""
+    prog = program("gb_fork_rng_fullgraph.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert d["errors"][0]["category"] == "graph_break_fullgraph", d["errors"]
+    assert d["graph_breaks"] and not any("torch.compiler.disable(" in (w.get("code") or "")
+                                         for b in d["graph_breaks"] for w in b["workarounds"]), d["graph_breaks"]
+    loose, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "l", "--", sys.executable, prog,
+                        env={"FULLGRAPH": "0"}, timeout=600)
+    assert loose["exit_code"] == 0 and any("torch.compiler.disable(" in (w.get("code") or "")
+                                           for b in loose["graph_breaks"] for w in b["workarounds"]), loose["graph_breaks"]
+
+
+def test_a_custom_op_writing_its_input_with_empty_mutates_args_is_named_before_bisect(tmp_path):
+    """Blind A/B batch 47: a custom op normalized its input's rows in place through NumPy with mutates_args=(); the
+    compiled graph read the input before the op, and the Next was bisect. The program's op is now named with its
+    argument and the declaration fix (the caches ignore mutates_args: a fresh cache), which matches eager (an edited
+    copy).
+    An op that writes only a clone is not named."""
+    from cdlib.decide.program_code import undeclared_mutations
+    prog = program("custom_op_undeclared_mutation.py")
+    d, _ = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog,
+                    env={"TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "c1")}, timeout=600)
+    why = " ".join(s["why"] for s in d["next_steps"])
+    assert "`cdtest::normalize_rows_inplace` (custom_op_undeclared_mutation.py:" in why and "writes `x`" in why, why
+    assert 'mutates_args=("x",)' in why, why
+    edited = tmp_path / "fixed.py"
+    edited.write_text(open(prog).read().replace('mutates_args=()', 'mutates_args=("x",)'))
+    fixed = subprocess.run([sys.executable, edited], capture_output=True, text=True, timeout=600,
+                           env=dict(os.environ, TORCHINDUCTOR_CACHE_DIR=fresh_cache(tmp_path / "c2")))
+    m = re.search(r"eager (\S+) compiled (\S+)", fixed.stdout)
+    assert fixed.returncode == 0 and m and m.group(1) == m.group(2), fixed.stdout + fixed.stderr[-1500:]
+    clone = tmp_path / "clone_op.py"
+    clone.write_text('import torch\n@torch.library.custom_op("t::f", mutates_args=())\n'
+                     'def f(x: torch.Tensor) -> torch.Tensor:\n    y = x.clone()\n    y.add_(1)\n    y[0] = 0\n'
+                     '    return y\n')
+    assert undeclared_mutations([str(clone)]) == [] and undeclared_mutations([prog])[0][3] == "x"

@@ -532,6 +532,66 @@ def scalar_custom_ops(files):
     return out
 
 
+def undeclared_mutations(files):
+    """[(path, line, name, arg)] of the custom ops (@torch.library.custom_op) declared with an empty mutates_args that
+    write one of their tensor arguments in place: `x.add_(...)`, `x[...] = ...`, or through a view or NumPy array of
+    it (`arr = x.detach().numpy()` then `np.divide(..., out=arr)` or `arr[...] = ...`). The compiled graph takes the
+    argument as unchanged and may read it before the op (blind A/B batch 47: a row normalization in NumPy)."""
+    import ast
+    out = []
+    for f in files:
+        try:
+            tree = ast.parse(read_text(f))
+        except (SyntaxError, ValueError):
+            continue
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.FunctionDef):
+                continue
+            deco = next((d for d in n.decorator_list if isinstance(d, ast.Call)
+                         and ast.unparse(d.func).split(".")[-1] == "custom_op"), None)
+            mut = next((k.value for k in (deco.keywords if deco else []) if k.arg == "mutates_args"), None)
+            if deco is None or not (isinstance(mut, (ast.Tuple, ast.List)) and not mut.elts):
+                continue
+            args = [a.arg for a in n.args.args]
+            alias = {a: a for a in args}   # a name bound to the argument, a view of it or its NumPy array
+            for st in ast.walk(n):
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                    base = st.value
+                    while isinstance(base, (ast.Call, ast.Attribute)):
+                        if isinstance(base, ast.Call):
+                            base = base.func
+                        if isinstance(base, ast.Attribute) and base.attr in (
+                                "numpy", "detach", "view", "data", "reshape", "view_as", "__array__"):
+                            base = base.value
+                        else:
+                            break
+                    if isinstance(base, ast.Name) and base.id in alias:
+                        alias[st.targets[0].id] = alias[base.id]
+            hit = None
+            for st in ast.walk(n):
+                if isinstance(st, ast.Call) and isinstance(st.func, ast.Attribute) and isinstance(st.func.value, ast.Name) \
+                        and st.func.value.id in alias and st.func.attr.endswith("_") and not st.func.attr.endswith("__") \
+                        and st.func.attr != "requires_grad_":
+                    hit = alias[st.func.value.id]
+                elif isinstance(st, ast.Call) and any(k.arg == "out" and isinstance(k.value, ast.Name)
+                                                      and k.value.id in alias for k in st.keywords):
+                    hit = next(alias[k.value.id] for k in st.keywords if k.arg == "out" and isinstance(k.value, ast.Name)
+                               and k.value.id in alias)
+                elif isinstance(st, (ast.Assign, ast.AugAssign)) and any(
+                        isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in alias
+                        for t in (st.targets if isinstance(st, ast.Assign) else [st.target])):
+                    t = next(t for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
+                             if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in alias)
+                    hit = alias[t.value.id]
+                if hit:
+                    break
+            if hit:
+                name = next((a.value for a in deco.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)),
+                            n.name)
+                out.append((f, n.lineno, name, hit))
+    return out
+
+
 def triton_op_defs(files):
     """[(path, line)] of the program's torch.library.triton_op definitions."""
     return [(f, i) for f in files for i, ln in enumerate(read_text(f).splitlines(), 1)

@@ -12,7 +12,7 @@ from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
 from .analyze_errors import _first_lines, compile_data_dependent
 from .program_code import (custom_jvps_under_forward_ad, program_files as _program_files, read_text as _read_text,
-                           scalar_custom_ops)
+                           scalar_custom_ops, undeclared_mutations)
 from ..run import proc
 from ..read import trace as tracemod
 from ..read.frames import innermost_user, parse_exception, parse_py_frames, strip_rank_prefix
@@ -411,6 +411,13 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             rep.next_steps.insert(at, {"why": f"compiled and eager print different output ({clip(cmp['verdict'], 160)}): "
                                               + knowledge.advice("custom_jvp_dropped", at=where),
                                        "skill": None, "command": None})
+            at += 1
+        muts = undeclared_mutations(_program_files(rep))
+        if muts:   # blind A/B batch 47: a NumPy row normalization writing its input, mutates_args=(); Next was bisect
+            where = ", ".join(f"`{name}` ({os.path.basename(p)}:{ln}) writes `{arg}`" for p, ln, name, arg in muts[:3])
+            rep.next_steps.insert(at, {"why": f"compiled and eager print different output ({clip(cmp['verdict'], 160)}): "
+                                              + knowledge.advice("custom_op_undeclared_mutation", at=where),
+                                       "skill": None, "command": None, "decides": True})
             at += 1
         scalars = scalar_custom_ops(_program_files(rep))
         if scalars:   # blind A/B batch 38: an int8 simulation's percentile scale as `-> float`; the fake's 1.0 was baked in
