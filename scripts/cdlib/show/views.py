@@ -140,7 +140,8 @@ def verdict_lines(rep, base=None):
         route = f"Route: Next {n} below names the cause and its fix; no bisect."
     elif v["kind"] in ("export_failure", "saved_program") and any(s.get("decides") for s in rep.next_steps):
         n = next(i for i, s in enumerate(rep.next_steps, 1) if s.get("decides"))
-        route = f"Route: Next {n} below names the cause of the {'export' if v['kind'] == 'export_failure' else 'saved program'}'s error and its fix."
+        what = "export error" if v["kind"] == "export_failure" else "saved program's error"
+        route = f"Route: Next {n} below names the cause of the {what} and its fix."
     if route:
         out.append(route)
     return out
