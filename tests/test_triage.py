@@ -2108,3 +2108,14 @@ def test_a_custom_op_writing_its_input_with_empty_mutates_args_is_named_before_b
                      'def f(x: torch.Tensor) -> torch.Tensor:\n    y = x.clone()\n    y.add_(1)\n    y[0] = 0\n'
                      '    return y\n')
     assert undeclared_mutations([str(clone)]) == [] and undeclared_mutations([prog])[0][3] == "x"
+
+
+def test_saved_tensors_hooks_in_compiled_code_get_the_graphmodule_recipe(tmp_path):
+    """Blind A/B batch 47: bf16 activation compression with saved_tensors_hooks entered inside a block's forward under
+    fullgraph=True; the Fix said nonstrict_trace or "move it out", and both arms read torch's source for 12-13 calls
+    to find that hooks entered around the compiled call as fx GraphModules are built into the graphs."""
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable,
+                    program("gb_saved_tensors_hooks.py"), timeout=600)
+    fixes = [b["fix"] for b in d["graph_breaks"]]
+    assert any(f.get("recipe_id") == "construct:saved_tensors_hooks" and "torch.fx.GraphModule" in f["fix"]
+               for f in fixes), fixes

@@ -151,7 +151,8 @@ def construct_recipe(gb_id, statement, gb_type=""):
         depth += ln.count("(") + ln.count("[") - ln.count(")") - ln.count("]")
         if depth <= 0:
             break
-    uses = [u for u in ("generator" if re.search(r"\bgenerator\s*=", "\n".join(whole)) else None,
+    uses = [u for u in ("saved_tensors_hooks" if re.search(r"\bsaved_tensors_hooks\(", "\n".join(whole)) else None,
+                        "generator" if re.search(r"\bgenerator\s*=", "\n".join(whole)) else None,
                         "warn" if re.search(r"\bwarnings\.warn\(", "\n".join(whole)) else None,
                         scalar_use(statement)) if u]
     for c in load("graph_breaks").get("constructs") or []:
