@@ -2119,3 +2119,21 @@ def test_saved_tensors_hooks_in_compiled_code_get_the_graphmodule_recipe(tmp_pat
     fixes = [b["fix"] for b in d["graph_breaks"]]
     assert any(f.get("recipe_id") == "construct:saved_tensors_hooks" and "torch.fx.GraphModule" in f["fix"]
                for f in fixes), fixes
+
+
+def test_a_size_made_static_by_inductors_conv_backward_is_named_not_left_without_a_line(tmp_path):
+    """Blind A/B batch 47: a TextCNN trained under dynamic=True on CPU still compiled per length once its own
+    max_pool1d(h, h.size(2)) was fixed: Inductor's convolution_backward_lowering fixes the grad-input strides as ints.
+    The report named no line and the generic shape fix; the plugin arm parsed the trace itself. Now the lowering is
+    named with its ways around; the unfold + einsum form (UNFOLD=1) compiles once."""
+    prog = program("rc_conv1d_backward_len.py")
+    env = {"TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "c1")}
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, env=env, timeout=600)
+    [c] = [c for f in d["recompiles"] for c in f["causes"] if c["kind"] == "shape"]
+    assert c["lowering_at"]["function"] == "convolution_backward_lowering" and not c["expected"], c
+    assert "not your code" in c["fix"] and "unfold" in c["fix"], c["fix"]
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "Made static inside Inductor: `convolution_backward_lowering`" in md, md
+    fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
+                        env={"UNFOLD": "1", "TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "c2")}, timeout=600)
+    assert not fixed["recompiles"] and len(fixed["graphs"]) == 1, (fixed["recompiles"], fixed["graphs"])

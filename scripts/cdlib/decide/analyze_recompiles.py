@@ -376,6 +376,29 @@ def _causes(recs, limit_hit, static=False):
 _SIZE_SRC_RE = re.compile(r"^(.+)\.size\(\)\[(\d+)\]$")
 
 
+_LOWERING_PINS = {("/torch/_inductor/kernel/conv.py", "convolution_backward_lowering"): "conv_backward_pins_size"}
+
+
+def lowering_specializations(tr):
+    """{(frame_id, rank, tensor, dim): (Location, advice key)} for the sizes a lowering of Inductor's own made static
+    (symbolic_shape_specialization events whose stack passes through it): the CPU convolution backward fixes the
+    grad-input strides as ints (blind A/B batch 47: a TextCNN's length, once the program's own pin was fixed)."""
+    out = {}
+    for e in tr.of("symbolic_shape_specialization"):
+        d = e.data if isinstance(e.data, dict) else {}
+        for file, line, fn, _ in tr.frames(d.get("stack")):
+            key = next((k for (suffix, name), k in _LOWERING_PINS.items()
+                        if (file or "").replace("\\", "/").endswith(suffix) and fn == name), None)
+            if key:
+                for src in d.get("sources") or []:
+                    m = _SIZE_SRC_RE.match(src.strip())
+                    if m:
+                        out.setdefault((e.meta.get("frame_id"), e.rank, _name(m.group(1)), int(m.group(2))),
+                                       (Location(file=file, line=line, function=fn), key))
+                break
+    return out
+
+
 def specializations(tr):
     """Where the program made Dynamo turn a size into a constant: {(frame_id, rank, tensor, dim): (Location,
     reason)} from the
@@ -433,6 +456,7 @@ def size_pinned_by_float(tr, frame_id, rank, tensor, dim):
 def _recompiles(tr, stderr):
     by_frame = {}
     specialized = specializations(tr) if tr.artifacts("recompile_reasons") else {}
+    lowered = lowering_specializations(tr) if tr.artifacts("recompile_reasons") else {}
     wrapper_sites = wrapper_break_sites(tr) if tr.artifacts("recompile_reasons") else {}
     known = list(tr.strings.values())
     for e in tr.artifacts("recompile_reasons"):
@@ -471,6 +495,11 @@ def _recompiles(tr, stderr):
         for c in fr.causes:   # a shape the program itself made static: where, and the fix for that
             m = re.match(r"shape of `(.+)` dim (\d+)$", c["cause"])
             sp = specialized.get((fid, rank, m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" else None
+            low = lowered.get((fid, rank, m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" and not sp else None
+            if low:   # no line of the program: a lowering of Inductor's own made the size static
+                c["lowering_at"] = low[0]
+                c["expected"], c["why"] = False, None
+                c["fix"] = knowledge.advice("conv_backward_pins_size")
             first = size_pinned_by_float(tr, fid, rank, m.group(1), int(m.group(2))) if sp else None
             if first and (first[0].file, first[0].line) != (sp[0].file, sp[0].line):
                 # the size went through float math turned into a number before the line Dynamo names: that line first
