@@ -2095,7 +2095,7 @@ def test_a_custom_op_writing_its_input_with_empty_mutates_args_is_named_before_b
     d, _ = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog,
                     env={"TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "c1")}, timeout=600)
     why = " ".join(s["why"] for s in d["next_steps"])
-    assert "`cdtest::normalize_rows_inplace` (custom_op_undeclared_mutation.py:" in why and "writes `x`" in why, why
+    assert "`cdtest::normalize_rows_inplace` (custom_op_undeclared_mutation.py:" in why and "appears to write `x`" in why, why
     assert 'mutates_args=("x",)' in why, why
     edited = tmp_path / "fixed.py"
     edited.write_text(open(prog).read().replace('mutates_args=()', 'mutates_args=("x",)'))
@@ -2108,6 +2108,11 @@ def test_a_custom_op_writing_its_input_with_empty_mutates_args_is_named_before_b
                      'def f(x: torch.Tensor) -> torch.Tensor:\n    y = x.clone()\n    y.add_(1)\n    y[0] = 0\n'
                      '    return y\n')
     assert undeclared_mutations([str(clone)]) == [] and undeclared_mutations([prog])[0][3] == "x"
+    # the review's shapes (custom_op_mutation_shapes.py): fp_* write no input (a rebound clone or array, a list, a
+    # nested helper's parameter); miss_* write x through .cpu().numpy(), an index or a transpose
+    named = {name for _, _, name, _ in undeclared_mutations([program("custom_op_mutation_shapes.py")])}
+    assert not {n for n in named if n.startswith("t::fp_")}, named
+    assert {"t::miss_cpu_numpy", "t::miss_index_view", "t::miss_transpose"} <= named, named
 
 
 def test_saved_tensors_hooks_in_compiled_code_get_the_graphmodule_recipe(tmp_path):

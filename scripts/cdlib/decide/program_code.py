@@ -532,11 +532,29 @@ def scalar_custom_ops(files):
     return out
 
 
+_VIEWS = ("numpy", "detach", "view", "data", "reshape", "view_as", "__array__", "cpu", "t", "T", "mT", "transpose",
+          "permute", "squeeze", "unsqueeze", "expand", "narrow", "select", "unflatten")
+
+
+def _own_nodes(fn):
+    """The nodes of a function's body, nested functions and lambdas left out."""
+    import ast
+    todo, out = list(fn.body), []
+    while todo:
+        n = todo.pop()
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        out.append(n)
+        todo.extend(ast.iter_child_nodes(n))
+    return out
+
+
 def undeclared_mutations(files):
     """[(path, line, name, arg)] of the custom ops (@torch.library.custom_op) declared with an empty mutates_args that
-    write one of their tensor arguments in place: `x.add_(...)`, `x[...] = ...`, or through a view or NumPy array of
-    it (`arr = x.detach().numpy()` then `np.divide(..., out=arr)` or `arr[...] = ...`). The compiled graph takes the
-    argument as unchanged and may read it before the op (blind A/B batch 47: a row normalization in NumPy)."""
+    appear to write one of their Tensor arguments in place: `x.add_(...)`, `x[...] = ...`, or through a view or NumPy
+    array of it (`arr = x.detach().cpu().numpy()` then `np.divide(..., out=arr)`, `row = x[0]; row.zero_()`). A name
+    ever rebound to something else (`x = x.clone()`) is not followed, nor are nested functions (review of batch 47): a
+    reading of the code, to confirm with torch.library.opcheck (blind A/B batch 47: a row normalization in NumPy)."""
     import ast
     out = []
     for f in files:
@@ -552,37 +570,44 @@ def undeclared_mutations(files):
             mut = next((k.value for k in (deco.keywords if deco else []) if k.arg == "mutates_args"), None)
             if deco is None or not (isinstance(mut, (ast.Tuple, ast.List)) and not mut.elts):
                 continue
-            args = [a.arg for a in n.args.args]
-            alias = {a: a for a in args}   # a name bound to the argument, a view of it or its NumPy array
-            for st in ast.walk(n):
-                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
-                    base = st.value
-                    while isinstance(base, (ast.Call, ast.Attribute)):
-                        if isinstance(base, ast.Call):
-                            base = base.func
-                        if isinstance(base, ast.Attribute) and base.attr in (
-                                "numpy", "detach", "view", "data", "reshape", "view_as", "__array__"):
-                            base = base.value
-                        else:
-                            break
-                    if isinstance(base, ast.Name) and base.id in alias:
-                        alias[st.targets[0].id] = alias[base.id]
+            body = _own_nodes(n)
+
+            def base_of(e):   # the name an expression is a view of (through view methods and indexing), or None
+                while True:
+                    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in _VIEWS:
+                        e = e.func.value
+                    elif isinstance(e, ast.Attribute) and e.attr in _VIEWS:
+                        e = e.value
+                    elif isinstance(e, ast.Subscript):
+                        e = e.value
+                    else:
+                        return e.id if isinstance(e, ast.Name) else None
+            tensors = [a.arg for a in n.args.args if a.annotation is not None
+                       and re.fullmatch(r"(?:torch\.)?Tensor|Optional\[(?:torch\.)?Tensor\]", ast.unparse(a.annotation))]
+            assigns = {}
+            for st in body:
+                if isinstance(st, ast.Assign):
+                    for t in st.targets:
+                        if isinstance(t, ast.Name):
+                            assigns.setdefault(t.id, []).append(st.value)
+            alias = {a: a for a in tensors if a not in assigns}   # an argument rebound (x = x.clone()) is not followed
+            for _ in range(3):   # views of views
+                for name, values in assigns.items():
+                    bases = {base_of(v) for v in values}
+                    if name not in alias and len(values) == 1 and bases <= set(alias) and bases:
+                        alias[name] = alias[bases.pop()]
             hit = None
-            for st in ast.walk(n):
-                if isinstance(st, ast.Call) and isinstance(st.func, ast.Attribute) and isinstance(st.func.value, ast.Name) \
-                        and st.func.value.id in alias and st.func.attr.endswith("_") and not st.func.attr.endswith("__") \
-                        and st.func.attr != "requires_grad_":
-                    hit = alias[st.func.value.id]
-                elif isinstance(st, ast.Call) and any(k.arg == "out" and isinstance(k.value, ast.Name)
-                                                      and k.value.id in alias for k in st.keywords):
-                    hit = next(alias[k.value.id] for k in st.keywords if k.arg == "out" and isinstance(k.value, ast.Name)
-                               and k.value.id in alias)
-                elif isinstance(st, (ast.Assign, ast.AugAssign)) and any(
-                        isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in alias
-                        for t in (st.targets if isinstance(st, ast.Assign) else [st.target])):
-                    t = next(t for t in (st.targets if isinstance(st, ast.Assign) else [st.target])
-                             if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in alias)
-                    hit = alias[t.value.id]
+            for st in body:
+                if isinstance(st, ast.Call) and isinstance(st.func, ast.Attribute) and st.func.attr.endswith("_") \
+                        and not st.func.attr.endswith("__") and st.func.attr != "requires_grad_" \
+                        and base_of(st.func.value) in alias:
+                    hit = alias[base_of(st.func.value)]
+                elif isinstance(st, ast.Call) and any(k.arg == "out" and base_of(k.value) in alias for k in st.keywords):
+                    hit = next(alias[base_of(k.value)] for k in st.keywords if k.arg == "out" and base_of(k.value) in alias)
+                elif isinstance(st, (ast.Assign, ast.AugAssign)):
+                    for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
+                        if isinstance(t, ast.Subscript) and base_of(t) in alias:
+                            hit = alias[base_of(t)]
                 if hit:
                     break
             if hit:

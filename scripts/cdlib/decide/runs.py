@@ -414,10 +414,10 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
             at += 1
         muts = undeclared_mutations(_program_files(rep))
         if muts:   # blind A/B batch 47: a NumPy row normalization writing its input, mutates_args=(); Next was bisect
-            where = ", ".join(f"`{name}` ({os.path.basename(p)}:{ln}) writes `{arg}`" for p, ln, name, arg in muts[:3])
+            where = ", ".join(f"`{name}` ({os.path.basename(p)}:{ln}) appears to write `{arg}`" for p, ln, name, arg in muts[:3])
             rep.next_steps.insert(at, {"why": f"compiled and eager print different output ({clip(cmp['verdict'], 160)}): "
                                               + knowledge.advice("custom_op_undeclared_mutation", at=where),
-                                       "skill": None, "command": None, "decides": True})
+                                       "skill": None, "command": None})
             at += 1
         scalars = scalar_custom_ops(_program_files(rep))
         if scalars:   # blind A/B batch 38: an int8 simulation's percentile scale as `-> float`; the fake's 1.0 was baked in

@@ -178,7 +178,7 @@ _PACKAGE_FILE = "/torch/export/pt2_archive/_package.py"   # the .pt2 format: AOT
 def _saved_program(exc):
     """"aoti" when the exception came out of calling an AOTInductor package (AOTICompiledModel.__call__ -> its loader's
     boxed_run), "aoti_load" out of loading one (torch._inductor.aoti_load_package / package.load_package), "module" out of
-    ep.module()'s train/eval stubs or input checks (torch/export/_unlift.py), "load" when it came
+    ep.module()'s train/eval stubs, "load" when it came
     out of torch.export.load (its deserializer in torch/_export/serde), else None. Both run code in torch/export/, yet
     no export traced anything (blind A/B batch 46: "torch.export raised" for a package called with a mask it was not
     exported with, and for torch.export.load called from several threads)."""
@@ -189,9 +189,9 @@ def _saved_program(exc):
         return "aoti_load"
     if any(path.endswith("/torch/export/__init__.py") and fn == "load" for path, fn in frames):
         return "load"
-    if any(path.endswith("/torch/export/exported_program.py") and fn in ("_train", "_eval")
-           or path.endswith("/torch/export/_unlift.py") for path, fn in frames):
-        return "module"   # ep.module()'s train/eval stubs, its input guards (blind A/B batch 47: .eval() after load)
+    if any(path.endswith("/torch/export/exported_program.py") and fn in ("_train", "_eval") for path, fn in frames):
+        return "module"   # ep.module()'s train/eval stubs (blind A/B batch 47: .eval() after load); not _unlift.py,
+        # which torch.export's re-export and AOTInductor's compile also run (review)
     return None
 
 
@@ -219,7 +219,7 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
                             "raised"}.get(saved, "torch.export.load raised")
                            + (f" at your line {at}" if at else "")
                            + {"load": " (loading a saved ExportedProgram: no tracing ran",
-                              "module": " (its graph, mode and input ranges were fixed at export: no tracing ran"}.get(
+                              "module": " (its graph and mode were fixed at export: no tracing ran"}.get(
                                saved, " (code built ahead of time") +
                            "; the compile stance does not change it, so no eager re-run)",
                 "eager": None}
