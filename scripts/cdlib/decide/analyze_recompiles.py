@@ -376,26 +376,24 @@ def _causes(recs, limit_hit, static=False):
 _SIZE_SRC_RE = re.compile(r"^(.+)\.size\(\)\[(\d+)\]$")
 
 
-_LOWERING_PINS = {("/torch/_inductor/kernel/conv.py", "convolution_backward_lowering"): "conv_backward_pins_size"}
+# lowerings of Inductor's own that make a size static: (file suffix, function)
+_LOWERING_PINS = (("/torch/_inductor/kernel/conv.py", "convolution_backward_lowering"),)
 
 
 def lowering_specializations(tr):
-    """{(frame_id, rank, tensor, dim): (Location, advice key)} for the sizes a lowering of Inductor's own made static
+    """{(frame_id, rank, tensor, dim): Location} for the sizes a lowering of Inductor's own made static
     (symbolic_shape_specialization events whose stack passes through it): the CPU convolution backward fixes the
     grad-input strides as ints (blind A/B batch 47: a TextCNN's length, once the program's own pin was fixed)."""
     out = {}
     for e in tr.of("symbolic_shape_specialization"):
         d = e.data if isinstance(e.data, dict) else {}
-        for file, line, fn, _ in tr.frames(d.get("stack")):
-            key = next((k for (suffix, name), k in _LOWERING_PINS.items()
-                        if (file or "").replace("\\", "/").endswith(suffix) and fn == name), None)
-            if key:
-                for src in d.get("sources") or []:
-                    m = _SIZE_SRC_RE.match(src.strip())
-                    if m:
-                        out.setdefault((e.meta.get("frame_id"), e.rank, _name(m.group(1)), int(m.group(2))),
-                                       (Location(file=file, line=line, function=fn), key))
-                break
+        at = next((Location(file=file, line=line, function=fn) for file, line, fn, _ in tr.frames(d.get("stack"))
+                   if any((file or "").replace("\\", "/").endswith(sfx) and fn == name for sfx, name in _LOWERING_PINS)),
+                  None)
+        for src in d.get("sources") or [] if at else []:
+            m = _SIZE_SRC_RE.match(src.strip())
+            if m:
+                out.setdefault((e.meta.get("frame_id"), e.rank, _name(m.group(1)), int(m.group(2))), at)
     return out
 
 
@@ -497,7 +495,7 @@ def _recompiles(tr, stderr):
             sp = specialized.get((fid, rank, m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" else None
             low = lowered.get((fid, rank, m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" and not sp else None
             if low:   # no line of the program: a lowering of Inductor's own made the size static
-                c["lowering_at"] = low[0]
+                c["lowering_at"] = low
                 c["expected"], c["why"] = False, None
                 c["fix"] = knowledge.advice("conv_backward_pins_size")
             first = size_pinned_by_float(tr, fid, rank, m.group(1), int(m.group(2))) if sp else None

@@ -56,6 +56,11 @@ def triage_row(row_id):
     raise KeyError(row_id)
 
 
+def triage_row_of(category):
+    """The triage row of an error's category, or {} for a category that is no row (a measured class)."""
+    return next((r for r in triage_rows() if r["id"] == category), {})
+
+
 def classify_error(signature, output="", signal=None):
     """First triage row matching the error. signature: "<Type>: <message>" plus its traceback;
     output: the program's whole output (searched only by rows with scan_output)."""

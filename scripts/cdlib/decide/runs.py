@@ -310,13 +310,6 @@ def _eager_only_failure(rep):
                    f"compiled run did not): {what}", "skill": "overview", "command": None}
 
 
-# errors torch.compile raises while compiling: the run stops there, so its output differs from eager's by that error
-# (a program's own exit or check is not among them: test_semantics' lru_cache gate exits 1 on its numbers)
-_COMPILE_RAISED = ("graph_break_fullgraph", "backend_compiler_failed", "inductor_compile_error", "triton_compile_error",
-                   "dynamo_internal_error", "fake_tensor_error", "data_dependent_guard", "recompile_error",
-                   "fullgraph_no_compiled_frames", "custom_op_no_fake", "custom_op_bad_fake")
-
-
 def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
     """triage --vs-eager: the program's stdout compiled vs eager, line by line (the eager check's run when
     there was one); a difference goes first in the next steps."""
@@ -375,9 +368,10 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
         return
     e0 = rep.errors[0] if rep.errors else None
     if cmp["differ"] and failed and cmp["eager_exit_code"] == 0 and e0 is not None and not rep.signal \
-            and e0.category in _COMPILE_RAISED and not cmp.get("nonfinite") and not accuracy_judge.is_output_check(
+            and knowledge.triage_row_of(e0.category).get("raised_compiling") and not cmp.get("nonfinite") and not accuracy_judge.is_output_check(
                 e0.type, "\n".join([e0.message or ""] + list(rep.printed_tail or []))):
-        # torch.compile raised (a graph break under fullgraph, a backend error) and the run without it completed: the
+        # torch.compile raised while compiling (a row's raised_compiling: a graph break under fullgraph, a backend error;
+        # not a program's own exit on its numbers) and the run without it completed: the
         # outputs differ because the compiled run stopped there; no Dynamo-alone run, no "where it differs" step
         # (blind A/B batch 46: retain_grad under fullgraph; the error's own text was read as Dynamo changing output)
         cmp["compiled_stopped"] = True

@@ -195,6 +195,14 @@ def _saved_program(exc):
     return None
 
 
+_SAVED_WORDS = {   # _saved_program's kind -> (what raised, why no eager re-run)
+    "aoti": ("an AOTInductor package raised when called", "code built ahead of time"),
+    "aoti_load": ("loading an AOTInductor package raised", "code built ahead of time"),
+    "load": ("torch.export.load raised", "loading a saved ExportedProgram: no tracing ran"),
+    "module": ("the module of an ExportedProgram (ep.module()) raised", "its graph and mode were fixed at export: no "
+                                                                       "tracing ran")}
+
+
 def _is_export(exc, err):
     if _saved_program(exc):
         return False
@@ -213,16 +221,10 @@ def decide(err, exc, *, used_compile, run_eager_fn=None, eager_res=None, eager_s
     at = where(loc) if where and loc is not None else (f"{loc.file}:{loc.line}" if loc is not None else None)
     saved = _saved_program(exc) if exc is not None else None
     if saved:
-        return {"kind": "saved_program", "location": at, "saved": saved,
-                "summary": {"aoti": "an AOTInductor package raised when called", "aoti_load": "loading an "
-                            "AOTInductor package raised", "module": "the module of an ExportedProgram (ep.module()) "
-                            "raised"}.get(saved, "torch.export.load raised")
-                           + (f" at your line {at}" if at else "")
-                           + {"load": " (loading a saved ExportedProgram: no tracing ran",
-                              "module": " (its graph and mode were fixed at export: no tracing ran"}.get(
-                               saved, " (code built ahead of time") +
-                           "; the compile stance does not change it, so no eager re-run)",
-                "eager": None}
+        what, why = _SAVED_WORDS[saved]
+        return {"kind": "saved_program", "location": at, "saved": saved, "eager": None,
+                "summary": f"{what}" + (f" at your line {at}" if at else "")
+                           + f" ({why}; the compile stance does not change it, so no eager re-run)"}
     if not used_compile and (exc is None or not _is_export(exc, err)):
         return {"kind": "before_compile", "location": at,
                 "summary": "failed before any compiled code ran: a bug in your program" + (f" at {at}" if at else ""),

@@ -159,11 +159,10 @@ def recompiles_md(rep, base):
                                                  if x.get("specialized_at")) if w != where(c["specialized_at"], base)]
                 out.append(f"    Made static by your code at {', '.join([where(c['specialized_at'], base)] + more)}"
                            + (f" (Dynamo: {c['specialized_reason']})" if c.get("specialized_reason") else ""))
-            if c.get("lowering_at"):
-                lw = c["lowering_at"]
-                out.append(f"    Made static inside Inductor: `{lw['function'] if isinstance(lw, dict) else lw.function}` "
-                           f"({os.path.basename(lw['file'] if isinstance(lw, dict) else lw.file)}:"
-                           f"{lw['line'] if isinstance(lw, dict) else lw.line}), not a line of yours")
+            if c.get("lowering_at"):   # a Location (live report) or its dict (report.json)
+                lw = c["lowering_at"] if isinstance(c["lowering_at"], dict) else vars(c["lowering_at"])
+                out.append(f"    Made static inside Inductor: `{lw['function']}` ({os.path.basename(lw['file'])}:"
+                           f"{lw['line']}), not a line of yours")
             if c.get("hint"):
                 out.append(f"    PyTorch's hint: {clip(c['hint'], 300)}")
             if len(group) > 1:
