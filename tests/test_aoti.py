@@ -459,3 +459,22 @@ def test_eval_on_an_exported_programs_module_is_its_mode_fixed_at_export(tmp_pat
                            timeout=600)
     m = re.search(r"max\|diff\| vs eval model = (\S+)", fixed.stdout)
     assert fixed.returncode == 0 and m and float(m.group(1)) < 1e-5, fixed.stderr[-2000:]
+
+
+def test_an_exported_modules_input_guard_is_the_export_not_the_calling_line(tmp_path):
+    """A model exported with a batch of 8 and no dynamic_shapes, saved, loaded and served with a batch of 3: the
+    loaded module's input guard raises "Guard failed: feats.size()[0] == 8". The verdict said "the failure is the
+    program's own, at" the serving line with "fix the program at that line", beside a Next that (rightly) says the
+    fix is the export's dynamic_shapes. Now the verdict names the module of an ExportedProgram (shapes fixed at
+    export), and the Dim.AUTO export (FIXED=1) serves every batch."""
+    prog = program("export_serve_batch_guard.py")
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    v = data["verdict"]
+    assert v["kind"] == "saved_program" and v["saved"] == "module" and "input shapes" in v["summary"], v
+    e = data["errors"][0]
+    assert e["category"] == "export_specialized_input" and "feats.size()[0] == 8" in e["message"], e
+    first = data["next_steps"][0]["why"]
+    assert "dynamic_shapes" in first and "export_serve_batch_guard.py:26" in first, first
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    assert fixed.returncode == 0 and "batch 17:" in fixed.stdout, fixed.stderr[-2000:]

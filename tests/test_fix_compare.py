@@ -216,6 +216,10 @@ def test_a_library_function_is_disabled_only_where_its_module_holds_it():
     assert disables(dict(brk, stack=[wrapper, nested, top])) == [
         "run the library function transformers.modeling_rope_utils._compute_dynamic_ntk_parameters eagerly "
         "(torch.compiler.disable)"]
+    # under fullgraph=True the disabled function is a graph break too (an error): not a candidate (review of 0.33.85)
+    full = {"graph_breaks": [dict(brk, stack=[wrapper, nested, top])],
+            "errors": [{"category": "graph_break_fullgraph", "type": "Unsupported"}]}
+    assert [c["id"] for c in fix_candidates.candidates(fix_candidates.findings(full))] == []
 
 
 @pytest.mark.slow

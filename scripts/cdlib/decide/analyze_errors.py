@@ -236,6 +236,14 @@ def _export_sites(rep):
             program_code.program_files(rep)) if call.split(".")[-1] in ("export", "draft_export")))[:2])
 
 
+def _specialized_input_why(e, msg, rep):
+    """An exported program's input guard failed: the fix is where it was exported, not the line that called it."""
+    at_export = _export_sites(rep)
+    guard = re.search(r"Guard failed: \S+ == \d+", e.message or "")
+    return (f"{e.title}: {guard.group(0) if guard else msg}. The fix is the dynamic_shapes of the export"
+            + (f" ({at_export})" if at_export else "") + f", not the line that called it: {e.advice}")
+
+
 def _error_steps(rep, target_str, cli):
     """Next steps for the errors, routed by the verdict: only compile-only failures go to
     bisect/minify; a failure that happens without torch.compile too goes to the user's line."""
@@ -287,11 +295,8 @@ def _error_steps(rep, target_str, cli):
                 if e.side == "custom_op":
                     why += f"; {e.title.lower()}" + (f" ({op})" if op else "") + \
                         ": register it, then check the op with torch.library.opcheck(op, args)"
-                if e.category == "export_specialized_input":   # the fix is where it was exported, not the call
-                    at_export = _export_sites(rep)
-                    guard = re.search(r"Guard failed: \S+ == \d+", e.message or "")
-                    why = (f"{e.title}: {guard.group(0) if guard else msg}. The fix is the dynamic_shapes of the export"
-                           + (f" ({at_export})" if at_export else "") + f", not the line that called it: {e.advice}")
+                if e.category == "export_specialized_input":
+                    why = _specialized_input_why(e, msg, rep)
             steps.append({"why": why, "skill": "aoti" if v.get("aoti_inputs") and rep.signal else
                           "export" if v.get("export_call") else
                           e.skill if e.side in ("user", "custom_op") else "overview", "command": None})
@@ -307,6 +312,8 @@ def _error_steps(rep, target_str, cli):
                                                exported=f" ({exported})" if exported else "")
             elif n and int(n.group(2)) < int(n.group(1)):
                 why += ": " + knowledge.advice("aoti_input_count_fewer", expected=n.group(1), got=n.group(2))
+            elif e.category == "export_specialized_input":
+                why = _specialized_input_why(e, msg, rep)
             elif known:
                 why += f": {' '.join(e.advice.split())}"
             elif v.get("saved") == "aoti_load":

@@ -48,6 +48,8 @@ def _top_level_defs(path):
 def findings(rep):
     """Every finding of a report dict: [{kind, label, text, where, params, recipe}]."""
     out = []
+    # under fullgraph=True a function run eagerly through torch.compiler.disable is a graph break too (an error)
+    fullgraph = any((e or {}).get("category") == "graph_break_fullgraph" for e in rep.get("errors") or [])
     for b in rep.get("graph_breaks") or []:
         loc = b.get("location") or {}
         text = "\n".join([b.get("gb_id") or "", b.get("gb_type") or "", b.get("explanation") or ""]
@@ -60,6 +62,7 @@ def findings(rep):
         # a break in library code: the library setting that avoids the path (knowledge) beats the generic recipe
         lib_setting = next((w["text"] for w in b.get("workarounds") or [] if w.get("source") == "knowledge"), None)
         out.append({"kind": "graph_break", "label": compare.break_label(b), "text": text, "library": bool(lib),
+                    "fullgraph": fullgraph,
                     "where": _where(loc), "code": loc.get("code"), "params": params,
                     "hints": list(b.get("hints") or [])[:2], "recipe": lib_setting or fx.get("fix"), "recipe_code": None if lib_setting else fx.get("code")})
     for f in rep.get("recompiles") or []:
@@ -117,6 +120,8 @@ def _matches(row, f):
     if kinds and f.get("guard_kind") not in (kinds if isinstance(kinds, list) else [kinds]):
         return None
     if m.get("library") and not f.get("library"):
+        return None
+    if m.get("fullgraph") is False and f.get("fullgraph"):
         return None
     if m.get("text") and not re.search(m["text"], f["text"], re.M):
         return None

@@ -192,6 +192,9 @@ def _saved_program(exc):
     if any(path.endswith("/torch/export/exported_program.py") and fn in ("_train", "_eval") for path, fn in frames):
         return "module"   # ep.module()'s train/eval stubs (blind A/B batch 47: .eval() after load); not _unlift.py,
         # which torch.export's re-export and AOTInductor's compile also run (review)
+    if re.match(r"Guard failed: ", (exc or {}).get("message") or "") \
+            and any(path.endswith("/torch/fx/graph_module.py") for path, _ in frames):
+        return "module"   # ep.module()'s input guards: a size the export made a constant (no export in this run)
     return None
 
 
@@ -199,8 +202,8 @@ _SAVED_WORDS = {   # _saved_program's kind -> (what raised, why no eager re-run)
     "aoti": ("an AOTInductor package raised when called", "code built ahead of time"),
     "aoti_load": ("loading an AOTInductor package raised", "code built ahead of time"),
     "load": ("torch.export.load raised", "loading a saved ExportedProgram: no tracing ran"),
-    "module": ("the module of an ExportedProgram (ep.module()) raised", "its graph and mode were fixed at export: no "
-                                                                       "tracing ran")}
+    "module": ("the module of an ExportedProgram (ep.module()) raised", "its graph, input shapes and mode were fixed "
+                                                                       "at export: no tracing ran")}
 
 
 def _is_export(exc, err):

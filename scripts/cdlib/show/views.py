@@ -48,7 +48,7 @@ def headline(rep):
            "before_compile": "an AOTInductor package ran (no torch.compile)" if aoti else
                              "a bug in your program (before torch.compile ran)",
            "compile_only": "only fails compiled", "export_failure": "torch.export failed",
-           "saved_program": "a saved program (.pt2) failed to load or run",
+           "saved_program": "an exported or saved program (.pt2) failed to load or run",
            "different_failure_eager": "fails differently without torch.compile",
            "not_sure": "not sure whose bug", "needs_input": "the program needs standard input (--stdin FILE)",
            "no_torch": "its Python has no torch"}.get(v)
