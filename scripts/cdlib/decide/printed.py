@@ -64,12 +64,16 @@ def _close(a, b, rtol):
 _NOT_PROGRAM = re.compile(r"^(?:\[(?:default)?rank\d+\]:)?\[?[VIWEC]\d{4} \d{2}:\d{2}|site-packages/|/torch/|^\s+warnings\.warn\(|Warning: |"
                           r"^\s*(?:File \"|Traceback \(most recent call last\))|^\[compile-debug")
 
+# the unindented lines of a multi-line torch exception message after its first line (Dynamo's Unsupported)
+_EXC_TAIL = re.compile(r"(?:from user code:|For more details about this graph break|Set TORCHDYNAMO_VERBOSE=1|"
+                       r"You can suppress this exception|Developer debug context)")
+
 
 def printed(stdout, stderr):
     """What the program printed: its stdout, then its own stderr lines (logging writes there by default),
     prefixed "[stderr] "; torch's log lines, warnings (with the rest of a multi-line message, up to the
     indented source line that ends it) and tracebacks on stderr are left out."""
-    err, in_tb, in_warning, tb_warning = [], False, 0, False
+    err, in_tb, in_exc, in_warning, tb_warning = [], False, False, 0, False
     for ln in drop_multiline_warnings((stderr or "").splitlines()):
         if in_warning and tb_warning:   # a message that carries an indented traceback (anomaly mode's "Error
             if ln[:1].isspace():        # detected in IndexPutBackward0. Traceback of forward call ..."): all of
@@ -84,10 +88,13 @@ def printed(stdout, stderr):
             in_warning, tb_warning = 30, "Traceback" in ln
             continue
         if ln.startswith("Traceback (most recent call last)"):
-            in_tb = True
+            in_tb, in_exc = True, False
         elif in_tb and not ln[:1].isspace():   # the exception line ends the traceback
-            in_tb = False
+            in_tb, in_exc = False, True
             continue
+        elif in_exc and (not ln.strip() or ln[:1].isspace() or _EXC_TAIL.match(ln)):
+            continue      # the rest of the exception's message (torch's "  Explanation:", "  Hint:", "from user code:")
+        in_exc = False
         if not in_tb and ln.strip() and not _NOT_PROGRAM.search(ln) and not _TORCH_LOG_RECORD.match(ln):
             err.append(f"[stderr] {ln}")
     out, in_summary = [], False
