@@ -867,3 +867,18 @@ def test_a_backward_traced_under_the_outer_autocast_is_named(tmp_path):
     first = d["next_steps"][0]
     assert "backward_pass_autocast" in first["why"] and '"off"' in first["why"], d["next_steps"]
     assert first["command"].endswith(f"aot -- python3 {prog}"), first
+
+
+def test_a_first_run_that_makes_its_checkpoint_is_compared_with_a_second_compiled_run(tmp_path):
+    """Blind A/B batch 48: a parity gate trained spk.pt on its first run (the compiled one); its training lines and
+    the random numbers they drew made the compiled output differ from the eager runs made after it, and --vs-eager's
+    Next said "the difference comes from AOTAutograd or Inductor" with an accuracy run. Now a file the compiled run
+    created gets one more compiled run with it in place, which prints what eager prints: no accuracy step."""
+    data, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                       program("first_run_checkpoint.py"), cwd=tmp_path, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    cmp = data["vs_eager"]
+    assert cmp["first_run_files"] == {"created": ["scorer_ckpt.pt"], "exit_code": 0, "like_eager": True}, cmp
+    assert cmp["differ"] == 0 and "created scorer_ckpt.pt" in cmp["verdict"], cmp["verdict"]
+    assert not any(" accuracy -- " in (s["command"] or "") for s in data["next_steps"]), data["next_steps"]
+    assert "dynamo_alone" not in cmp or not cmp["dynamo_alone"], cmp

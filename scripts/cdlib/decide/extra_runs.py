@@ -309,3 +309,60 @@ def check_compile_raised(rep, argv, run_dir, timeout, env_add):
                                                       msg=clip(msg.splitlines()[0].rstrip(".") if msg else "", 300)),
                               "skill": "overview", "command": None, "decides": True})
     rep.next_steps = [s for s in rep.next_steps if not s["why"].startswith("the program never reached torch.compile")]
+
+
+_NOT_FIRST_RUN = ("__pycache__", "torch_compile_debug", "compile-debug", "nohup.out")   # torch's and ours
+
+
+def dir_state(argv):
+    """The top-level entries of the working directory and of the script's folder (path -> mtime), taken before the
+    compiled run: what a program's first run creates there (a checkpoint it trains when missing, a prepared data
+    file) shows as new afterwards. Hidden entries and __pycache__ are left out (compile caches live there)."""
+    from ..cmdline import script_of
+    dirs = {os.getcwd()}
+    script = script_of(argv)
+    if script:
+        dirs.add(os.path.dirname(os.path.abspath(script)))
+    state = {}
+    for d in dirs:
+        try:
+            with os.scandir(d) as it:
+                for i, e in enumerate(it):
+                    if i > 5000:
+                        break
+                    if not e.name.startswith(".") and e.name not in _NOT_FIRST_RUN:
+                        state[e.path] = e.stat(follow_symlinks=False).st_mtime
+        except OSError:
+            continue
+    return state
+
+
+def created_by_run(before, argv, run_dir):
+    """Entries the compiled run created (in dir_state's folders; not the run dir): [path]."""
+    if before is None:
+        return []
+    after = dir_state(argv)
+    skip = os.path.abspath(run_dir)
+    return sorted(p for p in after if p not in before and not skip.startswith(os.path.abspath(p))
+                  and not os.path.abspath(p).startswith(skip))
+
+
+def check_first_run_files(rep, argv, run_dir, timeout, env_add, created, eager_out, dtypes):
+    """The compiled run was the program's first, it created files (`created`) that every run after it finds (the
+    eager check's too), and the two print different output: one more compiled run, the files in place, compares like
+    with like (blind A/B batch 48: a parity gate that trained spk.pt on its first run; its training lines and the RNG
+    they used were read as compiled numbers that differ, with an accuracy run as the Next).
+    -> {"created": [names], "exit_code", "like_eager": bool, "out": printed output, "stdout_path"}"""
+    from . import printed
+    names = [os.path.basename(p) for p in created[:4]]
+    proc.progress(f"the compiled run created {', '.join(names)}, which the runs after it find: one more compiled run "
+                  "with them in place compares like with like")
+    d = os.path.join(run_dir, "compiled_again")
+    os.makedirs(d, exist_ok=True)
+    r = proc.run(argv, env_add={**(env_add or {}), "TORCH_TRACE": None, "PYTHONUNBUFFERED": "1"}, timeout=timeout,
+                 stdout_path=os.path.join(d, "target.stdout"), stderr_path=os.path.join(d, "target.stderr"))
+    rep.artifacts.update({"compiled_again_stdout": r.stdout_path})
+    out = printed.printed(read_text(r.stdout_path), read_text(r.stderr_path))
+    same = not r.timed_out and not printed.compare_outputs(out, eager_out, dtypes)["differ"]
+    return {"created": names, "exit_code": r.returncode, "like_eager": same, "out": out,
+            "stdout_path": r.stdout_path, "timed_out": r.timed_out}

@@ -8,6 +8,7 @@ import re
 
 from . import accuracy_check, accuracy_judge, fix_candidates, knowledge, printed, semantics, verdict
 from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar_cpu, _check_static_numbers, \
+    check_first_run_files, created_by_run, dir_state, \
     _run_changed, check_caches_off, check_compile_raised, check_dynamo_alone, check_fastpath
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
 from .analyze_errors import _first_lines, compile_data_dependent
@@ -68,6 +69,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
     os.makedirs(trace_dir, exist_ok=True)
     env = {"TORCH_TRACE": trace_dir, "PYTHONUNBUFFERED": "1"}
     env.update(env_add or {})
+    before = dir_state(argv) if eager_check or vs_eager else None
     res = proc.run(argv, env_add=env, timeout=timeout, stdout_path=os.path.join(run_dir, f"{tag}.stdout"),
                    stderr_path=os.path.join(run_dir, f"{tag}.stderr"), keep_on_interrupt=keep_on_interrupt)
     stdout, stderr = res.read_stdout(limit=2_000_000), strip_rank_prefix(res.read_stderr(limit=2_000_000))
@@ -78,6 +80,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
     rep.printed_tail, rep.printed_lines = printed.tail(
         stdout, stderr, rep.errors[0].message.strip().splitlines()[0] if failed and rep.errors[0].message.strip() else None)
     rep.torch_warnings = printed.warnings_with_rows(stderr)
+    created = created_by_run(before, argv, run_dir)   # a first run's files, found by every run after it
     if rep.errors and not res.timed_out and res.returncode not in (0, None):
         def run_eager():
             proc.progress("the compiled run failed; running it once more without torch.compile (eager check)")
@@ -120,7 +123,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
     compared = ((rep.verdict or {}).get("accuracy") or {}).get("next") == "vs_eager" and eager_out \
         and os.path.exists(eager_out)
     if (vs_eager or compared) and not res.timed_out and not res.interrupted:
-        _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add)
+        _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created)
     _reuse_this_run(rep, run_dir)
     if os.environ.get("TORCH_TRACE"):
         rep.notes.append("your TORCH_TRACE was overridden for this run (the trace is in the run dir)")
@@ -310,7 +313,7 @@ def _eager_only_failure(rep):
                    f"compiled run did not): {what}", "skill": "overview", "command": None}
 
 
-def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
+def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=()):
     """triage --vs-eager: the program's stdout compiled vs eager, line by line (the eager check's run when
     there was one); a difference goes first in the next steps."""
     path = rep.artifacts.get("eager_check_stdout")
@@ -326,6 +329,13 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
     compiled_out = printed.printed(stdout, _read_text(rep.artifacts.get("stderr")))
     eager_out = printed.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr")))
     cmp = printed.compare_outputs(compiled_out, eager_out, dtypes)
+    again = None
+    if cmp["differ"] and created and rep.used_compile:
+        # the compiled run was the first and made files the runs after it found: compare a compiled run made with them
+        again = check_first_run_files(rep, argv, run_dir, timeout, env_add, created, eager_out, dtypes)
+        if not again["timed_out"]:
+            compiled_out = again["out"]
+            cmp = printed.compare_outputs(compiled_out, eager_out, dtypes)
     ev = (rep.verdict or {}).get("eager") or {}
     cmp["eager_exit_code"] = eres.returncode if eres is not None else ev.get("exit_code")
     cmp["eager_timed_out"] = bool(eres.timed_out if eres is not None else ev.get("timed_out"))
@@ -337,6 +347,24 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add):
                            "whatever the program checks fails without torch.compile too")
     rep.vs_eager = cmp
     rep.next_steps = [s for s in rep.next_steps if "triage --vs-eager" not in (s.get("command") or "")]   # just ran
+    if again:
+        files = ", ".join(again["created"])
+        cmp["first_run_files"] = {k: again[k] for k in ("created", "exit_code", "like_eager")}
+        if again["like_eager"]:
+            cmp["verdict"] = (f"the compiled run was the program's first and created {files}, which every run after it "
+                              "found; a second compiled run with it in place (exit "
+                              f"{again['exit_code']}) prints what eager prints: the first run's difference was its own "
+                              f"work (the lines it printed making {files}, the random numbers it drew), not "
+                              "torch.compile; " + cmp["verdict"])
+            if (rep.verdict or {}).get("kind") == "compile_only" and again["exit_code"] == 0:
+                rep.verdict.update(kind="not_sure", summary=(
+                    f"not sure: only the first run failed, compiled; it created {files}, and a second compiled run "
+                    "with it in place passes, as eager did (which ran after it): the failure is on the program's "
+                    "first-run path, not shown to be torch.compile's (run it on a fresh copy without torch.compile)"))
+                rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+            return
+        cmp["verdict"] += (f" (compared with a second compiled run: the first created {files}, which the runs after "
+                           "it found)")
     if not cmp["differ"] and failed and (rep.verdict or {}).get("kind") == "compile_only" and not rep.next_steps:
         # nothing measured explains it: the same output, graphs as close to fp64 as eager; bisect is what is left
         rep.next_steps.append({"why": "compiled and eager print the same and no compiled graph is further from fp64 "
