@@ -492,3 +492,24 @@ def test_a_guard_export_cannot_prove_gets_dim_dynamic_with_the_same_bounds(tmp_p
                      program("export_ne_size.py"), check=0, timeout=600)
     assert "!= 100" in json.dumps(d2["errors"][0]) and not any("Dim.DYNAMIC" in s["why"] for s in d2["next_steps"]), \
         d2["next_steps"]
+
+
+def test_a_packed_sequence_lstm_export_names_the_tensor_used_as_a_size(tmp_path):
+    """Blind A/B batch 48: a ticket router's nn.LSTM over pack_padded_sequence failed torch.export with "zeros():
+    argument 'size' failed to unpack ... got FakeTensor"; triage's row was the generic export one and the export
+    command's class "other" ("Read the message"). Now the row names the PackedSequence's batch_sizes (values of
+    lengths) and the padded path, which exports (FIXED=1) and matches the packed model; the export command's
+    classifier takes the same row."""
+    prog = program("export_packed_lstm.py")
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    e = data["errors"][0]
+    assert e["category"] == "export_tensor_as_size", e
+    assert "PackedSequence" in data["next_steps"][0]["why"] or "PackedSequence" in e["advice"], data["next_steps"]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    m = re.search(r"max\|diff\| vs the packed model on a batch of 9: (\S+)", fixed.stdout)
+    assert fixed.returncode == 0 and m and float(m.group(1)) < 1e-5, fixed.stderr[-2000:]
+    from cdlib.run.workers import export_common
+    exc = TypeError("zeros(): argument 'size' failed to unpack the object at pos 2 with error \"type must be tuple "
+                    "of ints,but got FakeTensor\"")
+    assert export_common.classify_exception(exc, strict=False)["cls"] == "export_tensor_as_size"

@@ -234,7 +234,9 @@ def classify_exception(exc, strict):
         out["cls"] = "invalid_output"
         return out
     inner = classify_text(text)
-    out["cls"] = inner or "other"
+    row = knowledge.classify_error(f"{name}: {text}") if not inner else {}
+    # an export row of the triage table (knowledge/triage.yaml) names what "other" would leave at "read the message"
+    out["cls"] = inner or (row["id"] if row.get("skill") == "export" and row.get("id") != "export_error" else "other")
     return out
 
 
