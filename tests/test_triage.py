@@ -2142,3 +2142,20 @@ def test_a_size_made_static_by_inductors_conv_backward_is_named_not_left_without
     fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
                         env={"UNFOLD": "1", "TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "c2")}, timeout=600)
     assert not fixed["recompiles"] and len(fixed["graphs"]) == 1, (fixed["recompiles"], fixed["graphs"])
+
+
+def test_a_recompile_stopped_by_fail_on_recompile_names_its_guard_and_duck_sizing(tmp_path):
+    """Blind A/B batch 48: an EEG tagger under dynamic=True, warmed up on 64 samples with 64 channels, served under
+    set_stance("fail_on_recompile"); the report said "names the failed guard and its fix" and showed neither (no
+    recompile_reasons artifact for a stopped recompile). Now the error's guard is a recompile of its own, made static
+    at the program's nn.Linear call by duck sizing (the two dims shared one symbol), and mark_dynamic fixes it."""
+    prog = program("rc_duck_warmup.py")
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    assert data["errors"][0]["category"] == "recompile_error", data["errors"][0]
+    (fr,) = data["recompiles"]
+    (c,) = fr["causes"]
+    assert c["kind"] == "shape" and not c["expected"] and c["specialized_at"]["line"] == 19, c
+    assert c["fix"].startswith("duck sizing") and "mark_dynamic(x, 2)" in c["fix"], c["fix"]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    assert fixed.returncode == 0 and "request of 448 samples" in fixed.stdout, fixed.stderr[-2000:]

@@ -407,16 +407,47 @@ def specializations(tr):
     for e in tr.of("symbolic_shape_specialization"):
         d = e.data if isinstance(e.data, dict) else {}
         frames = tr.frames(d.get("user_stack"))
+        sources = [x.strip() for x in d.get("sources") or []]
         # only a line of the user's own file is claimed; one inside a library or torch (a conv's padding, a
-        # transformers check) is not "your code": that cause keeps the generic shape fix
+        # transformers check) is not "your code": that cause keeps the generic shape fix. Sizes that share one symbol
+        # (duck sizing) are the user's line that calls the layer fixing one of them (nn.Linear's in_features)
+        if len(sources) > 1 and frames and not (frames[-1][0] and is_user_file(frames[-1][0])):
+            frames = [f for f in frames if f[0] and is_user_file(f[0])]
         if not frames or not frames[-1][0] or not is_user_file(frames[-1][0]):
             continue
         file, line, _, code = frames[-1]
-        for src in d.get("sources") or []:
-            m = _SIZE_SRC_RE.match(src.strip())
+        for src in sources:
+            m = _SIZE_SRC_RE.match(src)
             if m:   # per compiled function (frame): another function's tensor of the same name is not it
+                # (several sources: one symbol for sizes that were equal at the first compile, duck sizing)
                 out.setdefault((e.meta.get("frame_id"), e.rank, _name(m.group(1)), int(m.group(2))),
-                               (Location(file=file, line=line, code=code or src_line(file, line)), d.get("reason")))
+                               (Location(file=file, line=line, code=code or src_line(file, line)), d.get("reason"),
+                                [_size_name(x) for x in sources if x != src], d.get("value")))
+    return out
+
+
+def _size_name(src):
+    """"x.size()[2]" for a size source L['x'].size()[2]."""
+    m = _SIZE_SRC_RE.match(src)
+    return f"{_name(m.group(1))}.size()[{m.group(2)}]" if m else src
+
+
+# the guard failures fail_on_recompile names in its error (torch >= 2.10; 2.9 names none): the recompile it stopped
+_STANCE_RE = re.compile(r"Detected recompile when torch\.compile stance is 'fail_on_recompile'\..*?\n\s*triggered by the "
+                        r"following guard failure\(s\):\n((?:[ \t]*- \d+/\d+: .*\n?)+)")
+
+
+def stopped_recompiles(stderr, known=()):
+    """{frame_id: [GuardFailure]} of the recompile torch.compiler.set_stance("fail_on_recompile") stopped: no
+    recompile_reasons artifact is written for it, only the error's text (blind A/B batch 48: the report promised
+    "the failed guard and its fix" and showed neither)."""
+    out = {}
+    m = _STANCE_RE.search(stderr or "")
+    for ln in (m.group(1).splitlines() if m else []):
+        r = ln.strip()[2:].strip()
+        head = REASON_HEAD_RE.match(r)
+        if head:
+            out.setdefault(int(head.group(1).split("/")[0]), []).append(parse_guard_failure(r, known))
     return out
 
 
@@ -453,14 +484,20 @@ def size_pinned_by_float(tr, frame_id, rank, tensor, dim):
 
 def _recompiles(tr, stderr):
     by_frame = {}
-    specialized = specializations(tr) if tr.artifacts("recompile_reasons") else {}
-    lowered = lowering_specializations(tr) if tr.artifacts("recompile_reasons") else {}
-    wrapper_sites = wrapper_break_sites(tr) if tr.artifacts("recompile_reasons") else {}
     known = list(tr.strings.values())
+    stopped = stopped_recompiles(stderr, known)
+    any_ = bool(tr.artifacts("recompile_reasons") or stopped)
+    specialized = specializations(tr) if any_ else {}
+    lowered = lowering_specializations(tr) if any_ else {}
+    wrapper_sites = wrapper_break_sites(tr) if any_ else {}
     for e in tr.artifacts("recompile_reasons"):
         fid = e.meta.get("frame_id")
         failures = [parse_guard_failure(r, known) for r in split_reasons(e.payload)]
         by_frame.setdefault((fid, e.rank), []).append(Recompile(compile_id=e.compile_id or "?", failures=failures))
+    for fid, failures in stopped.items():   # the recompile fail_on_recompile stopped (its id: the next compile's)
+        rank = next((e.rank for e in tr.of("dynamo_start") if e.meta.get("frame_id") == fid), None)
+        n = len({e.compile_id for e in tr.of("dynamo_start") if e.meta.get("frame_id") == fid})
+        by_frame.setdefault((fid, rank), []).append(Recompile(compile_id=f"{fid}/{n}", failures=failures))
     limit_frames, static = {}, set()
     for e in tr.of("compilation_metrics"):
         if _automatic_dynamic_off(e.data.get("dynamo_config")):   # dynamic=False on this function's compile
@@ -503,8 +540,9 @@ def _recompiles(tr, stderr):
                 # the size went through float math turned into a number before the line Dynamo names: that line first
                 sp = (first[0], f"guard `{first[1]}` there: float math on the size made a number; then {sp[1]} at "
                                 f"{os.path.basename(sp[0].file)}:{sp[0].line}")
+            duck = sp[2] if sp and len(sp) > 2 else []
             if sp:
-                c["specialized_at"], c["specialized_reason"] = sp
+                c["specialized_at"], c["specialized_reason"] = sp[0], sp[1]
                 code = (getattr(sp[0], "code", None) or "").strip()
                 if c["expected"] and (c["why"] or "").startswith("automatic dynamic"):
                     # the program's line keeps the dim static, so automatic dynamic cannot make it dynamic: every new
@@ -516,7 +554,10 @@ def _recompiles(tr, stderr):
                 # guarded too, so neither the loop nor the view advice fits
                 dict_key = any(f.get("kind") == "container_length" and "___dict_contains" in (f.get("guard") or "")
                                for f in fr.causes) or re.search(r"\bnot in\s+[\w.]+\s*:?\s*$", code)
-                c["fix"] = (knowledge.advice("size_float_math", guard=first[1]) if first else
+                c["fix"] = (knowledge.advice("duck_sized", dim=f"{m.group(1)}.size()[{m.group(2)}]",
+                                             others=", ".join(duck), value=sp[3] or "the same size",
+                                             tensor=m.group(1), d=m.group(2)) if duck and not first else
+                            knowledge.advice("size_float_math", guard=first[1]) if first else
                             knowledge.advice("specialized_dict_key") if dict_key else
                             knowledge.advice("specialized_int_op", op=int_op.group(1)) if int_op else
                             knowledge.advice("specialized_loop") if sp[1] == "range_refined_to_singleton" else
