@@ -882,3 +882,31 @@ def test_a_first_run_that_makes_its_checkpoint_is_compared_with_a_second_compile
     assert cmp["differ"] == 0 and "created scorer_ckpt.pt" in cmp["verdict"], cmp["verdict"]
     assert not any(" accuracy -- " in (s["command"] or "") for s in data["next_steps"]), data["next_steps"]
     assert "dynamo_alone" not in cmp or not cmp["dynamo_alone"], cmp
+
+
+def test_a_program_difference_far_beyond_every_graphs_is_not_said_to_be_compileds():
+    """Blind A/B batch 48: a loudness gate compared a gain from float32 torch.linalg.vector_norm over 960k samples;
+    eager's CPU kernel sums plainly (1e-5 off float64), the decomposition Inductor compiles pairwise (3e-7). torch's
+    check saw only the graph's audio output, where compiled vs its eager run of the decomposed graph differ by 1.2e-7,
+    and "compiled is further from fp64 than eager; fix the gate" was read as the program's numbers. With the program's
+    difference 129x any graph's, the verdict says which side is nearer fp64 is not measured and the Next says how."""
+    from cdlib.decide import accuracy_judge as ac
+    from cdlib.decide import analyze_errors
+    out = {"dtype": "float32", "shape": [4, 960000], "max_abs_diff": 1.1920928955078125e-07,
+           "max_abs_eager": 0.3167377710342407, "rmse_eager_vs_fp64": 8.421196057069172e-09,
+           "rmse_compiled_vs_fp64": 2.9747819460557983e-08, "worst_eager_vs_fp64": 1.7247305250656098e-09,
+           "worst_compiled_vs_fp64": 1.2093402007584686e-07, "max_abs_diff_eager_accurate": 1.1920928955078125e-07,
+           "max_abs_diff_eager_exact": 1.1920928955078125e-07, "median_eager_vs_fp64": 4.600544695199105e-09,
+           "max_abs_fp64": 0.3167377722240661, "passed": False, "assert_close_defaults": True,
+           "nan_compiled": False, "nan_eager": False}
+    chk = {"graphs": [{"graph": "model__0_inference_0", "outputs": [out], "passed": False}], "failed": True,
+           "failing_graph": "model__0_inference_0", "tolerance": 0,
+           "res": type("R", (), {"timed_out": False, "returncode": 1, "duration_s": 60.0})()}
+    msg = "Greatest relative difference: 1.1263460692134686e-05 at index (0, 0) (up to 1e-05 allowed)"
+    j = ac.judge(chk, "exit 1", msg, 1, compares=True, printed_diff=1.537799835205078e-05)
+    assert j["verdict"] == "rounding" and j["beyond_graphs"] and "not measured here" in j["summary"], j
+    step = analyze_errors._accuracy_step(j, None, "gate.py:9", "cd", "python gate.py")
+    assert "float64" in step["why"] and "vector_norm" in step["why"] and "fix the output check" not in step["why"], step
+    # the same difference as the graph's: rounding as before
+    j = ac.judge(chk, "exit 1", msg, 1, compares=True, printed_diff=1.2e-07)
+    assert j["verdict"] == "rounding" and not j["beyond_graphs"], j

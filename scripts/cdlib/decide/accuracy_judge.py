@@ -379,14 +379,26 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None, compare
                f"failure ({ftype}{': ' + said[:120] if said else ''}) does not compare numbers, so rounding does not "
                "explain it")
         return nm(why, "vs_eager") | {"worst": worst}
+    # the program's own difference far above any graph's (compiled vs torch's eager run of the graph after
+    # AOTAutograd's decompositions): eager's kernel computes differently from its decomposition, or it compounds over
+    # calls; which side is nearer fp64 is then not measured here (blind A/B batch 48: eager's CPU float32 vector_norm
+    # sums plainly, 35x further from fp64 than compiled on the gain; "compiled is further from fp64" was said of the
+    # audio output)
+    beyond = (f"; the program's own difference ({printed_diff:.3g}) is {printed_diff / seen:.0f}× any graph's ({seen:.2g}, "
+              "compiled vs torch's eager run of the graph after its decompositions): it comes from an eager kernel that "
+              "computes differently from its decomposition (a norm, var or softmax accumulating in another order) or "
+              "compounds over calls, so which side is nearer fp64 on the program's numbers is not measured here: "
+              "compare both with the program's computation in float64 before changing the gate"
+              ) if printed_diff and seen and printed_diff > 30 * seen else ""
     if ulp:
         failing_outs = [r for r, _ in failing_outs]
         o = max(failing_outs, key=_ratio)
         k = max(_eps_units(r) for r in failing_outs)
         return dict(base, verdict="rounding", worst=o, graph=name, gate=gate(measured, low), next="fix_gate", ulp_band=True,
-                    summary=f"rounding: compiled is further from fp64 than eager in graph {name} ({numbers(o)}, "
-                            f"{o['dtype']}), but only by rounding (at most {k:.2g} × eps × max|output| from eager); "
-                            "fix the gate",
+                    beyond_graphs=bool(beyond),
+                    summary=(f"rounding: in torch's check compiled is further from fp64 than eager in graph {name} "
+                             f"({numbers(o)}, {o['dtype']}), but only by rounding (at most {k:.2g} × eps × max|output| "
+                             "from eager); fix the gate") + beyond,
                     why=f"graph `{name}` fails torch's RMSE rule at tolerance {TOLERANCE:g} ({numbers(o)}, {o['dtype']}), "
                         f"yet every failing output stays within rounding of eager: max |compiled - eager| ≤ {k:.2g} × "
                         f"eps({o['dtype']}) × max|output| (limit {ULP_MAX}), RMSE from fp64 ≤ {ULP_RMSE} × eps × "
@@ -403,8 +415,8 @@ def judge(chk, failure_type=None, failure_message="", failure_exit=None, compare
                   "the difference comes from before them", "vs_eager") | {"worst": worst}
     fits = gate(measured, low)
     low_said = f" (float32 matmuls ran in {low['what']}, eager's too)" if low and "float32 matmuls ran in" in fits else ""
-    return dict(base, verdict="rounding", worst=worst, gate=fits, next="fix_gate",
-                summary=f"rounding: compiled is as close to fp64 as eager ({summary_n}){low_said}; fix the gate",
+    return dict(base, verdict="rounding", worst=worst, gate=fits, next="fix_gate", beyond_graphs=bool(beyond),
+                summary=f"rounding: compiled is as close to fp64 as eager ({summary_n}){low_said}; fix the gate" + beyond,
                 why=f"all {len(graphs)} compiled graph(s), {len(measured)} output(s) checked on their first call: "
                     f"compiled is no further from fp64 than eager (largest ratio: {numbers(worst)}, "
                     f"{worst['dtype']}; torch's RMSE rule, tolerance {TOLERANCE:g})")

@@ -576,6 +576,11 @@ def _accuracy_step(acc, e, at, cli, target_str):
     the cheapest step that can decide (not measured)."""
     if acc.get("emulate_precision_casts") == "passes":
         return {"why": e.advice, "skill": "trace-inductor", "command": None}
+    if acc["verdict"] == "rounding" and acc.get("beyond_graphs"):
+        return {"why": "not a compiler bug (each compiled graph is within rounding of torch's eager run of it), but the "
+                       "program's difference is far larger than any graph's: " + knowledge.advice("eager_kernel_differs")
+                       + f" Or widen the output check{' at ' + at if at else ''}: {acc['gate']}",
+                "skill": None, "command": None}
     if acc["verdict"] == "rounding":
         return {"why": f"rounding, measured (not a compiler bug): fix the output check{' at ' + at if at else ''}, "
                        f"no bisect. Gate that fits: {acc['gate']}", "skill": None, "command": None}
