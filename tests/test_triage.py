@@ -2159,3 +2159,19 @@ def test_a_recompile_stopped_by_fail_on_recompile_names_its_guard_and_duck_sizin
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=600)
     assert fixed.returncode == 0 and "request of 448 samples" in fixed.stdout, fixed.stderr[-2000:]
+
+
+def test_a_python_kernel_for_an_aten_op_that_reads_data_is_named_not_the_model_line(tmp_path):
+    """Blind A/B batch 48: a project routed aten::tanh on CPU through a NumPy kernel (Library("aten", "IMPL").impl
+    ("tanh", fn, "AutogradCPU")); torch.compile ran it on fake tensors and the Next said to move "the data access at"
+    the model's nn.Tanh line into a custom op. Now the override (file:line, kernel) is named with pytorch#139707, and
+    keeping the NumPy call in a custom op with a fake kernel (FIXED=1) runs compiled with eager's numbers."""
+    prog = program("aten_override_numpy.py")
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    e = data["errors"][0]
+    assert e["category"] == "traced_data_access", e
+    why = data["next_steps"][0]["why"]
+    assert "`_sigmoid_cpu` for PyTorch's aten::sigmoid (aten_override_numpy.py:30" in why and "139707" in why, why
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    assert fixed.returncode == 0 and "max|compiled - eager| = 0.00e+00" in fixed.stdout, fixed.stderr[-2000:]

@@ -367,6 +367,15 @@ def _error_steps(rep, target_str, cli):
                 " on inputs that require grad; no bisect" if e.category == "traced_data_access" else "")
             if e.category in ("traced_data_access", "custom_op_kernel_autograd"):
                 e.next_command = None
+            bare = (op or "").split("::")[-1].split(".")[0]
+            over = [x for x in program_code.aten_overrides(program_code.program_files(rep)) if x[2] == bare] \
+                if e.category == "traced_data_access" and bare else []
+            if over:   # PyTorch's own op with a Python kernel of the program's: that kernel reads the data
+                p_, ln, _, kernel = over[0]
+                why = knowledge.advice("aten_python_override", op=bare, at=f"{os.path.basename(p_)}:{ln}", kernel=kernel)
+                e.advice = why
+                steps.append({"why": why, "skill": None, "command": None, "decides": True})
+                continue
             if e.category == "custom_op_kernel_autograd":   # the row's advice holds the fixes and the workaround
                 why = f"{e.title}: {e.advice}"
             if e.category == "triton_kernel_on_cpu":

@@ -621,3 +621,25 @@ def triton_op_defs(files):
     """[(path, line)] of the program's torch.library.triton_op definitions."""
     return [(f, i) for f in files for i, ln in enumerate(read_text(f).splitlines(), 1)
             if re.search(r"\btriton_op\(", ln) and not ln.lstrip().startswith("#")]
+
+
+def aten_overrides(files):
+    """[(path, line, op, kernel)] of the program's Python kernels for PyTorch's own ops: `.impl("tanh", fn, "AutogradCPU")`
+    on a torch.library.Library("aten", "IMPL") (blind A/B batch 48: a NumPy tanh for aten::tanh on AutogradCPU;
+    torch.compile runs such a kernel on fake tensors, pytorch#139707)."""
+    import ast
+    out = []
+    for path in files:
+        text = read_text(path)
+        if 'Library("aten"' not in text and "Library('aten'" not in text:
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "impl" and n.args \
+                    and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
+                kernel = ast.unparse(n.args[1]) if len(n.args) > 1 else "?"
+                out.append((path, n.lineno, n.args[0].value.split(".")[0], kernel))
+    return out
