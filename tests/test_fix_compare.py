@@ -511,3 +511,19 @@ def test_a_new_break_that_cuts_compile_time_is_mixed_not_worse():
     v = compare.verdict(f, dict(f, compile_time_s=46.0), [], [{"site": "plate_model.py:30"}], "same")
     assert v.startswith("mixed: new graph break(s), compile time 290 → 46 s"), v
     assert compare.verdict(f, dict(f, compile_time_s=200.0), [], [{"site": "m.py:3"}], "same").startswith("worse")
+
+
+def test_a_fix_that_makes_a_failing_run_finish_is_checked_against_the_eager_check_it_already_has():
+    """Blind A/B batch 48: detaching a logged statistic ended a compile error; compare said "better; it now runs to
+    the end" while the compiled losses (0.478, 0.351) were far from the eager check's (0.3995, 0.2446): Inductor's
+    mixup was silently wrong. The before run's eager check is read (no run): a number more than 1% away is named;
+    compiled dropout's small drift (0.5264 vs 0.5228) and lines only one side prints are not."""
+    from cdlib.decide import compare
+    before = {"_eager_printed": "step 0 loss 0.3995\nepoch 1 loss 0.2446\ndone\n"}
+    after = compare.normalize_output("step 0 loss 0.478\nepoch 1 loss 0.351\ndone\n")
+    u = compare._unlike_eager(before, after)
+    assert u and u["compiled"] == "step 0 loss 0.478" and u["eager"] == "step 0 loss 0.3995", u
+    assert compare._unlike_eager({"_eager_printed": "loss 0.5228\n"}, compare.normalize_output("loss 0.5264\n")) is None
+    assert compare._unlike_eager({"_eager_printed": "loss 0.5228\n"},
+                                 compare.normalize_output("compiling...\nloss 0.5228\n")) is None
+    assert compare._unlike_eager({"_eager_printed": None}, after) is None

@@ -69,6 +69,24 @@ def _matches_eager(before, out_a):
     return _within_rounding(normalize_output(before.get("_eager_printed")), out_a)
 
 
+_NUMS = re.compile(r"(-?[\d.]+(?:e[-+]?\d+)?) vs (-?[\d.]+(?:e[-+]?\d+)?)")
+
+
+def _unlike_eager(before, out_a, rel=0.01):
+    """The first line where the after run prints a number more than `rel` away from the before run's eager check
+    ({compiled, eager, why}), or None: lines only one side prints, and rounding-sized differences (compiled random
+    numbers in a training log), do not count."""
+    e = normalize_output(before.get("_eager_printed"))
+    if not e or not out_a:
+        return None
+    c = _compare_numbers("\n".join(out_a), "\n".join(e))
+    for f in c.get("first") or [] if c["differ"] else []:
+        m = _NUMS.match(f.get("why") or "")
+        if m and abs(float(m.group(1)) - float(m.group(2))) > rel * max(abs(float(m.group(1))), abs(float(m.group(2)))):
+            return {"compiled": f.get("compiled"), "eager": f.get("eager"), "why": f.get("why")}
+    return None
+
+
 def _read(path):
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
@@ -284,11 +302,19 @@ def compare(before, after):
         # blind A/B: a custom op's fixed mutates_args looked like a failed fix, the cache served the old graph
         note = (f"the after run still fails, and it reused {fa['cache_hits']} compiled graph(s) from the Inductor "
                 f"cache (FX graph / AOTAutograd cache hits): {knowledge.advice('stale_compile_cache')}")
+    verdict_ = verdict(fb, fa, fixed, new, output)
+    unlike = _unlike_eager(before, out_a) if not run_ok(fb) and run_ok(fa) and output != EAGER_NOW else None
+    if unlike:
+        # a fix that makes a failing compiled run finish may uncover numbers eager never printed (blind A/B batch 48:
+        # detaching a logged statistic ended a compile error; the mixup Inductor then computed was silently wrong)
+        verdict_ += (f"; but its numbers are unlike what the program printed without torch.compile (the triage's eager "
+                     f"check, before your edit): `{clip(unlike['compiled'], 80)}` vs `{clip(unlike['eager'], 80)}`; "
+                     "unless your edit changed the math, compare compiled with eager now (triage --vs-eager)")
     return {"before": {k: v for k, v in fb.items() if k != "recompiling_functions"},
             "after": {k: v for k, v in fa.items() if k != "recompiling_functions"},
             "graph_breaks": {"fixed": fixed, "still": still, "new": new, "reached": reached},
-            "recompiles": rec, "output": output, "output_diff": diff,
-            "verdict": verdict(fb, fa, fixed, new, output), "note": note,
+            "recompiles": rec, "output": output, "output_diff": diff, "unlike_eager": unlike,
+            "verdict": verdict_, "note": note,
             # what the after run printed last: the fix's own run, so that no second run is needed to see it
             "after_printed": dict(zip(("tail", "lines"), _tail(after.get("_stdout") or "", after.get("_stderr") or "",
                                                               _first_line(((after.get("errors") or [{}])[0] or {}).get("message")))))}
