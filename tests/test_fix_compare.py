@@ -527,3 +527,16 @@ def test_a_fix_that_makes_a_failing_run_finish_is_checked_against_the_eager_chec
     assert compare._unlike_eager({"_eager_printed": "loss 0.5228\n"},
                                  compare.normalize_output("compiling...\nloss 0.5228\n")) is None
     assert compare._unlike_eager({"_eager_printed": None}, after) is None
+
+
+def test_unlike_eager_leaves_out_timings_memory_and_values_near_zero():
+    """Review of 0.33.99: memory figures, near-zero noise (a gradient mean of 1e-9) were named as numbers unlike
+    eager; and a difference past the fifth differing line was missed."""
+    from cdlib.decide import compare
+    norm = compare.normalize_output
+    assert compare._unlike_eager({"_eager_printed": "peak rss 812 MB\n"}, norm("peak rss 955 MB\n")) is None
+    assert compare._unlike_eager({"_eager_printed": "grad mean 1.2e-09\n"}, norm("grad mean -3.1e-09\n")) is None
+    e = "".join(f"step {i} peak mem {100 + i} MB\n" for i in range(1, 8)) + "val 0.91\n"
+    a = "".join(f"step {i} peak mem {300 + i} MB\n" for i in range(1, 8)) + "val 0.55\n"
+    u = compare._unlike_eager({"_eager_printed": e}, norm(a))
+    assert u and u["compiled"] == "val 0.55", u

@@ -879,7 +879,8 @@ def test_a_first_run_that_makes_its_checkpoint_is_compared_with_a_second_compile
     assert p.returncode == 0, p.stderr[-2000:]
     cmp = data["vs_eager"]
     assert cmp["first_run_files"] == {"created": ["scorer_ckpt.pt"], "exit_code": 0, "like_eager": True}, cmp
-    assert cmp["differ"] == 0 and "created scorer_ckpt.pt" in cmp["verdict"], cmp["verdict"]
+    assert cmp["differ"] == 0 and "created scorer_ckpt.pt" in cmp["verdict"] and "not compared" in cmp["verdict"], cmp["verdict"]
+    assert any("without scorer_ckpt.pt" in s["why"] for s in data["next_steps"]), data["next_steps"]
     assert not any(" accuracy -- " in (s["command"] or "") for s in data["next_steps"]), data["next_steps"]
     assert "dynamo_alone" not in cmp or not cmp["dynamo_alone"], cmp
 

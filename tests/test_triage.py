@@ -2175,3 +2175,31 @@ def test_a_python_kernel_for_an_aten_op_that_reads_data_is_named_not_the_model_l
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=600)
     assert fixed.returncode == 0 and "max|compiled - eager| = 0.00e+00" in fixed.stdout, fixed.stderr[-2000:]
+
+
+def test_aten_overrides_are_the_aten_librarys_impls_only(tmp_path):
+    """Review of 0.33.98: an impl on the program's own library (mylib.impl("gelu", ...)) was read as an aten override
+    whenever the file named Library("aten"; the qualified name ("aten::tanh") and the decorator form were missed."""
+    from cdlib.decide import program_code
+    src = tmp_path / "ovr.py"
+    src.write_text('import torch\naten = torch.library.Library("aten", "IMPL")\n'
+                   'mylib = torch.library.Library("mylib", "DEF")\nmylib.define("gelu(Tensor x) -> Tensor")\n'
+                   'mylib.impl("gelu", lambda x: x, "CPU")\naten.impl("aten::tanh", lambda x: x, "AutogradCPU")\n'
+                   '@torch.library.impl("aten::sigmoid", "AutogradCPU")\ndef sig(x):\n    return x\n')
+    found = sorted((op, line, kernel) for _, line, op, kernel in program_code.aten_overrides([str(src)]))
+    assert found == [("sigmoid", 7, "sig"), ("tanh", 6, "lambda x: x")], found
+
+
+def test_a_transformer_encoders_causal_mask_check_under_fullgraph_names_is_causal(tmp_path):
+    """Blind A/B batch 48: nn.TransformerEncoder given a causal mask and no is_causal under fullgraph=True; its
+    _detect_is_causal_mask turns a mask comparison into a Python bool ("Could not guard on data-dependent expression"
+    in multi_head_attention_forward), and the report had only the generic data-dependent row. Now the row says to
+    pass is_causal=True (FIXED=1 compiles as one graph), and the error's stack is not the program's printed output."""
+    prog = program("gb_transformer_is_causal.py")
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    e = data["errors"][0]
+    assert e["category"] == "transformer_is_causal_detect" and "is_causal=True" in e["advice"], e
+    assert not any("User Stack" in ln or "^^^" in ln for ln in data["printed_tail"]), data["printed_tail"]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    assert fixed.returncode == 0 and "loss " in fixed.stdout, fixed.stderr[-2000:]

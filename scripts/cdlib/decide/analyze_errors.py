@@ -367,7 +367,7 @@ def _error_steps(rep, target_str, cli):
                 " on inputs that require grad; no bisect" if e.category == "traced_data_access" else "")
             if e.category in ("traced_data_access", "custom_op_kernel_autograd"):
                 e.next_command = None
-            bare = (op or "").split("::")[-1].split(".")[0]
+            bare = "" if "::" in (op or "") and not op.startswith("aten::") else (op or "").split("::")[-1].split(".")[0]
             over = [x for x in program_code.aten_overrides(program_code.program_files(rep)) if x[2] == bare] \
                 if e.category == "traced_data_access" and bare else []
             if over:   # PyTorch's own op with a Python kernel of the program's: that kernel reads the data
@@ -586,7 +586,7 @@ def _accuracy_step(acc, e, at, cli, target_str):
     if acc.get("emulate_precision_casts") == "passes":
         return {"why": e.advice, "skill": "trace-inductor", "command": None}
     if acc["verdict"] == "rounding" and acc.get("beyond_graphs"):
-        return {"why": "not a compiler bug (each compiled graph is within rounding of torch's eager run of it), but the "
+        return {"why": "each compiled graph is within rounding of torch's eager run of it (first call), but the "
                        "program's difference is far larger than any graph's: " + knowledge.advice("eager_kernel_differs")
                        + f" Or widen the output check{' at ' + at if at else ''}: {acc['gate']}",
                 "skill": None, "command": None}

@@ -541,6 +541,9 @@ def _recompiles(tr, stderr):
                 sp = (first[0], f"guard `{first[1]}` there: float math on the size made a number; then {sp[1]} at "
                                 f"{os.path.basename(sp[0].file)}:{sp[0].line}")
             duck = sp[2] if sp and len(sp) > 2 else []
+            if duck and re.search(rf"(?:shape|size\(\))\[\s*{m.group(2)}\s*\]|size\(\s*{m.group(2)}\s*\)",
+                                  getattr(sp[0], "code", None) or ""):
+                duck = []   # the line uses this dim itself (`if x.shape[0] == 4:`): its own pin, not a shared one (review)
             if sp:
                 c["specialized_at"], c["specialized_reason"] = sp[0], sp[1]
                 code = (getattr(sp[0], "code", None) or "").strip()

@@ -66,7 +66,11 @@ _NOT_PROGRAM = re.compile(r"^(?:\[(?:default)?rank\d+\]:)?\[?[VIWEC]\d{4} \d{2}:
 
 # the unindented lines of a multi-line torch exception message after its first line (Dynamo's Unsupported)
 _EXC_TAIL = re.compile(r"(?:from user code:|For more details about this graph break|Set TORCHDYNAMO_VERBOSE=1|"
-                       r"You can suppress this exception|Developer debug context)")
+                       r"You can suppress this exception|Developer debug context|User Stack \(most recent call last\)|"
+                       r"For (?:C\+\+ stack trace|more information|extended logs|more debugging help)|"
+                       r"If you suspect the guard|Caused by: |The above exception was the direct cause|"
+                       r"During handling of the above exception|consider using data-dependent friendly APIs)")
+_TORCH_EXC_LINE = re.compile(r"^torch\.[\w.]*\.[A-Z]\w*: ")
 
 
 def printed(stdout, stderr):
@@ -94,6 +98,9 @@ def printed(stdout, stderr):
             continue
         elif in_exc and (not ln.strip() or ln[:1].isspace() or _EXC_TAIL.match(ln)):
             continue      # the rest of the exception's message (torch's "  Explanation:", "  Hint:", "from user code:")
+        elif _TORCH_EXC_LINE.match(ln):   # torch's exception printed without a traceback header (Dynamo's chained ones)
+            in_exc = True
+            continue
         in_exc = False
         if not in_tb and ln.strip() and not _NOT_PROGRAM.search(ln) and not _TORCH_LOG_RECORD.match(ln):
             err.append(f"[stderr] {ln}")

@@ -624,22 +624,40 @@ def triton_op_defs(files):
 
 
 def aten_overrides(files):
-    """[(path, line, op, kernel)] of the program's Python kernels for PyTorch's own ops: `.impl("tanh", fn, "AutogradCPU")`
-    on a torch.library.Library("aten", "IMPL") (blind A/B batch 48: a NumPy tanh for aten::tanh on AutogradCPU;
-    torch.compile runs such a kernel on fake tensors, pytorch#139707)."""
+    """[(path, line, op, kernel)] of the program's Python kernels for PyTorch's own ops: `lib.impl("tanh", fn,
+    "AutogradCPU")` on a name bound to torch.library.Library("aten", ...), or @torch.library.impl("aten::tanh", ...)
+    on a def (blind A/B batch 48: a NumPy tanh for aten::tanh on AutogradCPU; torch.compile runs such a kernel on fake
+    tensors, pytorch#139707)."""
     import ast
     out = []
     for path in files:
         text = read_text(path)
-        if 'Library("aten"' not in text and "Library('aten'" not in text:
+        if "aten" not in text:
             continue
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError):
             continue
+        libs = set()
+        for n in ast.walk(tree):   # lib = torch.library.Library("aten", "IMPL") (also self._lib = ..., global _lib)
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) \
+                    and ast.unparse(n.value.func).split(".")[-1] == "Library" and n.value.args \
+                    and isinstance(n.value.args[0], ast.Constant) and n.value.args[0].value == "aten":
+                libs.update(ast.unparse(t) for t in n.targets)
         for n in ast.walk(tree):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "impl" and n.args \
-                    and isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str):
+                    and ast.unparse(n.func.value) in libs and isinstance(n.args[0], ast.Constant) \
+                    and isinstance(n.args[0].value, str):
                 kernel = ast.unparse(n.args[1]) if len(n.args) > 1 else "?"
-                out.append((path, n.lineno, n.args[0].value.split(".")[0], kernel))
+                out.append((path, n.lineno, _aten_op(n.args[0].value), kernel))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                for d in n.decorator_list:
+                    if isinstance(d, ast.Call) and ast.unparse(d.func).endswith("library.impl") and d.args \
+                            and isinstance(d.args[0], ast.Constant) and str(d.args[0].value).startswith("aten::"):
+                        out.append((path, d.lineno, _aten_op(d.args[0].value), n.name))
     return out
+
+
+def _aten_op(name):
+    """The bare op of an aten op name: "aten::tanh", "tanh.out" -> "tanh"."""
+    return name.split("::")[-1].split(".")[0]

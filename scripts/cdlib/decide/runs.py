@@ -352,10 +352,14 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=()
         cmp["first_run_files"] = {k: again[k] for k in ("created", "exit_code", "like_eager")}
         if again["like_eager"]:
             cmp["verdict"] = (f"the compiled run was the program's first and created {files}, which every run after it "
-                              "found; a second compiled run with it in place (exit "
-                              f"{again['exit_code']}) prints what eager prints: the first run's difference was its own "
-                              f"work (the lines it printed making {files}, the random numbers it drew), not "
-                              "torch.compile; " + cmp["verdict"])
+                              f"found; a second compiled run with {files} in place (exit {again['exit_code']}) prints "
+                              f"what eager prints: compiled and eager agree once {files} exists. The first run's own "
+                              f"work (making {files}) ran compiled only and is not compared; " + cmp["verdict"])
+            rep.next_steps.insert(1 if rep.errors else 0, {
+                "why": f"to compare the first run's path too (it created {files}): run the program from a copy of the "
+                       f"project without {files}, once as it is and once without torch.compile (e.g. "
+                       "torch.compiler.set_stance(\"force_eager\") at its start), and compare what both print",
+                "skill": None, "command": None})
             if (rep.verdict or {}).get("kind") == "compile_only" and again["exit_code"] == 0:
                 rep.verdict.update(kind="not_sure", summary=(
                     f"not sure: only the first run failed, compiled; it created {files}, and a second compiled run "
