@@ -478,3 +478,14 @@ def test_an_exported_modules_input_guard_is_the_export_not_the_calling_line(tmp_
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=600)
     assert fixed.returncode == 0 and "batch 17:" in fixed.stdout, fixed.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_an_aoti_package_called_with_int32_ids_is_checked_and_the_dtype_named(tmp_path):
+    """Blind A/B batch 49: int32 token ids into a package exported with int64 ones: its embedding kernel read past
+    the buffer and raised "index out of bounds", and the package's input check (AOTI_RUNTIME_CHECK_INPUTS=1) ran only
+    for output checks and crashes. An error the package's call raised now gets the check, and the dtype is named."""
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                       program("aoti_optional_mask.py"), env={"INT32": "1"}, timeout=900)
+    assert data["errors"][0]["category"] == "aoti_input_mismatch", data["errors"][0]
+    assert "got torch.int32 where it was built for torch.int64" in data["verdict"]["summary"], data["verdict"]

@@ -2203,3 +2203,12 @@ def test_a_transformer_encoders_causal_mask_check_under_fullgraph_names_is_causa
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=600)
     assert fixed.returncode == 0 and "loss " in fixed.stdout, fixed.stderr[-2000:]
+
+
+def test_a_dispatch_key_guard_names_inference_mode_against_no_grad():
+    """Blind A/B batch 49: a warm-up under inference_mode, requests under no_grad: "dispatch key set mismatch" got
+    the generic tensor-metadata fix."""
+    from cdlib.decide import knowledge
+    k = knowledge.guard_kind("tensor 'ids' dispatch key set mismatch. expected DispatchKeySet(CPU, BackendSelect), "
+                             "actual DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU)")
+    assert k["kind"] == "dispatch_keys" and "inference_mode" in k["fix"], k
