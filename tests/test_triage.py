@@ -2212,3 +2212,16 @@ def test_a_dispatch_key_guard_names_inference_mode_against_no_grad():
     k = knowledge.guard_kind("tensor 'ids' dispatch key set mismatch. expected DispatchKeySet(CPU, BackendSelect), "
                              "actual DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU)")
     assert k["kind"] == "dispatch_keys" and "inference_mode" in k["fix"], k
+
+
+def test_an_int_that_indexes_a_module_list_gets_the_selection_fix(tmp_path):
+    """Blind A/B batch 49: a per-request site id picking self.heads[site_id] (an nn.ModuleList) in a compiled forward
+    recompiled per site until the limit; the int's Fix said it "becomes dynamic after its first change". Now the
+    container index is named with compiling the shared part only (FIXED=1: no recompile)."""
+    prog = program("rc_modulelist_index.py")
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    (c,) = [c for f in data["recompiles"] for c in f["causes"] if c["kind"] == "python_int"]
+    assert c["fix"].startswith("`site` indexes a Python container") and not c["expected"], c
+    fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
+                        env={"FIXED": "1"}, timeout=600)
+    assert not any(f["recompiles"] for f in fixed["recompiles"]), fixed["recompiles"]

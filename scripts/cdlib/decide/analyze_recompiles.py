@@ -565,6 +565,13 @@ def _recompiles(tr, stderr):
                             knowledge.advice("specialized_int_op", op=int_op.group(1)) if int_op else
                             knowledge.advice("specialized_loop") if sp[1] == "range_refined_to_singleton" else
                             knowledge.advice("specialized"))
+            idx = re.match(r"(\w+) == -?\d+$", (c.get("guard") or "").strip()) if c["kind"] == "python_int" \
+                and not c["expected"] else None
+            code_at = (getattr(c.get("location"), "code", None) or "") if idx else ""
+            if idx and re.search(rf"[\w\])]\[\s*{idx.group(1)}\s*\]", code_at):
+                # an int that indexes a Python container (a ModuleList of heads, a list) picks one item while tracing:
+                # each value is a graph of its own, whatever dynamic= says (blind A/B batch 49: self.heads[site_id])
+                c["fix"] = knowledge.advice("int_indexes_container", name=idx.group(1))
             name = re.match(r"value of `(\w+)`$", c["cause"]) if c["kind"] == "python_float" else None
             pinned = float_pinned_at(tr, fid, name.group(1)) if name and not c["expected"] else None
             if pinned and pinned[0]:
