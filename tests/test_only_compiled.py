@@ -911,3 +911,18 @@ def test_a_program_difference_far_beyond_every_graphs_is_not_said_to_be_compiled
     # the same difference as the graph's: rounding as before
     j = ac.judge(chk, "exit 1", msg, 1, compares=True, printed_diff=1.2e-07)
     assert j["verdict"] == "rounding" and not j["beyond_graphs"], j
+
+
+def test_a_clone_fed_with_its_source_to_a_mutating_custom_op_is_named(tmp_path):
+    """Blind A/B batch 49: `raw = x.clone(); op_(raw, x)` with a custom op that mutates dst and reads src, in a
+    training forward: Inductor dropped the clone and wrote x in place (pytorch#198031); both arms read torch's passes
+    for 14-18 calls. --vs-eager now names the call and the open issue, and an output of its own (FIXED=1) matches."""
+    prog = program("custom_op_clone_alias.py")
+    data, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog,
+                       timeout=600)
+    assert data["vs_eager"]["differ"], data["vs_eager"]
+    step = next(s for s in data["next_steps"] if "198031" in s["why"])
+    assert "custom_op_clone_alias.py:37" in step["why"] and "`raw` (a clone of `x`)" in step["why"], step
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    assert fixed.returncode == 0 and "loss 1.539335" in fixed.stdout, fixed.stdout + fixed.stderr[-2000:]

@@ -661,3 +661,50 @@ def aten_overrides(files):
 def _aten_op(name):
     """The bare op of an aten op name: "aten::tanh", "tanh.out" -> "tanh"."""
     return name.split("::")[-1].split(".")[0]
+
+
+def clone_into_mutating_op(files):
+    """[(path, line, op, clone, source)] of calls to the program's own mutating custom ops (@torch.library.custom_op with
+    a non-empty mutates_args, called by its function name or torch.ops.ns.name) that pass a clone and the tensor it
+    was cloned from (`raw = x.clone()` then `op_(raw, x)`): under grad mode Inductor can drop the clone and reinplace,
+    so the op reads the buffer it writes (pytorch#198031, open; blind A/B batch 49)."""
+    import ast
+    trees = []
+    for f in files:
+        try:
+            trees.append((f, ast.parse(read_text(f))))
+        except (SyntaxError, ValueError):
+            continue
+    ops = set()
+    for _, tree in trees:
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.FunctionDef):
+                continue
+            deco = next((d for d in n.decorator_list if isinstance(d, ast.Call)
+                         and ast.unparse(d.func).split(".")[-1] == "custom_op"), None)
+            mut = next((k.value for k in (deco.keywords if deco else []) if k.arg == "mutates_args"), None)
+            if deco is None or mut is None or (isinstance(mut, (ast.Tuple, ast.List)) and not mut.elts):
+                continue
+            ops.add(n.name)
+            if deco.args and isinstance(deco.args[0], ast.Constant) and "::" in str(deco.args[0].value):
+                ns, name = str(deco.args[0].value).split("::", 1)
+                ops.add(f"torch.ops.{ns}.{name}")
+                ops.add(f"torch.ops.{ns}.{name}.default")
+    out = []
+    for f, tree in trees if ops else []:
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            clones = {}
+            for st in ast.walk(fn):
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
+                        and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Attribute) \
+                        and st.value.func.attr == "clone" and isinstance(st.value.func.value, ast.Name):
+                    clones[st.targets[0].id] = st.value.func.value.id
+            for c in ast.walk(fn) if clones else []:
+                if isinstance(c, ast.Call) and ast.unparse(c.func) in ops:
+                    names = [a.id for a in list(c.args) + [k.value for k in c.keywords] if isinstance(a, ast.Name)]
+                    for clone, src in clones.items():
+                        if clone in names and src in names:
+                            out.append((f, c.lineno, ast.unparse(c.func), clone, src))
+    return out

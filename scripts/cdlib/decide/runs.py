@@ -12,7 +12,7 @@ from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar
     _run_changed, check_caches_off, check_compile_raised, check_dynamo_alone, check_fastpath
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
 from .analyze_errors import _first_lines, compile_data_dependent
-from .program_code import (custom_jvps_under_forward_ad, program_files as _program_files, read_text as _read_text,
+from .program_code import (clone_into_mutating_op, custom_jvps_under_forward_ad, program_files as _program_files, read_text as _read_text,
                            scalar_custom_ops, undeclared_mutations)
 from ..run import proc
 from ..read import trace as tracemod
@@ -468,6 +468,14 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=()
             where = ", ".join(f"`{name}` ({os.path.basename(p)}:{ln}) appears to write `{arg}`" for p, ln, name, arg in muts[:3])
             rep.next_steps.insert(at, {"why": f"compiled and eager print different output ({clip(cmp['verdict'], 160)}): "
                                               + knowledge.advice("custom_op_undeclared_mutation", at=where),
+                                       "skill": None, "command": None})
+            at += 1
+        clones = clone_into_mutating_op(_program_files(rep))
+        if clones:   # blind A/B batch 49: `raw = x.clone(); op_(raw, x)`; Inductor dropped the clone in the training graph
+            p_, ln, op_, clone, src = clones[0]
+            rep.next_steps.insert(at, {"why": f"compiled and eager print different output ({clip(cmp['verdict'], 160)}): "
+                                              + knowledge.advice("clone_into_mutating_op", op=op_, clone=clone, src=src,
+                                                                 at=f"{os.path.basename(p_)}:{ln}"),
                                        "skill": None, "command": None})
             at += 1
         scalars = scalar_custom_ops(_program_files(rep))
