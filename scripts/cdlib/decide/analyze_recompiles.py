@@ -432,7 +432,7 @@ def _size_name(src):
     return f"{_name(m.group(1))}.size()[{m.group(2)}]" if m else src
 
 
-# the guard failures fail_on_recompile names in its error (torch >= 2.10; 2.9 names none): the recompile it stopped
+# the guard failures fail_on_recompile names in its error (2.14 and 2.15 do; 2.9 names none): the recompile it stopped
 _STANCE_RE = re.compile(r"Detected recompile when torch\.compile stance is 'fail_on_recompile'\..*?\n\s*triggered by the "
                         r"following guard failure\(s\):\n((?:[ \t]*- \d+/\d+: .*\n?)+)")
 
