@@ -343,8 +343,11 @@ def created_by_run(before, argv, run_dir):
         return []
     after = dir_state(argv)
     skip = os.path.abspath(run_dir)
-    return sorted(p for p in after if p not in before and not skip.startswith(os.path.abspath(p))
-                  and not os.path.abspath(p).startswith(skip))
+
+    def related(p):   # the run dir itself, inside it, or a folder that holds it
+        ap = os.path.abspath(p)
+        return os.path.commonpath([skip, ap]) in (skip, ap)
+    return sorted(p for p in after if p not in before and not related(p))
 
 
 def check_first_run_files(rep, argv, run_dir, timeout, env_add, created, eager_out, dtypes):
