@@ -348,7 +348,10 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=()
     eager_out = printed.printed(_read_text(path), _read_text(rep.artifacts.get("eager_check_stderr")))
     cmp = printed.compare_outputs(compiled_out, eager_out, dtypes)
     again = None
-    if cmp["differ"] and created and rep.used_compile:
+    eager_exit = eres.returncode if eres is not None else ((rep.verdict or {}).get("eager") or {}).get("exit_code")
+    # (only where both runs ended alike: an eager run that failed on a file the compiled run left, a lock, keeps the
+    # comparison that names its failure; review of batch 48's rule, test_only_compiled)
+    if cmp["differ"] and created and rep.used_compile and eager_exit == rep.exit_code:
         # the compiled run was the first and made files the runs after it found: compare a compiled run made with them
         again = check_first_run_files(rep, argv, run_dir, timeout, env_add, created, eager_out, dtypes)
         if not again["timed_out"]:
