@@ -549,6 +549,14 @@ def _own_nodes(fn):
     return out
 
 
+def _custom_op_decorator(fn):
+    """(the @torch.library.custom_op(...) decorator call of a def, its mutates_args node), or (None, None)."""
+    import ast
+    deco = next((d for d in fn.decorator_list if isinstance(d, ast.Call)
+                 and ast.unparse(d.func).split(".")[-1] == "custom_op"), None)
+    return deco, next((k.value for k in (deco.keywords if deco else []) if k.arg == "mutates_args"), None)
+
+
 def undeclared_mutations(files):
     """[(path, line, name, arg)] of the custom ops (@torch.library.custom_op) declared with an empty mutates_args that
     appear to write one of their Tensor arguments in place: `x.add_(...)`, `x[...] = ...`, or through a view or NumPy
@@ -565,9 +573,7 @@ def undeclared_mutations(files):
         for n in ast.walk(tree):
             if not isinstance(n, ast.FunctionDef):
                 continue
-            deco = next((d for d in n.decorator_list if isinstance(d, ast.Call)
-                         and ast.unparse(d.func).split(".")[-1] == "custom_op"), None)
-            mut = next((k.value for k in (deco.keywords if deco else []) if k.arg == "mutates_args"), None)
+            deco, mut = _custom_op_decorator(n)
             if deco is None or not (isinstance(mut, (ast.Tuple, ast.List)) and not mut.elts):
                 continue
             body = _own_nodes(n)
@@ -680,9 +686,7 @@ def clone_into_mutating_op(files):
         for n in ast.walk(tree):
             if not isinstance(n, ast.FunctionDef):
                 continue
-            deco = next((d for d in n.decorator_list if isinstance(d, ast.Call)
-                         and ast.unparse(d.func).split(".")[-1] == "custom_op"), None)
-            mut = next((k.value for k in (deco.keywords if deco else []) if k.arg == "mutates_args"), None)
+            deco, mut = _custom_op_decorator(n)
             if deco is None or mut is None or (isinstance(mut, (ast.Tuple, ast.List)) and not mut.elts):
                 continue
             ops.add(n.name)
