@@ -100,6 +100,15 @@ class ErrorInfo:
                                         # {op, file, line, importers} (program_code.unimported_fakes)
 
 
+def raised_break(err):
+    """Whether an error (ErrorInfo or its dict) is a graph break Dynamo raised instead of logging
+    (fullgraph=True, error_on_graph_break, strict export): its own triage row, or a more specific row matched
+    first for an Unsupported error (a graph-break registry id in its message). There a function run through
+    torch.compiler.disable is a graph break too, so an error: not a way around."""
+    get = err.get if isinstance(err, dict) else (lambda k: getattr(err, k, None))
+    return get("category") == "graph_break_fullgraph" or bool(get("gb_id")) or "Unsupported" in (get("type") or "")
+
+
 @dataclass
 class GraphInfo:
     compile_id: str

@@ -16,7 +16,7 @@ from ..run import proc
 from ..read.frames import display_path, innermost_user, is_user_file, loc as _loc, parse_exception, strip_rank_prefix
 from ..cmdline import (cli_command, local_imports as _local_imports, script_of as _script_of, script_source, scripts_of,
                        template_command)
-from ..report import GraphInfo, Report
+from ..report import GraphInfo, Report, raised_break
 
 # functorch's wrapper reaching storage, or autograd off: what autograd inside a custom op's kernel raises compiled
 _AUTOGRAD_OFF_RE = re.compile(r"Cannot access storage of TensorWrapper|does not require grad and does not have a grad_fn")
@@ -447,7 +447,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
     rep.errors = _errors(tr, res, stdout, stderr, target_str, cli)
     export_guard_sites(rep, tr)
     breaks_from_errors(rep, stderr)
-    if any(e.category == "graph_break_fullgraph" for e in rep.errors):
+    if any(raised_break(e) for e in rep.errors):
         # under fullgraph=True a function run eagerly through torch.compiler.disable is still a graph break, so an
         # error ("Skip calling torch.compiler.disable()d function"): not a way around it (blind A/B batch 47: the
         # patch offered for torch.random.fork_rng cost a probe)

@@ -8,6 +8,7 @@ import re
 
 from . import compare, knowledge
 from ..cmdline import clip
+from ..report import raised_break
 
 # ---- findings -----------------------------------------------------------------------------
 
@@ -49,7 +50,7 @@ def findings(rep):
     """Every finding of a report dict: [{kind, label, text, where, params, recipe}]."""
     out = []
     # under fullgraph=True a function run eagerly through torch.compiler.disable is a graph break too (an error)
-    fullgraph = any((e or {}).get("category") == "graph_break_fullgraph" for e in rep.get("errors") or [])
+    fullgraph = any(raised_break(e or {}) for e in rep.get("errors") or [])
     for b in rep.get("graph_breaks") or []:
         loc = b.get("location") or {}
         text = "\n".join([b.get("gb_id") or "", b.get("gb_type") or "", b.get("explanation") or ""]
