@@ -256,7 +256,10 @@ def test_phase_of_and_bypass_table():
     for reason, rid in [("Unsupported joint custom pass", "custom_pass"), ("Failed to pickle cache key", "pickle_key"),
                         ("Skipping graph with frozen constants", "frozen"), ("mkldnn tensors unpickleable", "frozen"),
                         ("Cannot cache a graph with freezing enabled", "frozen"), ("FX graph cache is not enabled", "fx_cache_off"),
-                        ("Can't cache HigherOrderOperator: foo", "higher_order_op")]:
+                        ("Can't cache HigherOrderOperator: foo", "higher_order_op"),
+                        ("Unsupported call_function target cond. \n Function module: torch.ops.higher_order, \n"
+                         "Function name: cond", "higher_order_op"),
+                        ("Unsupported call_function target helper. Function module: mylib", "unsafe_node")]:
         assert ct.bypass_fix(reason)["id"] == rid
     assert ct.bypass_fix("a reason nobody knows")["id"] is None
 
@@ -620,3 +623,23 @@ def test_an_aoti_load_that_runs_g_plus_plus_is_timed_on_an_empty_cache(tmp_path)
     if tuple(int(x) for x in torch.__version__.split(".")[:2]) >= (2, 14):   # 2.9.1's load has no such check
         assert res["runs"]["empty_cache"]["isa_probes_built"] >= 2 and g["helps"], g
         assert res["runs"]["empty_cache"]["wall_s"] > res["runs"]["cold"]["wall_s"]
+
+
+@pytest.mark.slow
+def test_a_torch_cond_that_no_cache_stores_is_one_suggestion_with_a_fix_that_caches(tmp_path):
+    """Blind A/B batch 50: a gap filler through torch.cond; both caches bypass the graph on every start. The
+    AOTAutograd reason ("Unsupported call_function target cond") got "register it as a custom op" and came first
+    with "up to 0 s", the FX one "torch.compiler.disable around it" (a graph break). Now both are one suggestion that
+    names cond and torch.where; with torch.where (WHERE=1) the warm start hits both caches."""
+    p = run_cli("compile-time", "--cold-warm", "--json", "--no-tlparse", "--out", tmp_path / "c", "--", "python",
+                program("ct_cond_gap_fill.py"), check=0, timeout=900)
+    res = json.loads(p.stdout)
+    (g,) = [x for x in res["suggestions"] if x["id"].startswith("bypass:")]
+    assert g["id"] == "bypass:higher_order_op" and "AOTAutograd" in g["title"] and "FX graph" in g["title"], g
+    assert "operator cond" in g["fix"] and "torch.where(pred, a, b)" in g["fix"] and \
+        '"torch.ops.higher_order.cond"' in g["fix"], g["fix"]
+    p = run_cli("compile-time", "--cold-warm", "--json", "--no-tlparse", "--out", tmp_path / "w", "--", "python",
+                program("ct_cond_gap_fill.py"), env={"WHERE": "1"}, check=0, timeout=900)
+    warm = json.loads(p.stdout)["runs"]["warm"]["caches"]
+    assert warm["fx_graph_cache"]["hit"] >= 1 and not warm["fx_graph_cache"]["bypass"], warm
+    assert warm["aotautograd_cache"]["hit"] >= 1, warm

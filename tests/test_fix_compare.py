@@ -225,8 +225,10 @@ def test_a_library_function_is_disabled_only_where_its_module_holds_it():
     for err in ({"category": "transformer_is_causal_detect", "type": "UserError", "gb_id": "GB0170"},
                 {"category": "data_dependent_guard", "type": "Unsupported"}):
         assert fix_candidates.candidates(fix_candidates.findings(dict(full, errors=[err]))) == [], err
-    other = dict(full, errors=[{"category": "python_error", "type": "ValueError"}])
-    assert [c["id"] for c in fix_candidates.candidates(fix_candidates.findings(other))] == ["disable_library_function"]
+    for etype in ("ValueError", "UnsupportedOperation", "UnsupportedOperatorError"):   # (io's, torch.onnx's: review)
+        other = dict(full, errors=[{"category": "user_error", "type": etype}])
+        assert [c["id"] for c in fix_candidates.candidates(fix_candidates.findings(other))] == \
+            ["disable_library_function"], etype
 
 
 @pytest.mark.slow

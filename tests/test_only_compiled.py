@@ -885,6 +885,23 @@ def test_a_first_run_that_makes_its_checkpoint_is_compared_with_a_second_compile
     assert "dynamo_alone" not in cmp or not cmp["dynamo_alone"], cmp
 
 
+@pytest.mark.parametrize("vs_eager", [False, True])
+def test_a_first_run_that_fails_after_writing_its_golden_file_is_not_called_compileds(vs_eager, tmp_path):
+    """Review of 0.33.106: the first-run comparison was limited to runs that ended alike, so a golden-file gate (first
+    run writes golden.pt and exits 1, the eager check finds it and passes) was "only fails compiled" with an
+    AOTAutograd/Inductor lead. Now, with or without --vs-eager, one more compiled run with golden.pt in place
+    passes: not sure, the first-run path named, no accuracy run or bisect."""
+    data, p = run_json("triage", *(["--vs-eager"] if vs_eager else []), "--no-tlparse", "--out", tmp_path / "r", "--",
+                       sys.executable, program("golden_first_run_gate.py"), cwd=tmp_path, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert data["verdict"]["kind"] == "not_sure" and "first-run path" in data["verdict"]["summary"], data["verdict"]
+    assert "golden.pt" in data["next_steps"][0]["why"], data["next_steps"]
+    assert sum("first run's path" in s["why"] for s in data["next_steps"]) == 1, data["next_steps"]
+    assert not any(w in (s["command"] or "") for s in data["next_steps"] for w in (" accuracy -- ", " bisect ", " aot ")), \
+        data["next_steps"]
+    assert "first run only" in data["errors"][0]["title"], data["errors"][0]
+
+
 def test_a_program_difference_far_beyond_every_graphs_is_not_said_to_be_compileds():
     """Blind A/B batch 48: a loudness gate compared a gain from float32 torch.linalg.vector_norm over 960k samples;
     eager's CPU kernel sums plainly (1e-5 off float64), the decomposition Inductor compiles pairwise (3e-7). torch's

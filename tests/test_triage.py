@@ -2212,6 +2212,16 @@ def test_a_dispatch_key_guard_names_inference_mode_against_no_grad():
     k = knowledge.guard_kind("tensor 'ids' dispatch key set mismatch. expected DispatchKeySet(CPU, BackendSelect), "
                              "actual DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, AutogradCPU)")
     assert k["kind"] == "dispatch_keys" and "inference_mode" in k["fix"], k
+    # the inference_mode advice only where the sets differ by the keys inference_mode drops (review of 0.33.101: a
+    # conj() view got it); a Conjugate key gets resolve_conj, any other key the generic metadata fix
+    from cdlib.decide.analyze_recompiles import parse_guard_failure
+    keys = "tensor 'x' dispatch key set mismatch. expected DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, " \
+           "AutogradCPU), actual DispatchKeySet({})"
+    for actual, kind in (("CPU, BackendSelect", "dispatch_keys"),
+                         ("CPU, BackendSelect, Conjugate, ADInplaceOrView, AutogradCPU", "conj_neg"),
+                         ("CPU, BackendSelect, Python, ADInplaceOrView, AutogradCPU", "tensor_metadata")):
+        g = parse_guard_failure("0/1: " + keys.format(actual))
+        assert g.kind == kind and (kind != "conj_neg" or "resolve_conj" in knowledge.guard_kind_by_id(kind)["fix"]), g
 
 
 def test_an_int_that_indexes_a_module_list_gets_the_selection_fix(tmp_path):

@@ -106,7 +106,9 @@ def raised_break(err):
     first for an Unsupported error (a graph-break registry id in its message). There a function run through
     torch.compiler.disable is a graph break too, so an error: not a way around."""
     get = err.get if isinstance(err, dict) else (lambda k: getattr(err, k, None))
-    return get("category") == "graph_break_fullgraph" or bool(get("gb_id")) or "Unsupported" in (get("type") or "")
+    # the type exactly: io.UnsupportedOperation or torch.onnx's UnsupportedOperatorError are no graph break (review)
+    return get("category") == "graph_break_fullgraph" or bool(get("gb_id")) or \
+        (get("type") or "").rsplit(".", 1)[-1] == "Unsupported"
 
 
 @dataclass

@@ -84,6 +84,27 @@ def guard_cause(guard, kind):
     return f"{kind}: `{re.sub(r'-?[0-9]+([.][0-9]+)?', '#', g)[:80]}`"
 
 
+_KEYSET_RE = re.compile(r"expected DispatchKeySet\(([^)]*)\), actual DispatchKeySet\(([^)]*)\)")
+# the keys a tensor made under torch.inference_mode() lacks (or has) against one made outside it
+_INFERENCE_KEYS = re.compile(r"^(?:ADInplaceOrView|Autograd\w*|InferenceMode)$")
+
+
+def _dispatch_key_kind(guard):
+    """dispatch_keys where the two key sets differ only in the keys inference_mode drops; conj_neg where a lazily
+    conjugated or negated view came in (x.conj(): resolve_conj()); else tensor_metadata (review of 0.33.101: a
+    conj() view got the inference_mode advice)."""
+    m = _KEYSET_RE.search(guard)
+    if not m:
+        return "dispatch_keys"
+    exp, act = ({k.strip() for k in g.split(",") if k.strip()} for g in m.groups())
+    diff = exp ^ act
+    if diff and all(_INFERENCE_KEYS.match(k) for k in diff):
+        return "dispatch_keys"
+    if diff & {"Conjugate", "Negative"}:
+        return "conj_neg"
+    return "tensor_metadata"
+
+
 def parse_guard_failure(reason, known_files=()):
     lines = reason.strip().splitlines()
     m = REASON_HEAD_RE.match(lines[0]) if lines else None
@@ -95,6 +116,8 @@ def parse_guard_failure(reason, known_files=()):
         rest = rest[:h.start()]
     guard = rest.split("  #")[0].split(" # ")[0].strip()
     kind = knowledge.guard_kind(guard)["kind"]
+    if kind == "dispatch_keys":
+        kind = _dispatch_key_kind(guard)
     # torch appends its advice to some guard texts ("... actual 64. Guard failed on a parameter, consider
     # using torch._dynamo.config.force_parameter_static_shapes = False ..."): shown as its hint, in full
     a = re.search(r"(?<=\.) (Guard failed on .*)$", guard)

@@ -222,7 +222,13 @@ def bypass_fix(reason):
     """The knowledge/compile_time.yaml row for a bypass reason: {id, fix, docs} or a 'not known' row."""
     for row in knowledge.load("compile_time")["bypass_reasons"]:
         if re.search(row["pattern"], reason or "", re.I):
-            return {"id": row["id"], "fix": " ".join(row["fix"].split()), "docs": row.get("docs")}
+            fix = " ".join(row["fix"].split())
+            if row.get("name"):   # the op the reason names, in the fix ({name}; {{ }} are literal braces)
+                m = re.search(row["name"], reason)
+                name = next((g for g in (m.groups() if m else ()) if g), None)
+                how = " ".join(((row.get("how") or {}).get(name) or "").split())
+                fix = fix.format(name=name or "named in the reason", how=how)
+            return {"id": row["id"], "fix": fix, "docs": row.get("docs")}
     return {"id": None, "fix": "not in our table; PyTorch's reason is quoted as is (search it in "
             "torch/_inductor/codecache.py or torch/_functorch/_aot_autograd/autograd_cache.py)", "docs": None}
 

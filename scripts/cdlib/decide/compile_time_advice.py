@@ -134,7 +134,7 @@ def _bypass_suggestions(summary, warm):
                               "guards (no cache skips them), the C++/Triton kernel compile (kernels have their own "
                               "cache, keyed by source). Not subtracted: what a hit costs (its cache key hashes torch "
                               "and triton once per process, then the entry loads)"})
-    return res
+    return sorted(res, key=lambda r: -r["saving_s"])   # the largest expected saving first
 
 
 _SET_CACHE_RE = re.compile(r"""(?:environ\s*\[\s*|environ\.setdefault\(\s*|putenv\(\s*)["']TORCHINDUCTOR_CACHE_DIR["']""")

@@ -81,6 +81,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
         stdout, stderr, rep.errors[0].message.strip().splitlines()[0] if failed and rep.errors[0].message.strip() else None)
     rep.torch_warnings = printed.warnings_with_rows(stderr)
     created = created_by_run(before, argv, run_dir)   # a first run's files, found by every run after it
+    first_run = None   # one more compiled run with those files in place (_first_run_again), when made
     if rep.errors and not res.timed_out and res.returncode not in (0, None):
         def run_eager():
             proc.progress("the compiled run failed; running it once more without torch.compile (eager check)")
@@ -90,6 +91,8 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
         apply_verdict(rep, stderr, target_str=command_line(argv), run_eager_fn=run_eager if eager_check else None)
         if eager_check and check_fastpath(rep, argv, run_dir, timeout, env_add):
             rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+        if eager_check and created and (rep.verdict or {}).get("kind") == "compile_only":
+            first_run = _first_run_again(rep, argv, run_dir, timeout, env_add, created)
         measure = eager_check and (rep.verdict or {}).get("kind") == "compile_only" \
             and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0])
         if eager_check and not measure and not any(f["explains_error"] for f in semantics.current(rep)):
@@ -123,7 +126,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
     compared = ((rep.verdict or {}).get("accuracy") or {}).get("next") == "vs_eager" and eager_out \
         and os.path.exists(eager_out)
     if (vs_eager or compared) and not res.timed_out and not res.interrupted:
-        _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created)
+        _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created, first_run)
     _reuse_this_run(rep, run_dir)
     if os.environ.get("TORCH_TRACE"):
         rep.notes.append("your TORCH_TRACE was overridden for this run (the trace is in the run dir)")
@@ -331,7 +334,43 @@ def _eager_only_failure(rep):
                    f"compiled run did not): {what}", "skill": "overview", "command": None}
 
 
-def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=()):
+def _first_run_output(rep, run_dir):
+    """(eager's printed output, the graphs' dtypes) for comparing a compiled run with the eager check's."""
+    eager_out = printed.printed(_read_text(rep.artifacts.get("eager_check_stdout")),
+                                _read_text(rep.artifacts.get("eager_check_stderr")))
+    return eager_out, accuracy_check.graph_dtypes(rep.artifacts.get("trace_dir") or os.path.join(run_dir, "trace"))
+
+
+def _first_run_again(rep, argv, run_dir, timeout, env_add, created):
+    """Only the compiled run failed, and it was the program's first: it created files (a golden output, a
+    checkpoint) that the eager check found. One more compiled run with them in place: passing, the failure is on
+    the first-run path, which only the compiled run took (review of 0.33.106: a golden-file gate that exits 1 after
+    writing its golden file got "only fails compiled" and an AOTAutograd/Inductor lead). -> check_first_run_files'"""
+    eager_out, dtypes = _first_run_output(rep, run_dir)
+    again = check_first_run_files(rep, argv, run_dir, timeout, env_add, created, eager_out, dtypes)
+    if again["exit_code"] == 0 and not again["timed_out"]:
+        files = ", ".join(again["created"])
+        rep.verdict.update(kind="not_sure", summary=(
+            f"not sure: only the first run failed, compiled; it created {files}, and a second compiled run with it "
+            "in place passes, as eager did (which ran after it): the failure is on the program's first-run path, "
+            "not shown to be torch.compile's (run it on a fresh copy without torch.compile)"))
+        e = rep.errors[0]
+        if e.title.startswith("Your program exited with"):
+            e.title = f"Your program exited with {rep.exit_code} on its first run only, compiled (it created {files})"
+        e.next_command = None   # no accuracy run or bisect: nothing shows a compiled difference
+        e.advice = (f"The first run created {files} and failed; a second compiled run with {files} in place passes, "
+                    "as the eager check did (it ran after the first and found them). Compare the first run's path "
+                    "on a fresh copy, with and without torch.compile, before suspecting the compiler.")
+        rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+        rep.next_steps.insert(0, {
+            "why": f"to compare the first run's path (it created {files}): run the program from a copy of the project "
+                   f"without {files}, once as it is and once without torch.compile (e.g. "
+                   "torch.compiler.set_stance(\"force_eager\") at its start), and compare how both end",
+            "skill": None, "command": None})
+    return again
+
+
+def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=(), first_run=None):
     """triage --vs-eager: the program's stdout compiled vs eager, line by line (the eager check's run when
     there was one); a difference goes first in the next steps."""
     path = rep.artifacts.get("eager_check_stdout")
@@ -349,9 +388,15 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=()
     cmp = printed.compare_outputs(compiled_out, eager_out, dtypes)
     again = None
     eager_exit = eres.returncode if eres is not None else ((rep.verdict or {}).get("eager") or {}).get("exit_code")
-    # (only where both runs ended alike: an eager run that failed on a file the compiled run left, a lock, keeps the
-    # comparison that names its failure; review of batch 48's rule, test_only_compiled)
-    if cmp["differ"] and created and rep.used_compile and eager_exit == rep.exit_code:
+    # (not where the eager run failed and the compiled one did not: an eager run that failed on a file the compiled
+    # run left, a lock, keeps the comparison that names its failure; review of batch 48's rule, test_only_compiled)
+    if first_run is not None:   # made already, after the verdict (_first_run_again)
+        again = first_run
+        if not again["timed_out"]:
+            compiled_out = again["out"]
+            cmp = printed.compare_outputs(compiled_out, eager_out, dtypes)
+    elif cmp["differ"] and created and rep.used_compile and \
+            not (eager_exit not in (0, None) and rep.exit_code in (0, None)):
         # the compiled run was the first and made files the runs after it found: compare a compiled run made with them
         again = check_first_run_files(rep, argv, run_dir, timeout, env_add, created, eager_out, dtypes)
         if not again["timed_out"]:
@@ -376,11 +421,12 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=()
                               f"found; a second compiled run with {files} in place (exit {again['exit_code']}) prints "
                               f"what eager prints: compiled and eager agree once {files} exists. The first run's own "
                               f"work (making {files}) ran compiled only and is not compared; " + cmp["verdict"])
-            rep.next_steps.insert(1 if rep.errors else 0, {
-                "why": f"to compare the first run's path too (it created {files}): run the program from a copy of the "
-                       f"project without {files}, once as it is and once without torch.compile (e.g. "
-                       "torch.compiler.set_stance(\"force_eager\") at its start), and compare what both print",
-                "skill": None, "command": None})
+            if not any((x.get("why") or "").startswith("to compare the first run's path") for x in rep.next_steps):
+                rep.next_steps.insert(1 if rep.errors else 0, {
+                    "why": f"to compare the first run's path too (it created {files}): run the program from a copy of "
+                           f"the project without {files}, once as it is and once without torch.compile (e.g. "
+                           "torch.compiler.set_stance(\"force_eager\") at its start), and compare what both print",
+                    "skill": None, "command": None})
             if (rep.verdict or {}).get("kind") == "compile_only" and again["exit_code"] == 0:
                 rep.verdict.update(kind="not_sure", summary=(
                     f"not sure: only the first run failed, compiled; it created {files}, and a second compiled run "
