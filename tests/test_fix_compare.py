@@ -549,3 +549,19 @@ def test_unlike_eager_leaves_out_timings_memory_and_values_near_zero():
     a = "".join(f"step {i} peak mem {300 + i} MB\n" for i in range(1, 8)) + "val 0.55\n"
     u = compare._unlike_eager({"_eager_printed": e}, norm(a))
     assert u and u["compiled"] == "val 0.55", u
+
+
+def test_a_fix_that_makes_the_compiler_fail_and_run_eagerly_is_worse_not_fewer_recompiles(tmp_path):
+    """Blind A/B batch 50: an IntEnum language recompiled per language; the first edit passed it as a 0-d tensor that
+    indexes the weight, Inductor failed on it (GB0219, aten._local_scalar_dense) and Dynamo ran forward eagerly:
+    compare said "mixed ... recompiles 8 -> 0" with `fix --from` as Next, and the agent spent a round. Now it is
+    "worse: the compiler now fails", with the backend's error and no `fix` Next."""
+    prog = program("lang_index_fallback.py")
+    tri, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python", prog, timeout=600)
+    assert tri["recompiles"] and tri["recompiles"][0]["recompiles"], tri["recompiles"]
+    assert "int(member)" in json.dumps(tri["recompiles"]), tri["recompiles"]   # the enum's own fix
+    cmp_, p = run_json("compare", tmp_path / "t", "--out", tmp_path / "c", "--", "python", prog,
+                       env={"TENSOR_INDEX": "1"}, timeout=600)
+    assert cmp_["verdict"].startswith("worse: the compiler now fails") and "_local_scalar_dense" in cmp_["verdict"], \
+        cmp_["verdict"]
+    assert " fix --from " not in p.stdout, p.stdout

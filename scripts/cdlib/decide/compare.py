@@ -141,6 +141,19 @@ def _fn_key(name):
     return re.sub(r"\d+", "#", name or "") or None
 
 
+_FALLBACK_RE = re.compile(r"\bGB0219\b|Backend compiler exception")
+
+
+def compile_fallback(after, new):
+    """The backend's error where the after run has a new graph break that is a backend compiler failure (Dynamo falls
+    back to eager for that frame: GB0219, with a "WON'T CONVERT" line), else None."""
+    if not any(_FALLBACK_RE.search(x) for x in new or ()):
+        return None
+    b = next((b for b in after.get("graph_breaks") or [] if b.get("gb_id") == "GB0219"), None)
+    text = " ".join(((b or {}).get("explanation") or "a backend compiler exception").split())
+    return clip(text.split(" While executing ")[0].split(" Original traceback:")[0], 220)
+
+
 def break_label(b):
     loc = b.get("location") or {}
     where = f"{os.path.basename(loc.get('file') or '?')}:{loc.get('line') or '?'}"
@@ -306,6 +319,12 @@ def compare(before, after):
         note = (f"the after run still fails, and it reused {fa['cache_hits']} compiled graph(s) from the Inductor "
                 f"cache (FX graph / AOTAutograd cache hits): {knowledge.advice('stale_compile_cache')}")
     verdict_ = verdict(fb, fa, fixed, new, output)
+    fell = compile_fallback(after, new)
+    if fell:
+        # fewer recompiles or graphs because the edit made the compiler fail and Dynamo ran that code eagerly (blind
+        # A/B batch 50: an enum passed as a 0-d tensor index; "recompiles 8 -> 0" read as the fix, one more round)
+        verdict_ = ("worse: the compiler now fails on a graph and Dynamo runs that code eagerly (fewer recompiles or "
+                    f"graphs are not a fix): {fell}")
     unlike = _unlike_eager(before, out_a) if not run_ok(fb) and run_ok(fa) and output != EAGER_NOW else None
     if unlike:
         # a fix that makes a failing compiled run finish may uncover numbers eager never printed (blind A/B batch 48:
@@ -420,6 +439,8 @@ def fix_left(res, after):
     breaks = (g["still"] or g["new"] or g.get("reached")) and any(not expected_break(b)
                                                                    for b in after.get("graph_breaks") or [])
     left = unexpected_recompiles(after)
+    if res["verdict"].startswith("worse: the compiler now fails"):   # the edit is the thing to change, not a config
+        return False
     return bool(breaks or (left if left is not None else res["after"]["recompiles"])) and not done(res)
 
 

@@ -241,6 +241,8 @@ def apply(rep, tr, stdout="", stderr="", live_trace=False):
     for c in classes():
         if c["id"] in replaced:   # a more specific class found first (its `replaces`) says what to do instead
             continue
+        if c.get("unless_library_break") and _library_break_code(rep, c["unless_library_break"]):
+            continue
         for alt in c["detect"]:
             seen = _holds(alt, run, err)
             if seen is not None:
@@ -261,6 +263,14 @@ def apply(rep, tr, stdout="", stderr="", live_trace=False):
             if parts and "error" in alt:   # PyTorch's sentences whole, without the stack trace between them
                 err.message = "\n".join(parts)
     return rep.semantics
+
+
+def _library_break_code(rep, pat):
+    """Whether a graph break's stack has a line of library code (not the program's) matching `pat`: the library did
+    the thing a class is about inside the compiled call, and that break's own workaround covers it."""
+    rx = re.compile(pat)
+    return any(b.in_library and any(not is_user_file(loc.file) and rx.search(loc.code or "") for loc in b.stack)
+               for b in rep.graph_breaks)
 
 
 def _holds(alt, run, err):
