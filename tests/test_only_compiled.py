@@ -930,6 +930,26 @@ def test_a_program_difference_far_beyond_every_graphs_is_not_said_to_be_compiled
     assert j["verdict"] == "rounding" and not j["beyond_graphs"], j
 
 
+def test_a_clone_into_a_mutating_op_is_named_only_where_the_op_reads_the_clone_and_writes_its_source(tmp_path):
+    """Review of 0.33.105: the scan named `out = x.clone(); op_(out, x)` where the op writes out (the safe output
+    buffer), and missed x.detach().clone(), torch.clone(x) and an attribute's clone."""
+    from cdlib.decide.program_code import clone_into_mutating_op
+    head = ("import torch\n\n@torch.library.custom_op('demo::op_', mutates_args=({mut!r},))\n"
+            "def op_(src: torch.Tensor, dst: torch.Tensor) -> None:\n    dst.copy_(src)\n\n\n")
+    cases = {  # (mutated parameter, body of f) -> named?
+        ("dst", "raw = x.clone()\n    op_(raw, x)"): True,
+        ("src", "out = x.clone()\n    op_(out, x)"): False,            # the clone is the written argument
+        ("dst", "raw = x.detach().clone()\n    op_(raw, x)"): True,
+        ("dst", "raw = torch.clone(x)\n    op_(src=raw, dst=x)"): True,
+        ("dst", "raw = self.state.clone()\n    op_(raw, self.state)"): True,
+        ("dst", "raw = x.clone()\n    op_(x, raw)"): False,            # writes the clone, reads the source
+    }
+    for i, ((mut, body), named) in enumerate(cases.items()):
+        f = tmp_path / f"m{i}.py"
+        f.write_text(head.format(mut=mut) + f"def f(self, x):\n    {body}\n    return x\n")
+        assert bool(clone_into_mutating_op([str(f)])) == named, (mut, body)
+
+
 def test_a_clone_fed_with_its_source_to_a_mutating_custom_op_is_named(tmp_path):
     """Blind A/B batch 49: `raw = x.clone(); op_(raw, x)` with a custom op that mutates dst and reads src, in a
     training forward: Inductor dropped the clone and wrote x in place (pytorch#198031); both arms read torch's passes

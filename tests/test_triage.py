@@ -2235,3 +2235,16 @@ def test_an_int_that_indexes_a_module_list_gets_the_selection_fix(tmp_path):
     fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
                         env={"FIXED": "1"}, timeout=600)
     assert not any(f["recompiles"] for f in fixed["recompiles"]), fixed["recompiles"]
+
+
+def test_an_int_that_indexes_a_tensor_under_dynamic_false_is_named_as_dynamic_false(tmp_path):
+    """Review of 0.33.102: a buffer row picked by a slot number (self.bias_table[slot]) under dynamic=False got the
+    container advice ("dynamic=True does not change that"): false for a tensor, where dynamic=True compiles one
+    graph. Now the int's fix names dynamic=False, and with dynamic=True nothing recompiles."""
+    prog = program("rc_tensor_row_index.py")
+    data, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    (c,) = [c for f in data["recompiles"] for c in f["causes"] if c["kind"] == "python_int"]
+    assert "dynamic=False" in c["fix"] and "indexes a Python container" not in c["fix"], c
+    dyn, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "d", "--", sys.executable, prog,
+                      env={"DYNAMIC": "1"}, timeout=600)
+    assert not any(f["recompiles"] for f in dyn["recompiles"]), dyn["recompiles"]

@@ -301,6 +301,17 @@ def _expected(kind, guard, primary, limit_hit, static=False, actual=None):
 _GRAPH_ASSIGN_RE = re.compile(r'(\w+)(?:: ("[^"]*"))? = (.*)')
 
 
+def _tensor_in_graph(tr, frame_id, expr):
+    """Whether `expr` (`self.bias_table`, `table`) is a tensor input of the function's Dynamo graphs (a buffer, a
+    parameter or a tensor argument: its placeholder is in the graph), not a container of modules or tensors, whose
+    items' placeholders carry an index (`..._modules_heads_modules_0_...`, `l_table_0_`). Indexing a tensor with an
+    int is an op that a dynamic int keeps symbolic (review of 0.33.102: a buffer row picked by a slot number)."""
+    last = re.sub(r"\W", "_", expr.split(".")[-1])
+    pat = re.compile(rf"\bl_(?:\w*_(?:buffers|parameters)_)?{re.escape(last)}_\b", re.I)
+    return any(pat.search(e.payload or "") for e in tr.of("dynamo_output_graph")
+               if e.meta.get("frame_id") == frame_id)
+
+
 def float_pinned_at(tr, frame_id, name):
     """(Location, op) of the first call in the function's Dynamo graphs that takes a value computed from the
     dynamic float argument `name` where only a Python number will do (not arithmetic: torch.full_like(x, 1 - p)),
@@ -391,6 +402,8 @@ def _causes(recs, limit_hit, static=False):
                              c.pop("actual"))
         if static and c["kind"] == "shape" and not c["why"]:
             c["fix"], c["static_option"] = knowledge.advice("static_shapes_option"), True
+        elif static and c["kind"] == "python_int" and not c["why"]:   # (review of 0.33.102: a slot number)
+            c["fix"], c["static_option"] = knowledge.advice("static_int_option"), True
         c["expected"] = c["why"] is not None
         out.append(c)
     return sorted(out, key=lambda c: (c["expected"], -c["primary"], -c["count"]))
@@ -591,7 +604,8 @@ def _recompiles(tr, stderr):
             idx = re.match(r"(\w+) == -?\d+$", (c.get("guard") or "").strip()) if c["kind"] == "python_int" \
                 and not c["expected"] else None
             code_at = (getattr(c.get("location"), "code", None) or "") if idx else ""
-            if idx and re.search(rf"[\w\])]\[\s*{idx.group(1)}\s*\]", code_at):
+            held = re.search(rf"([\w.]*\w)\s*\[\s*{idx.group(1)}\s*\]", code_at) if idx else None
+            if held and not _tensor_in_graph(tr, fid, held.group(1)):
                 # an int that indexes a Python container (a ModuleList of heads, a list) picks one item while tracing:
                 # each value is a graph of its own, whatever dynamic= says (blind A/B batch 49: self.heads[site_id])
                 c["fix"] = knowledge.advice("int_indexes_container", name=idx.group(1))

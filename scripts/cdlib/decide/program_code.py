@@ -669,11 +669,29 @@ def _aten_op(name):
     return name.split("::")[-1].split(".")[0]
 
 
+def _clone_source(e):
+    """The expression a clone was taken from (`x.clone()`, `x.detach().clone()`, `torch.clone(x)`, `self.state.clone()`),
+    unparsed, or None."""
+    import ast
+    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "clone" and not e.args:
+        base = e.func.value
+    elif isinstance(e, ast.Call) and ast.unparse(e.func) == "torch.clone" and len(e.args) == 1:
+        base = e.args[0]
+    else:
+        return None
+    while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute) and base.func.attr == "detach" \
+            and not base.args:
+        base = base.func.value
+    return ast.unparse(base) if isinstance(base, (ast.Name, ast.Attribute)) else None
+
+
 def clone_into_mutating_op(files):
     """[(path, line, op, clone, source)] of calls to the program's own mutating custom ops (@torch.library.custom_op with
-    a non-empty mutates_args, called by its function name or torch.ops.ns.name) that pass a clone and the tensor it
-    was cloned from (`raw = x.clone()` then `op_(raw, x)`): under grad mode Inductor can drop the clone and reinplace,
-    so the op reads the buffer it writes (pytorch#198031, open; blind A/B batch 49)."""
+    a non-empty mutates_args, called by its function name or torch.ops.ns.name) that pass a clone to an argument the op
+    only reads and the tensor it was cloned from to one it writes (`raw = x.clone()` then `op_(raw, x)` with
+    mutates_args=("dst",)): under grad mode Inductor can drop the clone and reinplace, so the op reads the buffer it
+    writes (pytorch#198031, open; blind A/B batch 49). A clone passed as the written output (`out = x.clone();
+    op_(out, x)` writing out) is the safe pattern: not listed (review of 0.33.105)."""
     import ast
     trees = []
     for f in files:
@@ -681,7 +699,7 @@ def clone_into_mutating_op(files):
             trees.append((f, ast.parse(read_text(f))))
         except (SyntaxError, ValueError):
             continue
-    ops = set()
+    ops = {}   # call name -> (parameter names, the mutated ones; None: not read from the code)
     for _, tree in trees:
         for n in ast.walk(tree):
             if not isinstance(n, ast.FunctionDef):
@@ -689,11 +707,19 @@ def clone_into_mutating_op(files):
             deco, mut = _custom_op_decorator(n)
             if deco is None or mut is None or (isinstance(mut, (ast.Tuple, ast.List)) and not mut.elts):
                 continue
-            ops.add(n.name)
+            params = [a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs]
+            if isinstance(mut, (ast.Tuple, ast.List)) and all(isinstance(x, ast.Constant) for x in mut.elts):
+                mutated = {str(x.value) for x in mut.elts}
+            elif isinstance(mut, ast.Constant) and isinstance(mut.value, str) and mut.value != "unknown":
+                mutated = {mut.value}
+            else:
+                mutated = None   # "unknown" or computed: every tensor argument may be written
+            names = [n.name]
             if deco.args and isinstance(deco.args[0], ast.Constant) and "::" in str(deco.args[0].value):
                 ns, name = str(deco.args[0].value).split("::", 1)
-                ops.add(f"torch.ops.{ns}.{name}")
-                ops.add(f"torch.ops.{ns}.{name}.default")
+                names += [f"torch.ops.{ns}.{name}", f"torch.ops.{ns}.{name}.default"]
+            for nm in names:
+                ops[nm] = (params, mutated)
     out = []
     for f, tree in trees if ops else []:
         for fn in ast.walk(tree):
@@ -701,14 +727,23 @@ def clone_into_mutating_op(files):
                 continue
             clones = {}
             for st in ast.walk(fn):
-                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name) \
-                        and isinstance(st.value, ast.Call) and isinstance(st.value.func, ast.Attribute) \
-                        and st.value.func.attr == "clone" and isinstance(st.value.func.value, ast.Name):
-                    clones[st.targets[0].id] = st.value.func.value.id
+                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+                    src = _clone_source(st.value)
+                    if src:
+                        clones[st.targets[0].id] = src
             for c in ast.walk(fn) if clones else []:
-                if isinstance(c, ast.Call) and ast.unparse(c.func) in ops:
-                    names = [a.id for a in list(c.args) + [k.value for k in c.keywords] if isinstance(a, ast.Name)]
-                    for clone, src in clones.items():
-                        if clone in names and src in names:
-                            out.append((f, c.lineno, ast.unparse(c.func), clone, src))
+                if not (isinstance(c, ast.Call) and ast.unparse(c.func) in ops):
+                    continue
+                params, mutated = ops[ast.unparse(c.func)]
+                bound = {}   # parameter -> the argument's text
+                for i, a in enumerate(c.args):
+                    bound[params[i] if i < len(params) else f"#{i}"] = ast.unparse(a)
+                for k in c.keywords:
+                    if k.arg:
+                        bound[k.arg] = ast.unparse(k.value)
+                written = {v for p, v in bound.items() if mutated is None or p in mutated}
+                read = {v for p, v in bound.items() if mutated is not None and p not in mutated}
+                for clone, src in clones.items():
+                    if src in written and (clone in read or (mutated is None and clone in written)):
+                        out.append((f, c.lineno, ast.unparse(c.func), clone, src))
     return out
