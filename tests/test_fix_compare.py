@@ -565,3 +565,16 @@ def test_a_fix_that_makes_the_compiler_fail_and_run_eagerly_is_worse_not_fewer_r
     assert cmp_["verdict"].startswith("worse: the compiler now fails") and "_local_scalar_dense" in cmp_["verdict"], \
         cmp_["verdict"]
     assert " fix --from " not in p.stdout, p.stdout
+
+
+def test_output_that_differs_only_by_lines_reporting_times_is_not_called_changed():
+    """Blind A/B batch 50: a fix removed the slow-request warnings ("req 3 (backfill, n=253) took 4494 ms"); compare
+    said "output changed" from them. Lines that carry a time and appear or go are named as such; a count that
+    changes is still a change."""
+    from cdlib.decide import compare
+    before = "serving\nWARNING req 3 (backfill, n=253) took 4494.2 ms\nintents [1, 2]\nstalls: 2\n"
+    after = "serving\nintents [1, 2]\nstalls: 2\n"
+    a, b = compare.normalize_output(before), compare.normalize_output(after)
+    assert compare._only_timing_lines(a, b)
+    assert not compare._only_timing_lines(a, compare.normalize_output(after.replace("stalls: 2", "stalls: 0")))
+    assert not compare._only_timing_lines(a, compare.normalize_output(after.replace("[1, 2]", "[1, 3]")))

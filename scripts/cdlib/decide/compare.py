@@ -302,6 +302,9 @@ def compare(before, after):
         output = "same" if out_b == out_a else "changed"
         if output == "changed" and run_ok(fb) and run_ok(fa) and _within_rounding(out_b, out_a):
             output = "same within rounding (numbers within √eps of float32)"
+        elif output == "changed" and run_ok(fb) and run_ok(fa) and _only_timing_lines(out_b, out_a):
+            # a slow-request warning that went away (blind A/B batch 50: read as the results changing)
+            output = "same results; only lines reporting times appear or go (e.g. a slow-step warning)"
         if not out_b and not out_a:
             output = "nothing printed in either run"
         elif output == "changed" and not run_ok(fb) and run_ok(fa) and out_a[:len(out_b)] == out_b:
@@ -347,6 +350,18 @@ def _first_line(text):
 
 
 EAGER_NOW = "changed: now what the program printed without torch.compile (the before run's eager check)"
+
+
+def _only_timing_lines(a, b):
+    """Whether the two outputs (lists of lines, times masked as <time>) differ only by whole lines that carry a
+    masked time: the lines both have are the same, in order."""
+    import difflib
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        if not all("<time>" in ln for ln in a[i1:i2] + b[j1:j2]):
+            return False
+    return True
 
 
 def _first_diff(a, b):
