@@ -2248,3 +2248,23 @@ def test_an_int_that_indexes_a_tensor_under_dynamic_false_is_named_as_dynamic_fa
     dyn, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "d", "--", sys.executable, prog,
                       env={"DYNAMIC": "1"}, timeout=600)
     assert not any(f["recompiles"] for f in dyn["recompiles"]), dyn["recompiles"]
+
+
+def test_a_size_a_torch_function_reads_as_an_int_names_it_and_the_programs_call(tmp_path):
+    """Blind A/B batch 50: nn.MaxPool1d under dynamic=True (F.max_pool1d reads the length as an int): a graph per
+    length, and the report gave the generic shape fix ("drop dynamic=False", "a lowering that specializes it"). Now
+    the torch frame and the program's calling line are named with an equivalent that keeps the size symbolic, and
+    that equivalent (FIXED=1) compiles one graph."""
+    prog = program("rc_maxpool1d_length.py")
+    data, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    (c,) = [c for f in data["recompiles"] for c in f["causes"] if c["kind"] == "shape"]
+    assert c["specialized_at"]["line"] == 15 and not c["expected"], c   # the program's own F.max_pool1d call
+    assert c["fix"].startswith("torch's `F.max_pool1d`") and "F.max_pool2d on x.unsqueeze(-2)" in c["fix"], c
+    # through nn.MaxPool1d (a torch frame innermost, the program's call outside it): the torch frame is named
+    from cdlib.decide.analyze_recompiles import torch_op_specializations
+    from cdlib.read import trace as tracemod
+    tr = tracemod.parse(str(tmp_path / "r" / "trace"))
+    assert not [k for k in torch_op_specializations(tr) if k[2:] == ("x", 2)]   # here the program's line is innermost
+    fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
+                        env={"FIXED": "1"}, timeout=600)
+    assert not any(f["recompiles"] for f in fixed["recompiles"]), fixed["recompiles"]

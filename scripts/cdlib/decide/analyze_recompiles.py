@@ -12,6 +12,7 @@ from ..read.frames import (chain, innermost_user, is_user_file, library_of, libr
 from ..report import FunctionRecompiles, GuardFailure, Location, Recompile
 from .analyze_dynamo import wrapper_break_sites
 from .wrappers import split_by_wrapper
+from ..cmdline import clip
 REASON_HEAD_RE = re.compile(r"^(\d+/\d+): (.*)$")
 GUARD_SRC_RE = re.compile(r"#\s*(?:.*?#\s*)?(\S+):(\d+) in (\S+)")
 
@@ -366,6 +367,9 @@ def _automatic_dynamic_off(config):
 # ops that take a size as a plain Python int (linspace's steps, a window's length): a dynamic size passed there is
 # made a constant (pytorch/pytorch#172930)
 _INT_SIZE_OP = re.compile(r"\btorch\.(linspace|logspace|(?:hann|hamming|blackman|bartlett|kaiser)_window)\(")
+# torch functions whose kernel reads a size as an int while Dynamo traces (checked on 2.15: F.max_pool1d's
+# aten::max_pool1d; max_pool2d and max_pool1d(return_indices=True) keep it symbolic; blind A/B batch 50)
+_PIN_CALL = re.compile(r"\b((?:F|functional|torch)\.max_pool1d)\((?![^)]*return_indices\s*=\s*True)")
 
 
 def _causes(recs, limit_hit, static=False):
@@ -462,6 +466,32 @@ def specializations(tr):
     return out
 
 
+def torch_op_specializations(tr):
+    """Where a torch function the program calls turned a size into a constant while Dynamo traced it:
+    {(frame_id, rank, tensor, dim): (the program's calling Location, the torch frame's code, "file:line")} from the
+    symbolic_shape_specialization events whose innermost frame is torch's own and an outer one the program's (blind
+    A/B batch 50: nn.MaxPool1d's F.max_pool1d reads the length as an int under dynamic=True; the report had only the
+    generic shape fix, "a lowering that specializes it")."""
+    out = {}
+    for e in tr.of("symbolic_shape_specialization"):
+        d = e.data if isinstance(e.data, dict) else {}
+        frames = tr.frames(d.get("user_stack"))
+        if not frames or not frames[-1][0] or "/torch/" not in frames[-1][0].replace("\\", "/"):
+            continue
+        user = [f for f in frames if f[0] and is_user_file(f[0])]
+        if not user:
+            continue
+        file, line, _, code = user[-1]
+        tfile, tline, _, tcode = frames[-1]
+        for src in [x.strip() for x in d.get("sources") or []]:
+            m = _SIZE_SRC_RE.match(src)
+            if m:
+                out.setdefault((e.meta.get("frame_id"), e.rank, _name(m.group(1)), int(m.group(2))),
+                               (Location(file=file, line=line, code=code or src_line(file, line)),
+                                (tcode or "").strip(), f"{os.path.basename(tfile)}:{tline}"))
+    return out
+
+
 def _size_name(src):
     """"x.size()[2]" for a size source L['x'].size()[2]."""
     m = _SIZE_SRC_RE.match(src)
@@ -525,6 +555,7 @@ def _recompiles(tr, stderr):
     any_ = bool(tr.artifacts("recompile_reasons") or stopped)
     specialized = specializations(tr) if any_ else {}
     lowered = lowering_specializations(tr) if any_ else {}
+    by_torch = torch_op_specializations(tr) if any_ else {}
     wrapper_sites = wrapper_break_sites(tr) if any_ else {}
     for e in tr.artifacts("recompile_reasons"):
         fid = e.meta.get("frame_id")
@@ -571,6 +602,13 @@ def _recompiles(tr, stderr):
                 c["lowering_at"] = low
                 c["expected"], c["why"] = False, None
                 c["fix"] = knowledge.advice("conv_backward_pins_size")
+            top = by_torch.get((fid, rank, m.group(1), int(m.group(2)))) if m and c["kind"] == "shape" \
+                and not sp and not low else None
+            if top:   # a torch function the program calls read the size as an int (nn.MaxPool1d -> F.max_pool1d)
+                c["specialized_at"], c["specialized_reason"] = top[0], f"torch's `{clip(top[1], 60)}` ({top[2]})"
+                c["expected"], c["why"] = False, None
+                c["fix"] = knowledge.advice("torch_op_pins_size", op=clip(top[1], 60), where=top[2],
+                                            at=f"{os.path.basename(top[0].file)}:{top[0].line}")
             first = size_pinned_by_float(tr, fid, rank, m.group(1), int(m.group(2))) if sp else None
             if first and (first[0].file, first[0].line) != (sp[0].file, sp[0].line):
                 # the size went through float math turned into a number before the line Dynamo names: that line first
@@ -589,6 +627,7 @@ def _recompiles(tr, stderr):
                     # two recompiles in a short run labelled "expected (once)")
                     c["expected"], c["why"] = False, None
                 int_op = _INT_SIZE_OP.search(code)
+                pin_call = _PIN_CALL.search(code)
                 # a cache keyed by the size (`if n not in self._table:`, blind A/B batch 37): the dict's keys are
                 # guarded too, so neither the loop nor the view advice fits
                 dict_key = any(f.get("kind") == "container_length" and "___dict_contains" in (f.get("guard") or "")
@@ -599,6 +638,8 @@ def _recompiles(tr, stderr):
                             knowledge.advice("size_float_math", guard=first[1]) if first else
                             knowledge.advice("specialized_dict_key") if dict_key else
                             knowledge.advice("specialized_int_op", op=int_op.group(1)) if int_op else
+                            knowledge.advice("torch_op_pins_size", op=pin_call.group(1), where="its aten kernel",
+                                             at=f"{os.path.basename(sp[0].file)}:{sp[0].line}") if pin_call else
                             knowledge.advice("specialized_loop") if sp[1] == "range_refined_to_singleton" else
                             knowledge.advice("specialized"))
             idx = re.match(r"(\w+) == -?\d+$", (c.get("guard") or "").strip()) if c["kind"] == "python_int" \

@@ -157,8 +157,13 @@ def recompiles_md(rep, base):
                 # a group's causes may be made static at other lines too: each line once
                 more = [w for w in dict.fromkeys(where(x["specialized_at"], base) for x in group[1:]
                                                  if x.get("specialized_at")) if w != where(c["specialized_at"], base)]
-                out.append(f"    Made static by your code at {', '.join([where(c['specialized_at'], base)] + more)}"
-                           + (f" (Dynamo: {c['specialized_reason']})" if c.get("specialized_reason") else ""))
+                reason = c.get("specialized_reason") or ""
+                if reason.startswith("torch's "):   # a torch function the program calls read the size as an int
+                    out.append(f"    Made static by {reason}, called from your line "
+                               f"{', '.join([where(c['specialized_at'], base)] + more)}")
+                else:
+                    out.append(f"    Made static by your code at {', '.join([where(c['specialized_at'], base)] + more)}"
+                               + (f" (Dynamo: {reason})" if reason else ""))
             if c.get("lowering_at"):   # a Location (live report) or its dict (report.json)
                 lw = c["lowering_at"] if isinstance(c["lowering_at"], dict) else vars(c["lowering_at"])
                 out.append(f"    Made static inside Inductor: `{lw['function']}` ({os.path.basename(lw['file'])}:"
