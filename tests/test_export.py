@@ -513,3 +513,18 @@ def test_a_packed_sequence_lstm_export_names_the_tensor_used_as_a_size(tmp_path)
     exc = TypeError("zeros(): argument 'size' failed to unpack the object at pos 2 with error \"type must be tuple "
                     "of ints,but got FakeTensor\"")
     assert export_common.classify_exception(exc, strict=False)["cls"] == "export_tensor_as_size"
+
+
+def test_a_scripted_submodule_in_an_exported_model_is_named_with_the_script_call(tmp_path):
+    """Blind A/B batch 51: a front-end kept as torch.jit.script(...) inside the exported model; non-strict export
+    raised "forward() takes 2 positional arguments but 3 were given" and triage sent the agent to the export factory
+    command. Now the row names the TorchScript submodule and the program's torch.jit.script line; as a plain module
+    (PLAIN=1) the model exports."""
+    prog = program("export_scripted_submodule.py")
+    data, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    e = data["errors"][0]
+    assert e["category"] == "export_script_module" and e["advice"].endswith("export_scripted_submodule.py:21."), e
+    assert not e["next_command"], e
+    plain = subprocess.run([sys.executable, prog], env=dict(os.environ, PLAIN="1"), capture_output=True, text=True,
+                           timeout=600)
+    assert plain.returncode == 0 and "exported" in plain.stdout, plain.stderr[-2000:]

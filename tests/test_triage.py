@@ -2268,3 +2268,16 @@ def test_a_size_a_torch_function_reads_as_an_int_names_it_and_the_programs_call(
     fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
                         env={"FIXED": "1"}, timeout=600)
     assert not any(f["recompiles"] for f in fixed["recompiles"]), fixed["recompiles"]
+
+
+def test_a_builtin_over_a_generator_in_a_library_gets_its_own_recipe_not_the_print_one(tmp_path):
+    """Blind A/B batch 51: kl_divergence's first call dispatches with min(<generator>) (GB0059); the report showed
+    GB0059's print/logging recipe (reorderable_logging_functions). Now the generator variant names the list / closed
+    form fix, and the closed form (CLOSED=1) prints the same KL with no break."""
+    prog = program("gb_kl_first_call.py")
+    data, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    (b,) = data["graph_breaks"]
+    assert b["gb_id"] == "GB0059" and "over a generator" in b["fix"]["fix"] and not b["fix"].get("code"), b["fix"]
+    closed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "c", "--", sys.executable, prog,
+                         env={"CLOSED": "1"}, timeout=600)
+    assert not closed["graph_breaks"] and closed["printed_tail"] == data["printed_tail"], closed["printed_tail"]

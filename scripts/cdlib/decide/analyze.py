@@ -10,7 +10,7 @@ from ..read import trace as tracemod
 from .analyze_dynamo import breaks_from_errors, fake_kernel_errors, _graph_breaks, next_steps as _dynamo_next_steps
 from .analyze_recompiles import RESUME_RE, function_info as _function_info, _recompiles
 from .analyze_errors import _eager_printed_lines, _error_steps, _errors
-from .program_code import (custom_op_mutation, explain_calls, export_advice, export_calls, export_guard_sites,
+from .program_code import (script_calls, custom_op_mutation, explain_calls, export_advice, export_calls, export_guard_sites,
                            marks_not_on_input, program_files, unimported_fakes)
 from ..run import proc
 from ..read.frames import display_path, innermost_user, is_user_file, loc as _loc, parse_exception, strip_rank_prefix
@@ -457,6 +457,11 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
                 b.fix = {k: v for k, v in b.fix.items() if k != "escape"}
     fake_kernel_errors(rep, stderr)
     unimported_fakes(rep)
+    if rep.errors and rep.errors[0].category == "export_script_module":   # where the program scripts a module
+        at = script_calls(program_files(rep))
+        if at:
+            rep.errors[0].advice += " torch.jit.script is called at " + ", ".join(
+                f"{os.path.basename(p)}:{ln}" for p, ln in at[:3]) + "."
     # by-design compiled-vs-eager differences (knowledge/semantics.yaml)
     semantics.apply(rep, tr, stdout, stderr, live_trace=bool(trace_dir))
     rep.stats = _stats(tr, rep.graphs, rep.graph_breaks, rep.recompiles, res)

@@ -96,7 +96,14 @@ def graph_break_recipe(gb_id, text):
     data = load("graph_breaks")
     recipes = data["recipes"]
     if gb_id and gb_id in recipes:
-        return dict(recipes[gb_id], recipe_id=gb_id)
+        r = recipes[gb_id]
+        # a recipe's variant for what the break's text names (GB0059: print, or a builtin over a generator)
+        v = next((v for v in r.get("variants") or [] if _compiled(v["when"]).search(text or "")), None)
+        base = {k: x for k, x in r.items() if k != "variants"}
+        if v:
+            base = {k: x for k, x in base.items() if k not in ("code", "escape")} | \
+                {k: x for k, x in v.items() if k != "when"}
+        return dict(base, recipe_id=gb_id)
     for fb in data["fallbacks"]:
         if _compiled(fb["pattern"]).search(text or ""):
             if "use" in fb:

@@ -272,6 +272,21 @@ def program_files(rep):
     return command_files(rep.command)
 
 
+def script_calls(files):
+    """[(path, line)] of the program's torch.jit.script(...) calls (a TorchScript module inside an exported model:
+    row export_script_module)."""
+    import ast
+    out = []
+    for f in files:
+        try:
+            tree = ast.parse(read_text(f) or "")
+        except (SyntaxError, ValueError):
+            continue
+        out += [(f, n.lineno) for n in ast.walk(tree) if isinstance(n, ast.Call)
+                and ast.unparse(n.func) in ("torch.jit.script", "jit.script")]
+    return sorted(out)
+
+
 def command_files(command, launched=False):
     """The .py files a command runs and the modules of their own that they import; launched: also the scripts of
     their folder they start as processes (cmdline.launched_scripts)."""
