@@ -578,3 +578,8 @@ def test_output_that_differs_only_by_lines_reporting_times_is_not_called_changed
     assert compare._only_timing_lines(a, b)
     assert not compare._only_timing_lines(a, compare.normalize_output(after.replace("stalls: 2", "stalls: 0")))
     assert not compare._only_timing_lines(a, compare.normalize_output(after.replace("[1, 2]", "[1, 3]")))
+    # blind A/B batch 51: loss lines that carry a step time, and a mismatch line that went away, are a change
+    lb = compare.normalize_output("step 10 loss 0.7076 12.1 ms\nA/B MISMATCH step1 1.45e-03\ndone\n")
+    la = compare.normalize_output("step 10 loss 0.6851 11.8 ms\ndone\n")
+    assert not compare._only_timing_lines(lb, la)
+    assert not compare._only_timing_lines(lb, compare.normalize_output("step 10 loss 0.7076 12.1 ms\ndone\n"))

@@ -963,3 +963,36 @@ def test_a_clone_fed_with_its_source_to_a_mutating_custom_op_is_named(tmp_path):
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=600)
     assert fixed.returncode == 0 and "loss 1.539335" in fixed.stdout, fixed.stdout + fixed.stderr[-2000:]
+
+
+def test_a_gate_failing_eagerly_too_whose_runs_differ_only_by_random_draws_gets_no_compiler_steps(tmp_path):
+    """Blind A/B batch 51: input jitter keyed on torch.is_grad_enabled() in eval, the gate scoring eager under
+    inference_mode and compiled with grad on. The verdict said "fails the same way without torch.compile", then the
+    random-number step, Dynamo alone and the accuracy run followed. Now, with fallback_random measured to explain the
+    compiled difference, the program's failure is the only step; FIXED=1 (jitter only in training) passes."""
+    prog = program("gate_grad_mode_jitter.py")
+    data, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog,
+                       timeout=600)
+    assert data["verdict"]["kind"] == "fails_eager_too", data["verdict"]
+    assert "random draws are the only compiled difference" in data["vs_eager"]["verdict"], data["vs_eager"]
+    assert not any(w in (s["command"] or "") + s["why"] for s in data["next_steps"]
+                   for w in (" accuracy -- ", "[compiled_rng]", "Dynamo alone")), data["next_steps"]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr[-2000:]
+
+
+def test_an_ab_scripts_mismatch_printed_without_torch_compile_too_is_named(tmp_path):
+    """Blind A/B batch 51: an A/B script's compiled arm warmed up with a backward whose gradients stayed; it logs
+    "A/B MISMATCH" and exits 0 with or without torch.compile. --vs-eager said "the same output" and its only Next was
+    perf. Now the mismatch line printed without torch.compile is named as the program's own, first; FIXED=1 has none."""
+    prog = program("ab_warmup_grads.py")
+    data, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog,
+                       timeout=600)
+    assert "A/B MISMATCH" in data["vs_eager"]["verdict"], data["vs_eager"]
+    first = data["next_steps"][0]
+    assert "fails without torch.compile too" in first["why"] and "gradients" in first["why"], data["next_steps"]
+    assert not any(" perf -- " in (s["command"] or "") for s in data["next_steps"]), data["next_steps"]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    assert "MISMATCH" not in fixed.stdout, fixed.stdout

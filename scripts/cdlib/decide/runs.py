@@ -334,6 +334,17 @@ def _eager_only_failure(rep):
                    f"compiled run did not): {what}", "skill": "overview", "command": None}
 
 
+_CHECK_FAILED = re.compile(r"\b(?:MISMATCH|[Mm]ismatch(?:es|ed)?|FAIL(?:ED|URE)?|[Ff]ailed|NOT CLOSE|not close)\b")
+
+
+def _own_check_fails_both(compiled_out, eager_out):
+    """The first line where the program reports its own check failing (MISMATCH, FAILED, not close) that the run
+    without torch.compile printed too, or None."""
+    eager = set((eager_out or "").splitlines())
+    return next((ln.strip() for ln in (compiled_out or "").splitlines() if _CHECK_FAILED.search(ln) and ln in eager),
+                None)
+
+
 def _first_run_output(rep, run_dir):
     """(eager's printed output, the graphs' dtypes) for comparing a compiled run with the eager check's."""
     eager_out = printed.printed(_read_text(rep.artifacts.get("eager_check_stdout")),
@@ -411,8 +422,21 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=()
         # (blind A/B batch 9: "the same output" read as parity, where the program's parity gate failed both ways)
         cmp["verdict"] += (f"; both runs fail (compiled exit {rep.exit_code}, eager exit {cmp['eager_exit_code']}): "
                            "whatever the program checks fails without torch.compile too")
+    own = _own_check_fails_both(compiled_out, eager_out) if not cmp["differ"] else None
+    if own:
+        # an A/B script that compares its own eager and compiled arms and prints MISMATCH in both runs, exit 0 (blind
+        # A/B batch 51: the warm-up's leftover gradients; "the same output" with a perf Next, the agent read the log)
+        cmp["verdict"] += (f"; the program's own check reports `{clip(own, 120)}` in the run without torch.compile "
+                           "too: what it compares differs without the compiler")
     rep.vs_eager = cmp
     rep.next_steps = [s for s in rep.next_steps if "triage --vs-eager" not in (s.get("command") or "")]   # just ran
+    if own:
+        rep.next_steps = [s for s in rep.next_steps if " perf -- " not in (s.get("command") or "")]
+        rep.next_steps.insert(0, {"why": f"the program's own comparison fails without torch.compile too (`{clip(own, 120)}`"
+                                         "): find what differs between its two sides when both run eagerly (state a "
+                                         "warm-up or an earlier run left: gradients, BatchNorm statistics, optimizer "
+                                         "state; random draws; a module attribute), not the compiler",
+                                  "skill": None, "command": None})
     if again:
         files = ", ".join(again["created"])
         cmp["first_run_files"] = {k: again[k] for k in ("created", "exit_code", "like_eager")}
@@ -565,6 +589,16 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=()
             cmp["verdict"] += (f"; the run without torch.compile failed (exit {cmp['eager_exit_code']}) after the "
                                f"same first {cmp['lines']['eager']} of the compiled run's {cmp['lines']['compiled']} "
                                "lines: the difference is where it stopped, not numbers; look at its failure first")
+            return
+        if failed and (rep.verdict or {}).get("kind") == "fails_eager_too" and rng:
+            # measured: with eager's random numbers (fallback_random) the compiled run prints what eager prints, and
+            # both fail the program's check: the draws are the only compiled difference, the failure is the
+            # program's (blind A/B batch 51: input jitter keyed on is_grad_enabled() in eval; the rng step, then
+            # Dynamo alone and the accuracy run, came after "fails the same way without torch.compile")
+            cmp["verdict"] += (f"; both runs fail (compiled exit {rep.exit_code}, eager exit {cmp['eager_exit_code']}) "
+                               "and the random draws are the only compiled difference: fix the program's failure "
+                               "(what draws random numbers where the check expects none?), then compare again")
+            rep.next_steps = [s for s in rep.next_steps if not s["why"].startswith("[compiled_rng]")]
             return
         if failed and (rep.verdict or {}).get("kind") == "fails_eager_too" and _small_numeric(cmp):
             # the program fails without torch.compile: what its failing check prints differs a little between
