@@ -2281,3 +2281,15 @@ def test_a_builtin_over_a_generator_in_a_library_gets_its_own_recipe_not_the_pri
     closed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "c", "--", sys.executable, prog,
                          env={"CLOSED": "1"}, timeout=600)
     assert not closed["graph_breaks"] and closed["printed_tail"] == data["printed_tail"], closed["printed_tail"]
+
+
+def test_a_sinusoidal_position_table_grown_in_forward_gets_the_config_setting():
+    """Blind A/B batch 51: an M2M100 padded to 128 tokens with max_position_embeddings=64; the table was rebuilt in
+    forward (make_weights -> nn.Buffer), an error under fullgraph=True that PyTorch called "likely a Dynamo bug".
+    The break's chain line (transformers' own source, 5.23) gets the max_position_embeddings setting."""
+    from cdlib.decide import knowledge
+    chain = ("Unsupported python_type() call\n"
+             "self.make_weights(max_pos + self.offset, self.embedding_dim, self.padding_idx)\n"
+             "self.weights = nn.Buffer(emb_weights, persistent=False)")
+    (s,) = knowledge.library_settings("transformers", chain)
+    assert "max_position_embeddings" in s["setting"] and "longest padded length" in s["setting"], s
