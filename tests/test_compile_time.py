@@ -259,8 +259,23 @@ def test_phase_of_and_bypass_table():
                         ("Can't cache HigherOrderOperator: foo", "higher_order_op"),
                         ("Unsupported call_function target cond. \n Function module: torch.ops.higher_order, \n"
                          "Function name: cond", "higher_order_op"),
-                        ("Unsupported call_function target helper. Function module: mylib", "unsafe_node")]:
+                        ("Unsupported call_function target helper. Function module: mylib", "unsafe_node"),
+                        # a custom autograd.Function, named by the AOTAutograd cache as a higher-order op (review)
+                        ("Unsupported call_function target autograd_function_apply. \n Function module: "
+                         "torch.ops.higher_order", "autograd_function")]:
         assert ct.bypass_fix(reason)["id"] == rid
+    # two higher-order ops are two suggestions, each naming its own op (review of 0.33.108)
+    from cdlib.decide import compile_time_advice as cta
+
+    def r(reason, cid):
+        return {"state": "bypass", "reason": reason, "count": 1, "compile_ids": [cid], "fix": ct.bypass_fix(reason)}
+    summary = {"frames": [], "caches": {
+        "fx_graph_cache": {"reasons": [r("Can't cache HigherOrderOperator: cond", "0/0"),
+                                       r("Can't cache HigherOrderOperator: while_loop", "1/0")]},
+        "aotautograd_cache": {"reasons": [r("Unsupported call_function target cond. \n Function module: "
+                                            "torch.ops.higher_order", "0/0")]}}}
+    fixes = sorted(x["fix"] for x in cta._bypass_suggestions(summary, None))
+    assert len(fixes) == 2 and "operator cond," in fixes[0] and "operator while_loop," in fixes[1], fixes
     assert ct.bypass_fix("a reason nobody knows")["id"] is None
 
 

@@ -583,3 +583,18 @@ def test_output_that_differs_only_by_lines_reporting_times_is_not_called_changed
     la = compare.normalize_output("step 10 loss 0.6851 11.8 ms\ndone\n")
     assert not compare._only_timing_lines(lb, la)
     assert not compare._only_timing_lines(lb, compare.normalize_output("step 10 loss 0.7076 12.1 ms\ndone\n"))
+    for gone in ("parity: 3/64 rows MISMATCH (checked in 12.3 ms)", "FAILED 2 of 40 checks in 0.53 s",
+                 "step 5 took 120.4 ms, 3 NaN grads skipped"):   # (review of 0.33.114)
+        assert not compare._only_timing_lines(compare.normalize_output(f"a\n{gone}\nb\n"),
+                                              compare.normalize_output("a\nb\n")), gone
+
+
+def test_a_backend_failure_that_was_there_before_the_edit_is_not_called_new():
+    """Review of 0.33.109: GB0219 is placed at the caller's line, so editing that line made an old backend failure
+    look new and compare said "worse: the compiler now fails"."""
+    from cdlib.decide import compare
+    gb = {"gb_id": "GB0219", "gb_type": "Backend compiler exception",
+          "explanation": "Backend compiler `inductor` failed with aten._local_scalar_dense.default"}
+    new = ["tagger.py:30 `print(model(x, lang))` — GB0219 Backend compiler exception"]
+    assert compare.compile_fallback({"graph_breaks": []}, {"graph_breaks": [gb]}, new).startswith("Backend compiler")
+    assert compare.compile_fallback({"graph_breaks": [gb]}, {"graph_breaks": [gb]}, new) is None

@@ -943,6 +943,8 @@ def test_a_clone_into_a_mutating_op_is_named_only_where_the_op_reads_the_clone_a
         ("dst", "raw = torch.clone(x)\n    op_(src=raw, dst=x)"): True,
         ("dst", "raw = self.state.clone()\n    op_(raw, self.state)"): True,
         ("dst", "raw = x.clone()\n    op_(x, raw)"): False,            # writes the clone, reads the source
+        ("dst", "op_(x.clone(), x)"): True,                            # a clone made in the call (review)
+        ("src", "op_(x.clone(), x)"): False,
     }
     for i, ((mut, body), named) in enumerate(cases.items()):
         f = tmp_path / f"m{i}.py"
@@ -996,3 +998,9 @@ def test_an_ab_scripts_mismatch_printed_without_torch_compile_too_is_named(tmp_p
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=600)
     assert "MISMATCH" not in fixed.stdout, fixed.stdout
+    # a check that passed, or a failure of something else, is not the program's own check failing (review of 0.33.114)
+    from cdlib.decide.runs import _own_check_fails_both
+    for ln in ("parity check: 0 mismatches", "ran 12 cases, 0 failed", "FAILED: 0", "mismatched elements: 0 / 4096",
+               "Failed to import apex, using the torch LayerNorm"):
+        assert _own_check_fails_both(ln, ln) is None, ln
+    assert _own_check_fails_both("parity check: 3 mismatches", "parity check: 3 mismatches")

@@ -2293,3 +2293,33 @@ def test_a_sinusoidal_position_table_grown_in_forward_gets_the_config_setting():
              "self.weights = nn.Buffer(emb_weights, persistent=False)")
     (s,) = knowledge.library_settings("transformers", chain)
     assert "max_position_embeddings" in s["setting"] and "longest padded length" in s["setting"], s
+
+
+def test_a_size_passed_to_math_log_names_the_tensor_op(tmp_path):
+    """Blind A/B batch 51: log_n = math.log(T) under dynamic=True; the report named the line with the fix text for a
+    Python loop over the size. Now math.log's own fix (a 0-d tensor op), and that fix (FIXED=1) compiles one graph."""
+    prog = program("rc_math_log_length.py")
+    data, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    (c,) = [c for f in data["recompiles"] for c in f["causes"] if c["kind"] == "shape"]
+    assert c["specialized_at"]["line"] == 22 and c["fix"].startswith("dynamic=True") and "math.log()" in c["fix"], c
+    fixed, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog,
+                        env={"FIXED": "1"}, timeout=600)
+    assert not any(f["recompiles"] for f in fixed["recompiles"]), fixed["recompiles"]
+
+
+def test_a_tensor_indexed_by_an_int_is_found_in_the_graph_as_a_local_attribute_or_global():
+    """Review of 0.33.110: a module-level table (placeholder g_bias_table_) was read as a container."""
+    from types import SimpleNamespace
+    from cdlib.decide.analyze_recompiles import _tensor_in_graph
+
+    class Tr:
+        def __init__(self, payload):
+            self.e = [SimpleNamespace(meta={"frame_id": 0}, payload=payload)]
+
+        def of(self, kind):
+            return self.e
+    for placeholder, expr in (("l_self_buffers_bias_table_", "self.bias_table"), ("g_bias_table_", "BIAS_TABLE"),
+                              ("l_self_table_", "self.table"), ("l_table_", "table")):
+        assert _tensor_in_graph(Tr(f"def forward(self, {placeholder}: f32[16, 8]):"), 0, expr), placeholder
+    mods = "def forward(self, l_self_modules_heads_modules_0_parameters_weight_: f32[2, 8]):"
+    assert not _tensor_in_graph(Tr(mods), 0, "self.heads")

@@ -308,7 +308,8 @@ def _tensor_in_graph(tr, frame_id, expr):
     items' placeholders carry an index (`..._modules_heads_modules_0_...`, `l_table_0_`). Indexing a tensor with an
     int is an op that a dynamic int keeps symbolic (review of 0.33.102: a buffer row picked by a slot number)."""
     last = re.sub(r"\W", "_", expr.split(".")[-1])
-    pat = re.compile(rf"\bl_(?:\w*_(?:buffers|parameters)_)?{re.escape(last)}_\b", re.I)
+    # l_ (a local or an attribute of self) or g_ (a module global: review of 0.33.110)
+    pat = re.compile(rf"\b[lg]_(?:\w*_(?:buffers|parameters)_|self_)?{re.escape(last)}_\b", re.I)
     return any(pat.search(e.payload or "") for e in tr.of("dynamo_output_graph")
                if e.meta.get("frame_id") == frame_id)
 
@@ -369,7 +370,9 @@ def _automatic_dynamic_off(config):
 _INT_SIZE_OP = re.compile(r"\btorch\.(linspace|logspace|(?:hann|hamming|blackman|bartlett|kaiser)_window)\(")
 # torch functions whose kernel reads a size as an int while Dynamo traces (checked on 2.15: F.max_pool1d's
 # aten::max_pool1d; max_pool2d and max_pool1d(return_indices=True) keep it symbolic; blind A/B batch 50)
-_PIN_CALL = re.compile(r"\b((?:F|functional|torch)\.max_pool1d)\((?![^)]*return_indices\s*=\s*True)")
+# the math module's float functions on a size (math.log(T)): Dynamo makes the size a constant at that line (batch 51)
+_MATH_CALL = re.compile(r"\b(?:math|np|numpy)\.(?:log|log2|log10|log1p|exp|sqrt|pow|sin|cos|tanh|atan)\(")
+_PIN_CALL = re.compile(r"\b((?:F|functional|torch)\.max_pool1d)\(")
 
 
 def _causes(recs, limit_hit, static=False):
@@ -627,7 +630,8 @@ def _recompiles(tr, stderr):
                     # two recompiles in a short run labelled "expected (once)")
                     c["expected"], c["why"] = False, None
                 int_op = _INT_SIZE_OP.search(code)
-                pin_call = _PIN_CALL.search(code)
+                pin_call = _PIN_CALL.search(code) if "return_indices=True" not in code.replace(" ", "") else None
+                math_call = _MATH_CALL.search(code)
                 # a cache keyed by the size (`if n not in self._table:`, blind A/B batch 37): the dict's keys are
                 # guarded too, so neither the loop nor the view advice fits
                 dict_key = any(f.get("kind") == "container_length" and "___dict_contains" in (f.get("guard") or "")
@@ -640,6 +644,7 @@ def _recompiles(tr, stderr):
                             knowledge.advice("specialized_int_op", op=int_op.group(1)) if int_op else
                             knowledge.advice("torch_op_pins_size", op=pin_call.group(1), where="its aten kernel",
                                              at=f"{os.path.basename(sp[0].file)}:{sp[0].line}") if pin_call else
+                            knowledge.advice("size_math_call", fn=math_call.group(0)[:-1]) if math_call else
                             knowledge.advice("specialized_loop") if sp[1] == "range_refined_to_singleton" else
                             knowledge.advice("specialized"))
             idx = re.match(r"(\w+) == -?\d+$", (c.get("guard") or "").strip()) if c["kind"] == "python_int" \

@@ -144,11 +144,13 @@ def _fn_key(name):
 _FALLBACK_RE = re.compile(r"\bGB0219\b|Backend compiler exception")
 
 
-def compile_fallback(after, new):
+def compile_fallback(before, after, new):
     """The backend's error where the after run has a new graph break that is a backend compiler failure (Dynamo falls
     back to eager for that frame: GB0219, with a "WON'T CONVERT" line), else None."""
     if not any(_FALLBACK_RE.search(x) for x in new or ()):
         return None
+    if any(b.get("gb_id") == "GB0219" for b in before.get("graph_breaks") or []):   # it failed before the edit too
+        return None   # (the break is placed at the caller's line: editing that line made it look new; review)
     b = next((b for b in after.get("graph_breaks") or [] if b.get("gb_id") == "GB0219"), None)
     text = " ".join(((b or {}).get("explanation") or "a backend compiler exception").split())
     return clip(text.split(" While executing ")[0].split(" Original traceback:")[0], 220)
@@ -322,7 +324,7 @@ def compare(before, after):
         note = (f"the after run still fails, and it reused {fa['cache_hits']} compiled graph(s) from the Inductor "
                 f"cache (FX graph / AOTAutograd cache hits): {knowledge.advice('stale_compile_cache')}")
     verdict_ = verdict(fb, fa, fixed, new, output)
-    fell = compile_fallback(after, new)
+    fell = compile_fallback(before, after, new)
     if fell:
         # fewer recompiles or graphs because the edit made the compiler fail and Dynamo ran that code eagerly (blind
         # A/B batch 50: an enum passed as a 0-d tensor index; "recompiles 8 -> 0" read as the fix, one more round)
@@ -352,7 +354,8 @@ def _first_line(text):
 EAGER_NOW = "changed: now what the program printed without torch.compile (the before run's eager check)"
 
 
-_MEASURED = re.compile(r"\d\.\d|\d[eE][-+]?\d|\bnan\b|\binf\b")
+_MEASURED = re.compile(r"\d\.\d|\d[eE][-+]?\d|\bnan\b|\binf\b|\d\s*/\s*\d|\d+ of \d+|mismatch|fail|error|differ|"
+                       r"not close", re.I)
 
 
 def _only_timing_lines(a, b):

@@ -103,7 +103,8 @@ def _bypass_suggestions(summary, warm):
             if r["state"] == "miss":
                 continue
             # one suggestion per fix (a reason of each cache with the same fix: freezing's two), else per reason
-            key = r["fix"]["id"] or r["reason"]
+            # (a row whose fix names the op, higher_order_op: one suggestion per op, review of 0.33.108)
+            key = (r["fix"]["id"], r["fix"]["fix"]) if r["fix"]["id"] == "higher_order_op" else r["fix"]["id"] or r["reason"]
             g = out.get(key)
             if g is None:
                 g = out[key] = {"caches": [], "states": [], "fix": r["fix"], "cids": [], "reasons": []}

@@ -740,25 +740,30 @@ def clone_into_mutating_op(files):
         for fn in ast.walk(tree):
             if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
-            clones = {}
+            clones = {}   # (an inline clone needs none: ops is enough to look at the calls)
             for st in ast.walk(fn):
                 if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
                     src = _clone_source(st.value)
                     if src:
                         clones[st.targets[0].id] = src
-            for c in ast.walk(fn) if clones else []:
+            for c in ast.walk(fn):
                 if not (isinstance(c, ast.Call) and ast.unparse(c.func) in ops):
                     continue
                 params, mutated = ops[ast.unparse(c.func)]
-                bound = {}   # parameter -> the argument's text
+                bound = {}   # parameter -> the argument's node
                 for i, a in enumerate(c.args):
-                    bound[params[i] if i < len(params) else f"#{i}"] = ast.unparse(a)
+                    bound[params[i] if i < len(params) else f"#{i}"] = a
                 for k in c.keywords:
                     if k.arg:
-                        bound[k.arg] = ast.unparse(k.value)
-                written = {v for p, v in bound.items() if mutated is None or p in mutated}
-                read = {v for p, v in bound.items() if mutated is not None and p not in mutated}
+                        bound[k.arg] = k.value
+                written = {ast.unparse(v) for p, v in bound.items() if mutated is None or p in mutated}
+                read = [v for p, v in bound.items() if mutated is not None and p not in mutated]
+                texts = {ast.unparse(v) for v in read}
                 for clone, src in clones.items():
-                    if src in written and (clone in read or (mutated is None and clone in written)):
+                    if src in written and (clone in texts or (mutated is None and clone in written)):
                         out.append((f, c.lineno, ast.unparse(c.func), clone, src))
+                for v in read:   # a clone made in the call itself: op_(x.clone(), x) (review of 0.33.110)
+                    src = _clone_source(v)
+                    if src and src in written:
+                        out.append((f, c.lineno, ast.unparse(c.func), ast.unparse(v), src))
     return out

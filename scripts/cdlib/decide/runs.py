@@ -334,15 +334,18 @@ def _eager_only_failure(rep):
                    f"compiled run did not): {what}", "skill": "overview", "command": None}
 
 
-_CHECK_FAILED = re.compile(r"\b(?:MISMATCH|[Mm]ismatch(?:es|ed)?|FAIL(?:ED|URE)?|[Ff]ailed|NOT CLOSE|not close)\b")
+_CHECK_FAILED = re.compile(r"\b(?:MISMATCH|[Mm]ismatch(?:es|ed)?|FAIL(?:ED|URE)?|[Ff]ailed(?!\s+to\b)|NOT CLOSE|not close)\b")
+# a count of zero beside the word: the check passed ("0 mismatches", "FAILED: 0", "0 / 4096"; review of 0.33.114)
+_ZERO_COUNT = re.compile(r"\b0\s+(?:\w+\s+)?(?:mismatch|fail|differ)|(?:fail\w*|mismatch\w*)\s*[:=]\s*0\b|\b0\s*/\s*\d",
+                         re.I)
 
 
 def _own_check_fails_both(compiled_out, eager_out):
     """The first line where the program reports its own check failing (MISMATCH, FAILED, not close) that the run
     without torch.compile printed too, or None."""
     eager = set((eager_out or "").splitlines())
-    return next((ln.strip() for ln in (compiled_out or "").splitlines() if _CHECK_FAILED.search(ln) and ln in eager),
-                None)
+    return next((ln.strip() for ln in (compiled_out or "").splitlines()
+                 if _CHECK_FAILED.search(ln) and not _ZERO_COUNT.search(ln) and ln in eager), None)
 
 
 def _first_run_output(rep, run_dir):
