@@ -54,6 +54,8 @@ def graph_break_recipes():
             out.append("\n```python\n" + r["code"].rstrip() + "\n```")
         if r.get("escape"):
             out.append(f"\nEscape hatch: {r['escape']}")
+        for v in r.get("variants") or []:   # the recipe for a break whose text matches `when`
+            out.append(f"\nWhen the break's text matches `{v['when']}`: {_one(v['fix'])}")
         out.append("")
     out.append("## Recipes by construct (chosen from how the break line uses the value)\n")
     for c in data.get("constructs") or []:
