@@ -454,12 +454,7 @@ def _compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=()
                            f"the project without {files}, once as it is and once without torch.compile (e.g. "
                            "torch.compiler.set_stance(\"force_eager\") at its start), and compare what both print",
                     "skill": None, "command": None})
-            if (rep.verdict or {}).get("kind") == "compile_only" and again["exit_code"] == 0:
-                rep.verdict.update(kind="not_sure", summary=(
-                    f"not sure: only the first run failed, compiled; it created {files}, and a second compiled run "
-                    "with it in place passes, as eager did (which ran after it): the failure is on the program's "
-                    "first-run path, not shown to be torch.compile's (run it on a fresh copy without torch.compile)"))
-                rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+            # (a compile_only verdict whose second run passes was made not_sure already, by _first_run_again)
             return
         cmp["verdict"] += (f" (compared with a second compiled run: the first created {files}, which the runs after "
                            "it found)")
