@@ -578,6 +578,35 @@ def test_a_dynamo_crash_at_a_user_line_gets_the_one_line_repro_before_minify(tmp
     assert ok.returncode == 0 and "max diff 0.0e+00" in ok.stdout, ok.stderr[-400:]
 
 
+def test_a_dynamo_crash_under_vmap_grad_names_the_transform_and_no_disable_workaround(tmp_path):
+    """A custom autograd.Function under vmap(grad(...)) inside torch.compile (blind A/B batch 51, pytorch#129845):
+    the line alone is no repro and torch.compiler.disable inside the transform fails too. The step names the
+    transforms and the is_compiling formula, which the test runs (per-example gradients equal eager's)."""
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable,
+                      program("functorch_autograd_fn_vmap.py"), timeout=600)
+    assert [e["category"] for e in rep["errors"]] == ["dynamo_internal_error"], rep["errors"]
+    err, why = rep["errors"][0], rep["next_steps"][0]["why"]
+    assert err["inner"]["under"] == ["vmap", "grad"] and "torch.compiler.disable on the function" not in err["advice"]
+    assert "under torch.func's vmap(grad(...))" in why and "functorch_autograd_fn_vmap.py:35" in why \
+        and "is_compiling()" in why and "torch.compiler.disable is not a workaround" in why, why
+    ok = subprocess.run([sys.executable, program("functorch_autograd_fn_vmap.py")], capture_output=True, text=True,
+                        env=dict(os.environ, FIX="formula"), timeout=600)
+    assert ok.returncode == 0 and "max diff" in ok.stdout, ok.stderr[-400:]
+    assert float(ok.stdout.split("max diff")[1]) < 1e-5, ok.stdout
+
+
+def test_functorch_transforms_read_from_dynamos_user_stack():
+    from cdlib.decide.analyze_errors import functorch_transforms
+    msg = ('RuntimeError: You tried to vmap over ApplyTemplate\nfrom user code:\n'
+           '   File "/v/torch/_functorch/apis.py", line 246, in wrapped\n    return vmap_impl(\n'
+           '  File "/v/torch/_functorch/vmap.py", line 316, in vmap_impl\n    return _flat_vmap(\n'
+           '  File "/v/torch/_functorch/eager_transforms.py", line 1541, in grad_impl\n    x\n'
+           '  File "/v/torch/_functorch/eager_transforms.py", line 1492, in grad_and_value_impl\n    x\n'
+           '  File "/u/act.py", line 44, in forward\n    return F.apply(x)\n')
+    assert functorch_transforms(msg) == ["vmap", "grad"]
+    assert functorch_transforms(msg.split("from user code:")[0]) == []   # torch's own frames above it: not the user's
+
+
 _FAKE_OPS = '''import numpy as np
 import torch
 

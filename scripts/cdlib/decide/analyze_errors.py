@@ -47,6 +47,9 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
     if exc and row.get("side") == "user" and _read_empty_stdin(exc, loc):
         row = knowledge.triage_row("stdin_eof")
     inner = verdict.inner_error(etype, message)
+    under = functorch_transforms(message)
+    if under:
+        inner = dict(inner or {}, under=under)
     if "CppCompileError" in f"{etype} {message}":   # the C++ compiler's own errors, with the generated lines
         diags = cpp_diagnostics(output)
         if diags:
@@ -62,6 +65,28 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
                      advice=" ".join((advice or "").split()), location=loc, source=source,
                      gb_id=gb_ids[0] if gb_ids else None, inner=inner, side=row.get("side", "compiler"),
                      suggested_fixes=suggested_fixes(message))
+
+
+# torch.func's transforms as their implementation frames name them in Dynamo's "from user code:" stack
+_TRANSFORM_FRAME = re.compile(r'torch/_functorch/(?:vmap|eager_transforms)\.py", line \d+, in (\w+)')
+_TRANSFORMS = {"vmap_impl": "vmap", "grad_impl": "grad", "grad_and_value_impl": "grad", "jacrev": "jacrev",
+               "jacfwd": "jacfwd", "jvp": "jvp", "_jvp_with_argnums": "jvp", "vjp": "vjp", "_vjp_with_argnums": "vjp",
+               "hessian": "hessian", "linearize": "linearize"}
+
+
+def functorch_transforms(message):
+    """The torch.func transforms (outermost first: ["vmap", "grad"]) that Dynamo was tracing through when it
+    raised, from the user stack after "from user code:". Blind A/B batch 51: an autograd.Function under
+    vmap(grad) inside torch.compile; "that line alone" does not reproduce it and torch.compiler.disable
+    inside the transform fails too."""
+    if not message or "from user code:" not in message:
+        return []
+    out = []
+    for fn in _TRANSFORM_FRAME.findall(message.split("from user code:", 1)[1]):
+        t = _TRANSFORMS.get(fn)
+        if t and (not out or out[-1] != t):
+            out.append(t)
+    return out
 
 
 _CPP_DIAG_RE = re.compile(r"^(\S+\.(?:cpp|cxx|cc|h)):(\d+):(?:\d+:)? (error|note): (.+)$", re.M)
@@ -411,8 +436,15 @@ def _error_steps(rep, target_str, cli):
             continue
         if e.category == "dynamo_internal_error" and kind == "compile_only" and e.location and e.location.code \
                 and is_user_file(e.location.file):   # a line to repro alone before any minifier (batch 13)
-            steps.append({"why": knowledge.advice("dynamo_crash_at_line", at=at, code=clip(e.location.code.strip(), 100),
-                                                  msg=msg),
+            under = (e.inner or {}).get("under")     # torch.func transforms the stack passes through: vmap(grad(...))
+            nested = "(".join(under) + "(...)" + ")" * (len(under) - 1) if under else ""
+            if under:
+                e.advice = " ".join(knowledge.advice("dynamo_crash_in_functorch_why", transforms=nested).split())
+            steps.append({"why": knowledge.advice("dynamo_crash_in_functorch", at=at, msg=msg, transforms=nested,
+                                                  code=clip(e.location.code.strip(), 100))
+                          if under else
+                          knowledge.advice("dynamo_crash_at_line", at=at, code=clip(e.location.code.strip(), 100),
+                                           msg=msg),
                           "skill": e.skill, "command": e.next_command})
             continue
         if inner.get("backend") == "compile_fn" and program_code.uses_ddp(rep):
