@@ -667,18 +667,18 @@ def test_the_fake_kernel_stride_step_reads_which_side_is_contiguous():
     real kernel that keeps a transposed layout, a contiguous fake) got the advice the fake already follows.
     It reads which side is row-major from the strides; a torch (aten) op gets no custom-op step."""
     from types import SimpleNamespace
-    from cdlib.decide import program_code
+    from cdlib.decide import custom_op_code
     msg = "expected size {0}==64, stride {1}==128 at dim=1; expected size 128==128, stride {2}==1 at dim=2"
     e = lambda m: SimpleNamespace(inner={}, message=m)   # noqa: E731
     # real contiguous (128, 1), fake transposed (1, 64)
-    why = program_code.bad_fake_step(e("expected size 64==64, stride 128==1 at dim=1; expected size 128==128, "
+    why = custom_op_code.bad_fake_step(e("expected size 64==64, stride 128==1 at dim=1; expected size 128==128, "
                                    "stride 1==64 at dim=2"), "ns::op")
     assert "return x.new_empty(x.shape) from the fake" in why, why
     # real transposed (1, 64), fake contiguous (128, 1)
-    why = program_code.bad_fake_step(e(msg.format(64, 1, 64)), "ns::op")
+    why = custom_op_code.bad_fake_step(e(msg.format(64, 1, 64)), "ns::op")
     assert "return .contiguous() from the real kernel" in why and "x.new_empty(x.shape) from the fake" not in why, why
-    assert program_code.bad_fake_step(e(msg.format(64, 1, 64)), "aten::mm") is None
-    assert program_code.bad_fake_step(e(msg.format(64, 1, 64)), None) is None
+    assert custom_op_code.bad_fake_step(e(msg.format(64, 1, 64)), "aten::mm") is None
+    assert custom_op_code.bad_fake_step(e(msg.format(64, 1, 64)), None) is None
 
 
 def test_size_pinned_by_float_math_names_the_line_and_integer_arithmetic(tmp_path):
@@ -2119,7 +2119,7 @@ def test_a_custom_op_writing_its_input_with_empty_mutates_args_is_named_before_b
     argument and the declaration fix (the caches ignore mutates_args: a fresh cache), which matches eager (an edited
     copy).
     An op that writes only a clone is not named."""
-    from cdlib.decide.program_code import undeclared_mutations
+    from cdlib.decide.custom_op_code import undeclared_mutations
     prog = program("custom_op_undeclared_mutation.py")
     d, _ = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog,
                     env={"TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "c1")}, timeout=600)
@@ -2209,13 +2209,13 @@ def test_a_python_kernel_for_an_aten_op_that_reads_data_is_named_not_the_model_l
 def test_aten_overrides_are_the_aten_librarys_impls_only(tmp_path):
     """Review of 0.33.98: an impl on the program's own library (mylib.impl("gelu", ...)) was read as an aten override
     whenever the file named Library("aten"; the qualified name ("aten::tanh") and the decorator form were missed."""
-    from cdlib.decide import program_code
+    from cdlib.decide import custom_op_code
     src = tmp_path / "ovr.py"
     src.write_text('import torch\naten = torch.library.Library("aten", "IMPL")\n'
                    'mylib = torch.library.Library("mylib", "DEF")\nmylib.define("gelu(Tensor x) -> Tensor")\n'
                    'mylib.impl("gelu", lambda x: x, "CPU")\naten.impl("aten::tanh", lambda x: x, "AutogradCPU")\n'
                    '@torch.library.impl("aten::sigmoid", "AutogradCPU")\ndef sig(x):\n    return x\n')
-    found = sorted((op, line, kernel) for _, line, op, kernel in program_code.aten_overrides([str(src)]))
+    found = sorted((op, line, kernel) for _, line, op, kernel in custom_op_code.aten_overrides([str(src)]))
     assert found == [("sigmoid", 7, "sig"), ("tanh", 6, "lambda x: x")], found
 
 

@@ -97,7 +97,7 @@ class ErrorInfo:
     guard_site: dict | None = None  # export: {guard, location, fake_kernel} of the program's line that added the guard
                                     # a suggested fix bounds (the trace's guard_added events)
     fake_elsewhere: dict | None = None  # a custom op's fake kernel in a module the program never imports:
-                                        # {op, file, line, importers} (program_code.unimported_fakes)
+                                        # {op, file, line, importers} (custom_op_code.unimported_fakes)
 
 
 def raised_break(err):

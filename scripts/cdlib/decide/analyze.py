@@ -10,8 +10,9 @@ from ..read import trace as tracemod
 from .analyze_dynamo import breaks_from_errors, fake_kernel_errors, _graph_breaks, next_steps as _dynamo_next_steps
 from .analyze_recompiles import RESUME_RE, function_info as _function_info, _recompiles
 from .analyze_errors import _eager_printed_lines, _error_steps, _errors
-from .program_code import (script_calls, custom_op_mutation, explain_calls, export_advice, export_calls, export_guard_sites,
-                           marks_not_on_input, program_files, unimported_fakes)
+from .custom_op_code import custom_op_mutation, unimported_fakes
+from .program_code import (script_calls, explain_calls, export_advice, export_calls, export_guard_sites,
+                           marks_not_on_input, program_files)
 from ..run import proc
 from ..read.frames import display_path, innermost_user, is_user_file, loc as _loc, parse_exception, strip_rank_prefix
 from ..cmdline import (cli_command, local_imports as _local_imports, script_of as _script_of, script_source, scripts_of,

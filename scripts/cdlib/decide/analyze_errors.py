@@ -4,7 +4,7 @@ data-dependent ops, accuracy). No torch import here."""
 import os
 import re
 
-from . import accuracy_judge, knowledge, printed, program_code, semantics, verdict
+from . import accuracy_judge, custom_op_code, knowledge, printed, program_code, semantics, verdict
 from .analyze_dynamo import GB_URL_RE
 from .export import divisible_advice, unproven_guard_advice
 from ..run import proc
@@ -280,7 +280,7 @@ def _error_steps(rep, target_str, cli):
         msg = _first_lines(inner.get("message") or e.message, 1, 200)
         at = v.get("location") if i == 0 and v.get("location") else (
             f"{os.path.basename(e.location.file)}:{e.location.line}" if e.location and e.location.line else None)
-        op = program_code.op_name(e) if e.side == "custom_op" else None
+        op = custom_op_code.op_name(e) if e.side == "custom_op" else None
         if i == 0 and kind in verdict.USER_SIDE:
             if e.category == "syntax_error":
                 why = f"fix the syntax error at {at}: {re.sub(r' [(][^()]*:[0-9]+[)]$', '', msg)}"
@@ -370,7 +370,7 @@ def _error_steps(rep, target_str, cli):
                                  "an index out of range)", "skill": "overview", "command": None})
         if i == 0 and kind == "compile_only" and (e.source == "signal" or rep.signal) and rep.graphs:
             # compiled code ran (a graph), so a fake kernel may have sized it (review: not for 0 graphs)
-            fakes = program_code.fake_kernels(rep)
+            fakes = custom_op_code.fake_kernels(rep)
             if fakes:   # a crash only compiled, and the program declares output shapes itself: check those first
                 where_ = ", ".join(f"{os.path.basename(p)}:{ln} ({name})" for p, ln, name in fakes[:3])
                 steps.append({"why": f"the program registers fake kernels ({where_}): compiled code is sized by "
@@ -393,7 +393,7 @@ def _error_steps(rep, target_str, cli):
             if e.category in ("traced_data_access", "custom_op_kernel_autograd"):
                 e.next_command = None
             bare = "" if "::" in (op or "") and not op.startswith("aten::") else (op or "").split("::")[-1].split(".")[0]
-            over = [x for x in program_code.aten_overrides(program_code.program_files(rep)) if x[2] == bare] \
+            over = [x for x in custom_op_code.aten_overrides(program_code.program_files(rep)) if x[2] == bare] \
                 if e.category == "traced_data_access" and bare else []
             if over:   # PyTorch's own op with a Python kernel of the program's: that kernel reads the data
                 p_, ln, _, kernel = over[0]
@@ -404,7 +404,7 @@ def _error_steps(rep, target_str, cli):
             if e.category == "custom_op_kernel_autograd":   # the row's advice holds the fixes and the workaround
                 why = f"{e.title}: {e.advice}"
             if e.category == "triton_kernel_on_cpu":
-                defs = program_code.triton_op_defs(program_code.program_files(rep))
+                defs = custom_op_code.triton_op_defs(program_code.program_files(rep))
                 at = ", ".join(f"{os.path.basename(f)}:{i}" for f, i in defs[:3])
                 why = ("branch on the device inside the triton_op's body" + (f" ({at})" if at else "") + ": plain torch "
                        "ops when the inputs are not on CUDA, the Triton launch only on CUDA (torch.compile traces the "
@@ -431,7 +431,7 @@ def _error_steps(rep, target_str, cli):
                 why = knowledge.advice("custom_op_dtype_mismatch", op=op or "the custom op", fake=dt.group(1),
                                        real=dt.group(2))
             elif e.category == "custom_op_bad_fake":
-                why = program_code.bad_fake_step(e, op) or why
+                why = custom_op_code.bad_fake_step(e, op) or why
             steps.append({"why": why, "skill": e.skill, "command": None})
             continue
         if e.category == "dynamo_internal_error" and kind == "compile_only" and e.location and e.location.code \
@@ -483,7 +483,7 @@ def _error_steps(rep, target_str, cli):
                                  else knowledge.advice("data_dependent_under_compile"), "skill": "trace-dynamo",
                           "command": None})
             continue
-        fake = program_code.fake_kernel_of(rep, inner.get("op")) \
+        fake = custom_op_code.fake_kernel_of(rep, inner.get("op")) \
             if e.category == "fake_tensor_error" and i == 0 and kind in ("compile_only", "not_checked") else None
         if fake:
             # the program's own fake kernel raised while Dynamo traced the op (blind A/B batch 40: it ran the real
@@ -545,7 +545,7 @@ def _error_steps(rep, target_str, cli):
                           "decides": True})
             continue
         if e.fake_elsewhere:   # the op's fake kernel is in a module of the program's folder it never imports
-            e.advice = program_code.fake_elsewhere_words(e.fake_elsewhere, program_code.scripts_of(rep.command)[0])
+            e.advice = custom_op_code.fake_elsewhere_words(e.fake_elsewhere, program_code.scripts_of(rep.command)[0])
             e.next_command = None
             steps.append({"why": e.advice, "skill": None, "command": None, "decides": True})
             continue

@@ -1,7 +1,7 @@
-"""What the program's own source says about an error: its files, its custom ops (their fake kernels, an
-in-place write declared as no mutation), its export calls and the line that added an export guard, a compiled
-function that returns a generator. Read by analyze_errors (the error rows' next steps), analyze and runs.
-No torch import."""
+"""What the program's own source says about an error: its files, its export calls and the line that added an
+export guard, a mark_dynamic that never reached the compiled input, a compiled function that returns a generator,
+precision settings, explain() calls, captured reads. Read by analyze_errors (the error rows' next steps), analyze
+and runs; its custom ops are read in custom_op_code. No torch import."""
 import os
 import re
 
@@ -9,8 +9,6 @@ from . import knowledge
 from .export import dim_bounds
 from ..read.frames import is_user_file, library_of, loc as _loc, src_line as _src_line
 from ..cmdline import launched_scripts, local_imports as _local_imports, scripts_of
-
-_OP_RE = re.compile(r"CustomOpDef\(([\w:.]+)\)|backward through ([\w.]+) but|op: torch\.ops\.([\w.]+)|for <OpOverload\(op='([\w:.]+)'")
 
 _GUARD_CMP_RE = re.compile(r"^\s*(\w+)\s*(>=|>|<=|<)\s*(\d+)\s*$")
 _SPECIALIZE_FIX_RE = re.compile(r"^\s*(\w+) = (\d+)\s*$")   # PyTorch's suggested fix `frames = 256`: a static dim
@@ -118,11 +116,7 @@ def guard_site_words(site):
     return s + "."
 
 
-_TORCH_OPS_RE = re.compile(r"torch\.ops\.(\w+)\.(\w+)")
-_BARE_OP_RE = re.compile(r"^\s*(\w+)\.(\w+)\.(default|\w+)\s*$", re.M)   # UnsupportedOperatorException: ns.op.default
-
-
-def _import_closure(scripts, limit=60):
+def import_closure(scripts, limit=60):
     """The scripts and every module of their own they import, transitively (cmdline.local_imports)."""
     seen, todo = [], list(scripts)
     while todo and len(seen) < limit:
@@ -148,7 +142,7 @@ def marks_not_on_input(rep, tr):
               if m and c.get("kind") == "shape" and not c.get("expected")]
     if not causes:
         return
-    calls = never_ran.mark_dynamic_calls(_import_closure(scripts_of(rep.command or [])))
+    calls = never_ran.mark_dynamic_calls(import_closure(scripts_of(rep.command or [])))
     for fr, c, dim in causes:
         hit = [x for x in calls if x[3] is None or dim in x[3]]
         if hit:
@@ -156,108 +150,6 @@ def marks_not_on_input(rep, tr):
             c["mark_lost"] = (path, line, code)
             c["fix"] = knowledge.advice("mark_dynamic_not_on_input", where=f"{os.path.basename(path)}:{line}",
                                         code=code[:100], cause=c["cause"]) + " " + c["fix"]
-
-
-def unimported_fakes(rep):
-    """Custom ops that had no fake kernel in the run (torch.export's UnsupportedOperatorException `ns.op.default`,
-    Dynamo's GB0090 break at the op's call through torch's op namespace) whose fake kernel the program's own folder registers in a
-    module the program never imports (blind A/B batch 35: ctr_ops_meta.py held them and only the tests imported
-    it). Sets e.fake_elsewhere on such errors ({op, file, line, importers}) and the fix of such breaks. Only the
-    .py files next to the program's scripts are read (at most 300)."""
-    scripts = scripts_of(rep.command or [])
-    if not scripts:
-        return
-    wanted = {}   # "ns::op" -> [objects that lack its fake]
-    for e in rep.errors:
-        if e.type == "UnsupportedOperatorException" or e.category == "custom_op_no_fake":
-            m = _BARE_OP_RE.search(e.message or "") or _TORCH_OPS_RE.search((e.message or "") + (
-                e.location.code or "" if e.location else ""))
-            name = f"{m.group(1)}::{m.group(2)}" if m else op_name(e)
-            if name and "::" in name:
-                wanted.setdefault(name, []).append(e)
-    for b in rep.graph_breaks:
-        m = b.gb_id == "GB0090" and b.location and _TORCH_OPS_RE.search(b.location.code or "")
-        if m:
-            wanted.setdefault(f"{m.group(1)}::{m.group(2)}", []).append(b)
-    if not wanted:
-        return
-    from ..read import never_ran
-    imported = set(_import_closure(scripts))
-    dirs = dict.fromkeys(os.path.dirname(os.path.realpath(f)) for f in scripts)
-    files = [os.path.join(d, n) for d in dirs for n in sorted(os.listdir(d)) if n.endswith(".py")][:300]
-    candidates = [f for f in files if os.path.realpath(f) not in imported and _mentions_fake(f)]
-    for path, node, name in never_ran._fake_defs(candidates):
-        for obj in wanted.get(name, []):
-            mod = os.path.splitext(os.path.basename(path))[0]
-            importers = [os.path.basename(f) for f in files if f != path and mod in
-                         {os.path.splitext(os.path.basename(x))[0] for x in _local_imports(f)}]
-            fe = {"op": name, "file": path, "line": node.lineno, "importers": importers[:3]}
-            if hasattr(obj, "fake_elsewhere"):   # an error
-                obj.fake_elsewhere = fe
-            else:                                # a GB0090 break: its fix says where the fake kernel is
-                obj.fix = {**(obj.fix or {}), "category": "custom op whose fake kernel is never imported",
-                           "fix": fake_elsewhere_words(fe, scripts[0])}
-
-
-def _mentions_fake(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            text = f.read(500_000)
-    except OSError:
-        return False
-    return any(w in text for w in ("register_fake", "impl_abstract", "register_meta"))
-
-
-def fake_elsewhere_words(fe, script):
-    """The fix for a fake kernel registered in a module the program never imports (knowledge/advice.yaml)."""
-    mod = os.path.splitext(os.path.basename(fe["file"]))[0]
-    return knowledge.advice("fake_kernel_not_imported", op=fe["op"], where=f"{os.path.basename(fe['file'])}:{fe['line']}",
-                            mod=mod, script=os.path.basename(script or "your script"),
-                            importers=(" (only " + ", ".join(fe["importers"]) + " imports it)") if fe["importers"] else "")
-
-
-def op_name(e):
-    m = _OP_RE.search((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
-    name = next((g for g in m.groups() if g), None) if m else None
-    if name and "::" not in name and name.count(".") >= 1:  # corpus.sq.default -> corpus::sq
-        ns, op = name.split(".")[:2]
-        name = f"{ns}::{op}"
-    return name or (e.inner or {}).get("op")
-
-
-# inductor's assert_size_stride (torch/csrc/dynamo/guards.cpp): the real output's size/stride first, then the
-# fake kernel's: "expected size 64==64, stride 128==1 at dim=1; ..."
-_SIZE_STRIDE_RE = re.compile(r"expected size (\d+)==(\d+), stride (\d+)==(\d+) at dim=(\d+)")
-
-def bad_fake_step(e, op):
-    """The fix of a fake kernel whose output strides (or sizes) differ from the real kernel's, read from
-    inductor's size/stride check; None when the message has no such check."""
-    found = _SIZE_STRIDE_RE.findall((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
-    if not found or not op or op.startswith("aten"):   # torch's own op: not a custom op's registration
-        return None
-    name = op
-    dims = ", ".join(f"dim {d}: real {rs} vs fake {fs}" for _, _, rs, fs, d in found[:4])
-    if all(rz == fz for rz, fz, *_ in found):
-        # which side is row-major (strides falling with the dim) over the dims reported
-        desc = lambda v: all(a >= b for a, b in zip(v, v[1:]))   # noqa: E731
-        real, fake = [int(f[2]) for f in found], [int(f[3]) for f in found]
-        if desc(real) and not desc(fake):
-            how = ("the real kernel returns a new contiguous tensor (numpy, .contiguous()) while the fake copies "
-                   "its input's layout (torch.empty_like(x) on a transposed or sliced input): return "
-                   "x.new_empty(x.shape) from the fake")
-        elif desc(fake) and not desc(real):
-            how = ("the fake promises a contiguous tensor while the real kernel returns its input's layout (a "
-                   "clone or view of a transposed input): return .contiguous() from the real kernel, or "
-                   "torch.empty_like(x) from the fake")
-        else:
-            how = "make the fake build its output with the strides the real kernel returns"
-        return (f"the fake kernel of {name} promises other strides than its real kernel returns ({dims}): {how}. "
-                "opcheck with contiguous samples only passes, so add a non-contiguous one: "
-                f"torch.library.opcheck(op, (x.transpose(1, 2),)). Then note that {knowledge.advice('stale_compile_cache')}")
-    sizes = ", ".join(f"dim {d}: real {rz} vs fake {fz}" for rz, fz, _, _, d in found[:4] if rz != fz)
-    return (f"the fake kernel of {name} promises other sizes than its real kernel returns ({sizes}): compute the "
-            "output shape in the fake kernel as the real one does; check with torch.library.opcheck(op, args). "
-            f"Then note that {knowledge.advice('stale_compile_cache')}")
 
 def read_text(path):
     """A run's output file as text ("" when there is none)."""
@@ -354,61 +246,6 @@ def export_calls(rep, err):
     return calls
 
 
-def fake_kernels(rep):
-    from ..read import never_ran
-    return never_ran.fake_kernels(program_files(rep))
-
-
-def fake_kernel_of(rep, op):
-    """(path, line) of the fake kernel the program registers for op (as a fake-tensor error names it,
-    "ns.name.overload", or "ns::name"), else None; torch's own namespaces are never the program's."""
-    parts = re.split(r"::|\.", op or "")
-    if len(parts) < 2 or parts[0] in ("aten", "prims", "torch"):
-        return None
-    ns, name = parts[0], parts[1]
-    for path, line, reg in fake_kernels(rep):
-        if reg.split("::")[-1].split(".")[-1] == name and ("::" not in reg or reg.split("::")[0] == ns):
-            return path, line
-    return None
-
-
-def custom_op_mutation(files):
-    """(op name, Location, arg) of a custom op declared with mutates_args=() whose body changes an
-    argument in place (x.add_(...), x[...] = ..., x.copy_(...)); None when there is none."""
-    import ast
-    for path in files:
-        try:
-            with open(path, encoding="utf-8") as f:
-                tree = ast.parse(f.read())
-        except (OSError, SyntaxError, ValueError):
-            continue
-        for fn in ast.walk(tree):
-            if not isinstance(fn, ast.FunctionDef):
-                continue
-            for dec in fn.decorator_list:
-                if not (isinstance(dec, ast.Call) and getattr(dec.func, "attr", getattr(dec.func, "id", "")) == "custom_op"):
-                    continue
-                kw = {k.arg: k.value for k in dec.keywords}
-                ma = kw.get("mutates_args")
-                if not (isinstance(ma, (ast.Tuple, ast.List, ast.Set)) and not ma.elts):
-                    continue
-                params = {a.arg for a in fn.args.args}
-                for node in ast.walk(fn):
-                    tgt = None
-                    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                            and node.func.attr.endswith("_") and not node.func.attr.startswith("_") \
-                            and isinstance(node.func.value, ast.Name) and node.func.value.id in params:
-                        tgt = node.func.value.id
-                    elif isinstance(node, (ast.Assign, ast.AugAssign)):
-                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]):
-                            if isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name) and t.value.id in params:
-                                tgt = t.value.id
-                    if tgt:
-                        name = dec.args[0].value if dec.args and isinstance(dec.args[0], ast.Constant) else fn.name
-                        return name, _loc(path, node.lineno, fn.name), tgt
-    return None
-
-
 def returns_generator(graphs):
     """("`start` (sampler.py:71)", "`_denoise`, sampler.py:80") when a compiled function is a generator or returns
     a call to a generator function defined in the same file (Dynamo runs it to its end while tracing), else None."""
@@ -498,272 +335,4 @@ def captured_reads(rep):
             elif where and (".item()" in ln or "_local_scalar_dense" in ln) and is_user_file(where[0]) \
                     and where not in out:
                 out.append(where)
-    return out
-
-
-_FORWARD_AD = re.compile(r"\b(?:func\.jvp|jacfwd|forward_ad|functional\.jvp|linearize)\b")
-
-
-def custom_jvps_under_forward_ad(files):
-    """[(path, line, class)] of the torch.autograd.Function subclasses with their own `jvp` in a program that uses
-    forward-mode AD (torch.func.jvp / jacfwd / linearize, torch.autograd.forward_ad): under torch.compile Dynamo
-    traces such a Function's forward and differentiates that, without its jvp (pytorch#192985, open on 2.15.0)."""
-    import ast
-    texts = {f: read_text(f) for f in files}
-    if not any(_FORWARD_AD.search(t) for t in texts.values()):
-        return []
-    out = []
-    for f, text in texts.items():
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        for n in ast.walk(tree):
-            if isinstance(n, ast.ClassDef) and any(ast.unparse(b).split(".")[-1] == "Function" for b in n.bases) \
-                    and any(isinstance(m, ast.FunctionDef) and m.name == "jvp" for m in n.body):
-                out.append((f, n.lineno, n.name))
-    return out
-
-
-def scalar_custom_ops(files):
-    """[(path, line, name)] of the custom ops (@torch.library.custom_op) declared to return a Python number
-    (`-> float`, `-> int`, `-> bool`): under torch.compile the call's result is its fake kernel's value at trace
-    time, a constant in the graph, and the real op's result is dropped."""
-    import ast
-    out = []
-    for f in files:
-        try:
-            tree = ast.parse(read_text(f))
-        except (SyntaxError, ValueError):
-            continue
-        for n in ast.walk(tree):
-            if isinstance(n, ast.FunctionDef) and n.returns is not None \
-                    and ast.unparse(n.returns) in ("float", "int", "bool") \
-                    and any(isinstance(d, ast.Call) and ast.unparse(d.func).split(".")[-1] == "custom_op"
-                            for d in n.decorator_list):
-                name = next((a.value for d in n.decorator_list if isinstance(d, ast.Call) for a in d.args[:1]
-                             if isinstance(a, ast.Constant) and isinstance(a.value, str)), n.name)
-                out.append((f, n.lineno, name))
-    return out
-
-
-_VIEWS = ("numpy", "detach", "view", "data", "reshape", "view_as", "__array__", "cpu", "t", "T", "mT", "transpose",
-          "permute", "squeeze", "unsqueeze", "expand", "narrow", "select", "unflatten")
-
-
-def _own_nodes(fn):
-    """The nodes of a function's body, nested functions and lambdas left out."""
-    import ast
-    todo, out = list(fn.body), []
-    while todo:
-        n = todo.pop()
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
-            continue
-        out.append(n)
-        todo.extend(ast.iter_child_nodes(n))
-    return out
-
-
-def _custom_op_decorator(fn):
-    """(the @torch.library.custom_op(...) decorator call of a def, its mutates_args node), or (None, None)."""
-    import ast
-    deco = next((d for d in fn.decorator_list if isinstance(d, ast.Call)
-                 and ast.unparse(d.func).split(".")[-1] == "custom_op"), None)
-    return deco, next((k.value for k in (deco.keywords if deco else []) if k.arg == "mutates_args"), None)
-
-
-def undeclared_mutations(files):
-    """[(path, line, name, arg)] of the custom ops (@torch.library.custom_op) declared with an empty mutates_args that
-    appear to write one of their Tensor arguments in place: `x.add_(...)`, `x[...] = ...`, or through a view or NumPy
-    array of it (`arr = x.detach().cpu().numpy()` then `np.divide(..., out=arr)`, `row = x[0]; row.zero_()`). A name
-    ever rebound to something else (`x = x.clone()`) is not followed, nor are nested functions (review of batch 47): a
-    reading of the code, to confirm with torch.library.opcheck (blind A/B batch 47: a row normalization in NumPy)."""
-    import ast
-    out = []
-    for f in files:
-        try:
-            tree = ast.parse(read_text(f))
-        except (SyntaxError, ValueError):
-            continue
-        for n in ast.walk(tree):
-            if not isinstance(n, ast.FunctionDef):
-                continue
-            deco, mut = _custom_op_decorator(n)
-            if deco is None or not (isinstance(mut, (ast.Tuple, ast.List)) and not mut.elts):
-                continue
-            body = _own_nodes(n)
-
-            def base_of(e):   # the name an expression is a view of (through view methods and indexing), or None
-                while True:
-                    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr in _VIEWS:
-                        e = e.func.value
-                    elif isinstance(e, ast.Attribute) and e.attr in _VIEWS:
-                        e = e.value
-                    elif isinstance(e, ast.Subscript):
-                        e = e.value
-                    else:
-                        return e.id if isinstance(e, ast.Name) else None
-            tensors = [a.arg for a in n.args.args if a.annotation is not None
-                       and re.fullmatch(r"(?:torch\.)?Tensor|Optional\[(?:torch\.)?Tensor\]", ast.unparse(a.annotation))]
-            assigns = {}
-            for st in body:
-                if isinstance(st, ast.Assign):
-                    for t in st.targets:
-                        if isinstance(t, ast.Name):
-                            assigns.setdefault(t.id, []).append(st.value)
-            alias = {a: a for a in tensors if a not in assigns}   # an argument rebound (x = x.clone()) is not followed
-            for _ in range(3):   # views of views
-                for name, values in assigns.items():
-                    bases = {base_of(v) for v in values}
-                    if name not in alias and len(values) == 1 and bases <= set(alias) and bases:
-                        alias[name] = alias[bases.pop()]
-            hit = None
-            for st in body:
-                if isinstance(st, ast.Call) and isinstance(st.func, ast.Attribute) and st.func.attr.endswith("_") \
-                        and not st.func.attr.endswith("__") and st.func.attr != "requires_grad_" \
-                        and base_of(st.func.value) in alias:
-                    hit = alias[base_of(st.func.value)]
-                elif isinstance(st, ast.Call) and any(k.arg == "out" and base_of(k.value) in alias for k in st.keywords):
-                    hit = next(alias[base_of(k.value)] for k in st.keywords if k.arg == "out" and base_of(k.value) in alias)
-                elif isinstance(st, (ast.Assign, ast.AugAssign)):
-                    for t in (st.targets if isinstance(st, ast.Assign) else [st.target]):
-                        if isinstance(t, ast.Subscript) and base_of(t) in alias:
-                            hit = alias[base_of(t)]
-                if hit:
-                    break
-            if hit:
-                name = next((a.value for a in deco.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)),
-                            n.name)
-                out.append((f, n.lineno, name, hit))
-    return out
-
-
-def triton_op_defs(files):
-    """[(path, line)] of the program's torch.library.triton_op definitions."""
-    return [(f, i) for f in files for i, ln in enumerate(read_text(f).splitlines(), 1)
-            if re.search(r"\btriton_op\(", ln) and not ln.lstrip().startswith("#")]
-
-
-def aten_overrides(files):
-    """[(path, line, op, kernel)] of the program's Python kernels for PyTorch's own ops: `lib.impl("tanh", fn,
-    "AutogradCPU")` on a name bound to torch.library.Library("aten", ...), or @torch.library.impl("aten::tanh", ...)
-    on a def (blind A/B batch 48: a NumPy tanh for aten::tanh on AutogradCPU; torch.compile runs such a kernel on fake
-    tensors, pytorch#139707)."""
-    import ast
-    out = []
-    for path in files:
-        text = read_text(path)
-        if "aten" not in text:
-            continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        libs = set()
-        for n in ast.walk(tree):   # lib = torch.library.Library("aten", "IMPL") (also self._lib = ..., global _lib)
-            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) \
-                    and ast.unparse(n.value.func).split(".")[-1] == "Library" and n.value.args \
-                    and isinstance(n.value.args[0], ast.Constant) and n.value.args[0].value == "aten":
-                libs.update(ast.unparse(t) for t in n.targets)
-        for n in ast.walk(tree):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "impl" and n.args \
-                    and ast.unparse(n.func.value) in libs and isinstance(n.args[0], ast.Constant) \
-                    and isinstance(n.args[0].value, str):
-                kernel = ast.unparse(n.args[1]) if len(n.args) > 1 else "?"
-                out.append((path, n.lineno, _aten_op(n.args[0].value), kernel))
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                for d in n.decorator_list:
-                    if isinstance(d, ast.Call) and ast.unparse(d.func).endswith("library.impl") and d.args \
-                            and isinstance(d.args[0], ast.Constant) and str(d.args[0].value).startswith("aten::"):
-                        out.append((path, d.lineno, _aten_op(d.args[0].value), n.name))
-    return out
-
-
-def _aten_op(name):
-    """The bare op of an aten op name: "aten::tanh", "tanh.out" -> "tanh"."""
-    return name.split("::")[-1].split(".")[0]
-
-
-def _clone_source(e):
-    """The expression a clone was taken from (`x.clone()`, `x.detach().clone()`, `torch.clone(x)`, `self.state.clone()`),
-    unparsed, or None."""
-    import ast
-    if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and e.func.attr == "clone" and not e.args:
-        base = e.func.value
-    elif isinstance(e, ast.Call) and ast.unparse(e.func) == "torch.clone" and len(e.args) == 1:
-        base = e.args[0]
-    else:
-        return None
-    while isinstance(base, ast.Call) and isinstance(base.func, ast.Attribute) and base.func.attr == "detach" \
-            and not base.args:
-        base = base.func.value
-    return ast.unparse(base) if isinstance(base, (ast.Name, ast.Attribute)) else None
-
-
-def clone_into_mutating_op(files):
-    """[(path, line, op, clone, source)] of calls to the program's own mutating custom ops (@torch.library.custom_op with
-    a non-empty mutates_args, called by its function name or torch.ops.ns.name) that pass a clone to an argument the op
-    only reads and the tensor it was cloned from to one it writes (`raw = x.clone()` then `op_(raw, x)` with
-    mutates_args=("dst",)): under grad mode Inductor can drop the clone and reinplace, so the op reads the buffer it
-    writes (pytorch#198031, open; blind A/B batch 49). A clone passed as the written output (`out = x.clone();
-    op_(out, x)` writing out) is the safe pattern: not listed (review of 0.33.105)."""
-    import ast
-    trees = []
-    for f in files:
-        try:
-            trees.append((f, ast.parse(read_text(f))))
-        except (SyntaxError, ValueError):
-            continue
-    ops = {}   # call name -> (parameter names, the mutated ones; None: not read from the code)
-    for _, tree in trees:
-        for n in ast.walk(tree):
-            if not isinstance(n, ast.FunctionDef):
-                continue
-            deco, mut = _custom_op_decorator(n)
-            if deco is None or mut is None or (isinstance(mut, (ast.Tuple, ast.List)) and not mut.elts):
-                continue
-            params = [a.arg for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs]
-            if isinstance(mut, (ast.Tuple, ast.List)) and all(isinstance(x, ast.Constant) for x in mut.elts):
-                mutated = {str(x.value) for x in mut.elts}
-            elif isinstance(mut, ast.Constant) and isinstance(mut.value, str) and mut.value != "unknown":
-                mutated = {mut.value}
-            else:
-                mutated = None   # "unknown" or computed: every tensor argument may be written
-            names = [n.name]
-            if deco.args and isinstance(deco.args[0], ast.Constant) and "::" in str(deco.args[0].value):
-                ns, name = str(deco.args[0].value).split("::", 1)
-                names += [f"torch.ops.{ns}.{name}", f"torch.ops.{ns}.{name}.default"]
-            for nm in names:
-                ops[nm] = (params, mutated)
-    out = []
-    for f, tree in trees if ops else []:
-        for fn in ast.walk(tree):
-            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                continue
-            clones = {}   # (an inline clone needs none: ops is enough to look at the calls)
-            for st in ast.walk(fn):
-                if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
-                    src = _clone_source(st.value)
-                    if src:
-                        clones[st.targets[0].id] = src
-            for c in ast.walk(fn):
-                if not (isinstance(c, ast.Call) and ast.unparse(c.func) in ops):
-                    continue
-                params, mutated = ops[ast.unparse(c.func)]
-                bound = {}   # parameter -> the argument's node
-                for i, a in enumerate(c.args):
-                    bound[params[i] if i < len(params) else f"#{i}"] = a
-                for k in c.keywords:
-                    if k.arg:
-                        bound[k.arg] = k.value
-                written = {ast.unparse(v) for p, v in bound.items() if mutated is None or p in mutated}
-                read = [v for p, v in bound.items() if mutated is not None and p not in mutated]
-                texts = {ast.unparse(v) for v in read}
-                for clone, src in clones.items():
-                    if src in written and (clone in texts or (mutated is None and clone in written)):
-                        out.append((f, c.lineno, ast.unparse(c.func), clone, src))
-                for v in read:   # a clone made in the call itself: op_(x.clone(), x) (review of 0.33.110)
-                    src = _clone_source(v)
-                    if src and src in written:
-                        out.append((f, c.lineno, ast.unparse(c.func), ast.unparse(v), src))
     return out

@@ -12,8 +12,8 @@ from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar
     _run_changed, check_caches_off, check_compile_raised, check_dynamo_alone, check_fastpath
 from .analyze import _next_steps, analyze, apply_verdict, compile_switches
 from .analyze_errors import _first_lines, compile_data_dependent
-from .program_code import (clone_into_mutating_op, custom_jvps_under_forward_ad, program_files as _program_files, read_text as _read_text,
-                           scalar_custom_ops, undeclared_mutations)
+from .custom_op_code import clone_into_mutating_op, custom_jvps_under_forward_ad, scalar_custom_ops, undeclared_mutations
+from .program_code import program_files as _program_files, read_text as _read_text
 from ..run import proc
 from ..read import trace as tracemod
 from ..read.frames import innermost_user, parse_exception, parse_py_frames, strip_rank_prefix
