@@ -347,7 +347,7 @@ def test_weights_reader_skips_a_run_that_loaded_constants(tmp_path):
     """The reader behind that verdict: a package with weights on disk is named unless the run called load_constants
     (load_pt2(..., load_weights_from_disk=True) does), and a plain package (weights in the .so) is never named."""
     import json
-    from cdlib.decide.runs import _weights_not_loaded
+    from cdlib.decide.aoti_input_check import _weights_not_loaded
     on_disk, plain = tmp_path / "a.pt2", tmp_path / "b.pt2"
     with zipfile.ZipFile(on_disk, "w") as z:
         for n in ("a/data/weights/weight_0", "a/data/aotinductor/model/weights_config.json",

@@ -421,7 +421,7 @@ def test_a_gate_that_fails_without_compile_gets_no_accuracy_step(tmp_path):
     forward: it fails the same way without torch.compile. Its failing check printed 2044 vs 2043 mismatched
     elements in the two runs, and --vs-eager added "measure every compiled graph" (accuracy) as a second
     step. A program that fails without torch.compile gets no accuracy step; the difference says why."""
-    from cdlib.decide import runs
+    from cdlib.decide import vs_eager
     from cdlib.report import Report
     line = "[FAIL] value: Tensor-likes are not close! Mismatched elements: {} / 2048 (99.8%)\nPARITY GATE: FAIL\n"
     (tmp_path / "eager.out").write_text(line.format(2043))
@@ -430,17 +430,17 @@ def test_a_gate_that_fails_without_compile_gets_no_accuracy_step(tmp_path):
                  verdict={"kind": "fails_eager_too", "eager": {"exit_code": 1}},
                  next_steps=[{"why": "fix your program: exit 1: PARITY GATE: FAIL", "skill": "overview", "command": None}])
     os.makedirs(tmp_path / "trace")
-    runs._compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), line.format(2044), 60, {})
+    vs_eager.compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), line.format(2044), 60, {})
     assert rep.vs_eager["differ"] and "both runs fail" in rep.vs_eager["verdict"], rep.vs_eager
     assert len(rep.next_steps) == 1 and not any(" accuracy -- " in (s.get("command") or "") for s in rep.next_steps)
     # a large difference is measured even when both runs fail (a gate that fails both ways can hide a miscompile)
     rep.vs_eager, rep.next_steps = None, rep.next_steps[:1]
-    runs._compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), line.format(900), 60, {})
+    vs_eager.compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), line.format(900), 60, {})
     assert any(" accuracy -- " in (s.get("command") or "") for s in rep.next_steps), rep.next_steps
     rep.next_steps = rep.next_steps[:1]
     # a program that only fails compiled keeps the accuracy step
     rep.verdict["kind"], rep.vs_eager = "compile_only", None
-    runs._compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), line.format(2044), 60, {})
+    vs_eager.compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), line.format(2044), 60, {})
     assert any(" accuracy -- " in (s.get("command") or "") for s in rep.next_steps), rep.next_steps
 
 
@@ -665,7 +665,7 @@ def test_output_that_differs_in_text_with_graphs_as_close_as_eager_gets_a_next_s
     """Blind A/B batch 16: a parity gate failed only compiled with text lines ("feature not captured"); the
     accuracy-check run found the graphs as close to fp64 as eager and pointed at --vs-eager, and once that had
     run the report's Next was empty and the error still offered the --vs-eager run just made."""
-    from cdlib.decide import runs
+    from cdlib.decide import vs_eager
     from cdlib.report import ErrorInfo, Report
     (tmp_path / "eager.out").write_text("feat blocks.0 OK\nPARITY: PASS\n")
     os.makedirs(tmp_path / "trace")
@@ -676,14 +676,14 @@ def test_output_that_differs_in_text_with_graphs_as_close_as_eager_gets_a_next_s
                  artifacts={"eager_check_stdout": str(tmp_path / "eager.out"), "trace_dir": str(tmp_path / "trace")},
                  verdict={"kind": "compile_only", "eager": {"exit_code": 0}, "accuracy": {"next": "vs_eager"}},
                  next_steps=[{"why": "compare what the program prints", "skill": "overview", "command": vs}])
-    runs._compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), "feat blocks.0 FAIL not captured\nPARITY: FAIL\n", 60, {})
+    vs_eager.compare_with_eager(rep, ["python", "gate.py"], str(tmp_path), "feat blocks.0 FAIL not captured\nPARITY: FAIL\n", 60, {})
     assert rep.vs_eager["differ"] and err.next_command is None, (rep.vs_eager, err.next_command)
     (step,) = rep.next_steps
     assert 'backend="aot_eager"' in step["why"] and "is_compiling()" in step["why"], step
     # where torch.compile never ran, both runs ran the same code: no class, no accuracy step (blind A/B batch 36)
     never = Report(command=["python", "gate.py"], run_dir=str(tmp_path), exit_code=1, artifacts=dict(rep.artifacts),
                    verdict={"kind": "before_compile"}, next_steps=[])
-    runs._compare_with_eager(never, ["python", "gate.py"], str(tmp_path), "feat blocks.0 FAIL not captured\nPARITY: FAIL\n",
+    vs_eager.compare_with_eager(never, ["python", "gate.py"], str(tmp_path), "feat blocks.0 FAIL not captured\nPARITY: FAIL\n",
                              60, {})
     assert "torch.compile never ran" in never.vs_eager["verdict"] and not never.next_steps, never.vs_eager
 
@@ -999,7 +999,7 @@ def test_an_ab_scripts_mismatch_printed_without_torch_compile_too_is_named(tmp_p
                            timeout=600)
     assert "MISMATCH" not in fixed.stdout, fixed.stdout
     # a check that passed, or a failure of something else, is not the program's own check failing (review of 0.33.114)
-    from cdlib.decide.runs import _own_check_fails_both
+    from cdlib.decide.vs_eager import _own_check_fails_both
     for ln in ("parity check: 0 mismatches", "ran 12 cases, 0 failed", "FAILED: 0", "mismatched elements: 0 / 4096",
                "Failed to import apex, using the torch LayerNorm"):
         assert _own_check_fails_both(ln, ln) is None, ln

@@ -1,6 +1,6 @@
 """Structured events of a target run -> report.Report: graphs, breaks, recompiles, errors, stats and
 next steps. analyze() works on an existing trace (a run's, a recorded fixture, another torch's);
-apply_verdict() refines a failed run with its eager re-run. The runs themselves are in runs.py.
+apply_verdict() refines a failed run with its eager re-run. The runs themselves are in runs.py (and vs_eager.py).
 No torch import here."""
 import os
 import re
