@@ -77,7 +77,7 @@ def test_a_value_reached_through_a_closure_is_named_as_torch_names_it():
     `dict(type(obj).__dict__)['__call__'].__closure__[0].cell_contents['blocks.0'] == 0`: it was filed as an
     argument-type change ("type(" inside the path) with "pass arguments of one type". It is an int value,
     named as torch's hint names it; torch's advice stays the hint."""
-    from cdlib.decide.analyze_recompiles import parse_guard_failure
+    from cdlib.decide.guard_failures import parse_guard_failure
     g = parse_guard_failure(
         "0/0: dict(type(self._modules['blocks']._modules['0'].forward.__kwdefaults__['_tap']).__dict__)['__call__']"
         ".__closure__[0].cell_contents['blocks.0'] == 0  # return self.head(x)  # vit.py:45 in forward "
@@ -93,7 +93,7 @@ def test_torchs_advice_in_a_guard_text_is_its_hint():
     """torch appends advice to a parameter's guard text; the report shows it whole as PyTorch's hint (the
     view clipped it to "Guard failed on a parameter…": blind A/B batch 8's Muon optimizer) and the kind's
     fix names force_parameter_static_shapes, not automatic dynamic."""
-    from cdlib.decide.analyze_recompiles import parse_guard_failure
+    from cdlib.decide.guard_failures import parse_guard_failure
     g = parse_guard_failure("0/7: tensor 'p' size mismatch at index 0. expected 64, actual 32. Guard failed on a "
                             "parameter, consider using torch._dynamo.config.force_parameter_static_shapes = False "
                             "to allow dynamism on parameters.")

@@ -5,7 +5,7 @@ import os
 import pytest
 from conftest import FIXTURES
 
-from cdlib.decide import analyze, analyze_recompiles
+from cdlib.decide import analyze, analyze_recompiles, guard_failures
 from cdlib.run import proc
 from cdlib.read import trace
 
@@ -119,8 +119,8 @@ def test_string_table_and_payloads(tmp_path):
 
 
 def test_plain_text_and_json_reasons():
-    assert analyze_recompiles.split_reasons('["0/0: a == 1", "0/1: b"]') == ["0/0: a == 1", "0/1: b"]
-    assert analyze_recompiles.split_reasons("0/0: GLOBAL_STATE changed: grad_mode ") == ["0/0: GLOBAL_STATE changed: grad_mode "]
+    assert guard_failures.split_reasons('["0/0: a == 1", "0/1: b"]') == ["0/0: a == 1", "0/1: b"]
+    assert guard_failures.split_reasons("0/0: GLOBAL_STATE changed: grad_mode ") == ["0/0: GLOBAL_STATE changed: grad_mode "]
 
 
 def test_library_break_chain_and_workarounds():
@@ -176,7 +176,7 @@ def test_recompile_causes_grouped_across_cache_entries():
 
 
 def test_guard_cause_names():
-    from cdlib.decide.analyze_recompiles import guard_cause
+    from cdlib.decide.guard_failures import guard_cause
     assert guard_cause("tensor 'L['x']' size mismatch at index 0. expected 2, actual 3", "shape") == "shape of `x` dim 0"
     assert guard_cause("tensor 'x' dtype mismatch. expected Float, actual Double", "dtype") == "dtype of `x`"
     assert guard_cause("GLOBAL_STATE changed: grad_mode ", "grad_mode") == "grad mode"

@@ -1209,7 +1209,7 @@ def test_a_carried_float_guard_is_read_in_both_forms():
     """torch 2.11 prints the guard on a float carried across a break as `___as_tensor(___stack2).item() ==
     0.09375` (seen on the GPU machine), 2.14+ as `___stack2 == 0.09375`: both are the graph_break_value kind."""
     from cdlib.decide import knowledge
-    from cdlib.decide.analyze_recompiles import guard_cause
+    from cdlib.decide.guard_failures import guard_cause
     for g in ("___stack2 == 0.0", "___as_tensor(___stack2).item() == 0.09375"):
         k = knowledge.guard_kind(g)["kind"]
         assert k == "graph_break_value" and guard_cause(g, k) == "value carried across the graph break (`___stack2`)"
@@ -1366,7 +1366,7 @@ def test_review_of_batch_16_rules_on_small_inputs(tmp_path, monkeypatch):
     from cdlib.decide import knowledge
     from cdlib.decide.analyze import compile_switches
     from cdlib.decide.analyze_dynamo import _OPTIMIZER_STEP_RE
-    from cdlib.decide.analyze_recompiles import parse_guard_failure
+    from cdlib.decide.guard_failures import parse_guard_failure
     from cdlib.read import never_ran
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sub").mkdir()
@@ -2243,7 +2243,7 @@ def test_a_dispatch_key_guard_names_inference_mode_against_no_grad():
     assert k["kind"] == "dispatch_keys" and "inference_mode" in k["fix"], k
     # the inference_mode advice only where the sets differ by the keys inference_mode drops (review of 0.33.101: a
     # conj() view got it); a Conjugate key gets resolve_conj, any other key the generic metadata fix
-    from cdlib.decide.analyze_recompiles import parse_guard_failure
+    from cdlib.decide.guard_failures import parse_guard_failure
     keys = "tensor 'x' dispatch key set mismatch. expected DispatchKeySet(CPU, BackendSelect, ADInplaceOrView, " \
            "AutogradCPU), actual DispatchKeySet({})"
     for actual, kind in (("CPU, BackendSelect", "dispatch_keys"),
@@ -2290,7 +2290,7 @@ def test_a_size_a_torch_function_reads_as_an_int_names_it_and_the_programs_call(
     assert c["specialized_at"]["line"] == 15 and not c["expected"], c   # the program's own F.max_pool1d call
     assert c["fix"].startswith("torch's `F.max_pool1d`") and "F.max_pool2d on x.unsqueeze(-2)" in c["fix"], c
     # through nn.MaxPool1d (a torch frame innermost, the program's call outside it): the torch frame is named
-    from cdlib.decide.analyze_recompiles import torch_op_specializations
+    from cdlib.decide.specializations import torch_op_specializations
     from cdlib.read import trace as tracemod
     tr = tracemod.parse(str(tmp_path / "r" / "trace"))
     assert not [k for k in torch_op_specializations(tr) if k[2:] == ("x", 2)]   # here the program's line is innermost
