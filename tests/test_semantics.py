@@ -24,10 +24,11 @@ VERDICT = {"hooks_changed_after_compile": None, "global_hooks_extra_call": "fail
            "transformer_fastpath_padding": None, "collective_grad_compiled": None,
            "class_method_patched_after_compile": None, "set_iteration_order": None,
            "lru_cache_result_mutated": "fails_eager_too", "generator_advanced_while_tracing": None,
-           "except_on_dynamic_number": None}
+           "except_on_dynamic_number": None, "dict_key_absent_unguarded": None}
 API_RE = re.compile(r"\btorch(?:\.[A-Za-z_]\w*)+")
 # classes whose program a dedicated test below triages, with _check and more (one triage run instead of two)
-DEDICATED = {"lru_cache_result_mutated": "test_a_cached_tensor_changed_in_place_says_eager_is_the_side_that_drifts"}
+DEDICATED = {"lru_cache_result_mutated": "test_a_cached_tensor_changed_in_place_says_eager_is_the_side_that_drifts",
+             "dict_key_absent_unguarded": "test_a_dict_key_absent_while_tracing_comes_before_padding_and_no_hooks"}
 
 
 def _one(s):
@@ -280,6 +281,25 @@ def test_a_cached_tensor_changed_in_place_says_eager_is_the_side_that_drifts(tmp
     ok = subprocess.run([sys.executable, program("sem_lru_cache_inplace.py")], env=dict(os.environ, FIXED="1"),
                         capture_output=True, text=True, timeout=600)
     assert ok.returncode == 0 and "PASS" in ok.stdout, ok.stderr[-800:]
+
+
+@pytest.mark.slow
+def test_a_dict_key_absent_while_tracing_comes_before_padding_and_no_hooks(tmp_path):
+    """Blind A/B batch 52: a calibration temperature read under try/except KeyError, set after the eval graph was
+    compiled (no guard on the missing key). --vs-eager put it down to padded positions (first), Inductor's RNG and
+    hooks changed after compiling, in a program that registers no hook: nn.TransformerEncoder's fast-path test reads
+    every layer's hook dicts. Now the dict class comes first, the padding class is measured (one eager run with the
+    fast path off: unconfirmed, last), no hooks class; the dict.get fix prints eager's numbers compiled."""
+    rep, md = _triage("sem_dict_key_absent.py", tmp_path, "--vs-eager")
+    _check(next(c for c in CPU if c["id"] == "dict_key_absent_unguarded"), rep, md)
+    ids = [f["id"] for f in rep["semantics"]]
+    assert ids[0] == "dict_key_absent_unguarded" and ids[-1] == "transformer_fastpath_padding", ids
+    assert "hooks_changed_after_compile" not in ids, ids
+    assert any("sem_dict_key_absent.py:35" in x for x in rep["semantics"][0]["seen"]), rep["semantics"][0]
+    assert "Not confirmed" in rep["semantics"][-1]["why"], rep["semantics"][-1]
+    runs = [subprocess.run([sys.executable, program("sem_dict_key_absent.py"), *a], env=dict(os.environ, FIXED="1"),
+                           capture_output=True, text=True, timeout=600) for a in ([], ["--no-compile"])]
+    assert runs[0].returncode == 0 and runs[0].stdout == runs[1].stdout, (runs[0].stdout, runs[1].stdout)
 
 
 @pytest.mark.slow

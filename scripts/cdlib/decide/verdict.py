@@ -136,7 +136,7 @@ def same_failure(a, b):
 # ---- the eager re-run ---------------------------------------------------------------------
 
 # the program's own set_stance(...) (e.g. "fail_on_recompile") must not switch compilation back on
-_KEEP_EAGER = """
+KEEP_EAGER = """
 _cd_set_stance = torch._dynamo.set_stance   # torch.compiler.set_stance calls this one
 def _cd_keep_eager(*args, **kwargs):
     return _cd_set_stance("force_eager")
@@ -146,7 +146,7 @@ torch._dynamo.set_stance = _cd_keep_eager
 
 
 def eager_env(run_dir):
-    return proc.startup_env(run_dir, [{"stance": "force_eager"}, {"code": _KEEP_EAGER}], name="eager_check")
+    return proc.startup_env(run_dir, [{"stance": "force_eager"}, {"code": KEEP_EAGER}], name="eager_check")
 
 
 def run_eager(argv, run_dir, *, timeout, env_add=None, name="eager_check"):
