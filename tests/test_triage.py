@@ -2336,6 +2336,20 @@ def test_a_size_passed_to_math_log_names_the_tensor_op(tmp_path):
     assert not any(f["recompiles"] for f in fixed["recompiles"]), fixed["recompiles"]
 
 
+def test_a_size_formatted_into_a_profiler_label_names_the_string_not_duck_sizing(tmp_path):
+    """Blind A/B batch 52: record_function(f"...[T={T}]") under dynamic=True; input_ids and attention_mask share the
+    length, and the fix text was duck sizing with mark_dynamic (which raises there). Now the string's own fix; a fixed
+    label (FIXED=1) compiles one graph (the program prints its graph count)."""
+    prog = program("dyn_size_in_label.py")
+    data, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    (c,) = [c for f in data["recompiles"] for c in f["causes"] if c["kind"] == "shape"]
+    assert c["specialized_at"]["line"] == 23 and "formats the size into a string" in c["fix"], c
+    assert "duck" not in c["fix"] and "mark_dynamic(" not in c["fix"], c["fix"]
+    ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIXED="1"),
+                        timeout=600)
+    assert ok.returncode == 0 and "graphs 1" in ok.stdout, ok.stdout + ok.stderr[-400:]
+
+
 def test_a_tensor_indexed_by_an_int_is_found_in_the_graph_as_a_local_attribute_or_global():
     """Review of 0.33.110: a module-level table (placeholder g_bias_table_) was read as a container."""
     from types import SimpleNamespace

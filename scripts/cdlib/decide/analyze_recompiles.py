@@ -211,6 +211,10 @@ _INT_SIZE_OP = re.compile(r"\btorch\.(linspace|logspace|(?:hann|hamming|blackman
 # the math module's float functions on a size (math.log(T)): Dynamo makes the size a constant at that line (batch 51)
 _MATH_CALL = re.compile(r"\b(?:math|np|numpy)\.(?:log|log2|log10|log1p|exp|sqrt|pow|sin|cos|tanh|atan)\(")
 _PIN_CALL = re.compile(r"\b((?:F|functional|torch)\.max_pool1d)\(")
+# a size formatted into a string (a profiler label, a log line, a dict key): Dynamo makes it a constant to build the
+# string (blind A/B batch 52: record_function(f"block{i}.attn[T={T}]") under dynamic=True; the duck-sizing advice
+# named the other input that shares the symbol, and mark_dynamic, which raises there)
+_STR_CALL = re.compile(r"""\bf["'][^"'\n]*\{[^}\n]+\}|\.format\(|\b(?:str|repr)\(""")
 
 
 def _causes(recs, limit_hit, static=False):
@@ -335,11 +339,13 @@ def _recompiles(tr, stderr):
                 int_op = _INT_SIZE_OP.search(code)
                 pin_call = _PIN_CALL.search(code) if "return_indices=True" not in code.replace(" ", "") else None
                 math_call = _MATH_CALL.search(code)
+                str_call = _STR_CALL.search(code)
                 # a cache keyed by the size (`if n not in self._table:`, blind A/B batch 37): the dict's keys are
                 # guarded too, so neither the loop nor the view advice fits
                 dict_key = any(f.get("kind") == "container_length" and "___dict_contains" in (f.get("guard") or "")
                                for f in fr.causes) or re.search(r"\bnot in\s+[\w.]+\s*:?\s*$", code)
-                c["fix"] = (knowledge.advice("duck_sized", dim=f"{m.group(1)}.size()[{m.group(2)}]",
+                c["fix"] = (knowledge.advice("size_in_string") if str_call and not first else
+                            knowledge.advice("duck_sized", dim=f"{m.group(1)}.size()[{m.group(2)}]",
                                              others=", ".join(duck), value=sp[3] or "the same size",
                                              tensor=m.group(1), d=m.group(2)) if duck and not first else
                             knowledge.advice("size_float_math", guard=first[1]) if first else
