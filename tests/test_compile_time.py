@@ -641,6 +641,25 @@ def test_an_aoti_load_that_runs_g_plus_plus_is_timed_on_an_empty_cache(tmp_path)
 
 
 @pytest.mark.slow
+def test_a_function_kept_opaque_by_allow_in_graph_gets_the_mark_removed_and_then_caches(tmp_path):
+    """Blind A/B batch 52: a gated swish of three torch ops marked torch.compiler.allow_in_graph; the AOTAutograd
+    cache bypassed its graph on every start and the fix said "register it as a torch.library custom op". Now it names
+    the function, its module and removing the mark (or the unsafe opt-in with its key); without the mark (PLAIN=1)
+    the warm start hits the AOTAutograd cache."""
+    p = run_cli("compile-time", "--cold-warm", "--json", "--no-tlparse", "--out", tmp_path / "c", "--", "python",
+                program("ct_allow_in_graph_fn.py"), check=0, timeout=900)
+    res = json.loads(p.stdout)
+    (g,) = [x for x in res["suggestions"] if x["id"].startswith("bypass:")]
+    assert g["id"] == "bypass:allow_in_graph_function" and "\n" not in g["title"], g
+    assert "function gated_swish (module __main__)" in g["fix"] and "remove the allow_in_graph mark" in g["fix"] \
+        and '{"__main__.gated_swish": "1"}' in g["fix"], g["fix"]
+    p = run_cli("compile-time", "--cold-warm", "--json", "--no-tlparse", "--out", tmp_path / "w", "--", "python",
+                program("ct_allow_in_graph_fn.py"), env={"PLAIN": "1"}, check=0, timeout=900)
+    warm = json.loads(p.stdout)["runs"]["warm"]["caches"]
+    assert warm["aotautograd_cache"]["hit"] >= 1 and not warm["aotautograd_cache"]["bypass"], warm
+
+
+@pytest.mark.slow
 def test_a_torch_cond_that_no_cache_stores_is_one_suggestion_with_a_fix_that_caches(tmp_path):
     """Blind A/B batch 50: a gap filler through torch.cond; both caches bypass the graph on every start. The
     AOTAutograd reason ("Unsupported call_function target cond") got "register it as a custom op" and came first

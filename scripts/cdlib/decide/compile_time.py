@@ -227,7 +227,9 @@ def bypass_fix(reason):
                 m = re.search(row["name"], reason)
                 name = next((g for g in (m.groups() if m else ()) if g), None)
                 how = " ".join(((row.get("how") or {}).get(name) or "").split())
-                fix = fix.format(name=name or "named in the reason", how=how)
+                mod = re.search(row["module"], reason) if row.get("module") else None   # its module, as PyTorch names it
+                fix = fix.format(name=name or "named in the reason", how=how,
+                                 module=mod.group(1) if mod else "<its module>")
             return {"id": row["id"], "fix": fix, "docs": row.get("docs")}
     return {"id": None, "fix": "not in our table; PyTorch's reason is quoted as is (search it in "
             "torch/_inductor/codecache.py or torch/_functorch/_aot_autograd/autograd_cache.py)", "docs": None}

@@ -127,7 +127,7 @@ def _bypass_suggestions(summary, warm):
         where = ("per warm start: what the warm run redid for those graphs because of the bypass" if src is warm
                  else "per start with a kept cache dir: what those graphs took in this run")
         caches = " + ".join(dict.fromkeys(CACHE_NAMES.get(c, c) for c in g["caches"]))
-        said = "; ".join(f'"{x[:120]}"' for x in g["reasons"][:2])
+        said = "; ".join(f'"{" ".join(x.split())[:120]}"' for x in g["reasons"][:2])   # (PyTorch's spans lines)
         res.append({"id": f"bypass:{g['fix']['id'] or 'unknown'}", "title": f"{caches} {'/'.join(dict.fromkeys(g['states']))}: "
                     f"{said}", "fix": g["fix"]["fix"], "saving_kind": "expected", "saving_s": secs,
                     "saving_phases": phases, "saving_run": "warm" if src is warm else "cold",
