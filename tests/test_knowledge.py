@@ -67,7 +67,9 @@ def test_guard_kinds():
              "___check_obj_id(L['batch'][list(dict.keys(L['batch']))[0]], 1403)": "object_identity",
              "list(dict.keys(L['labels']))[0] == 'topic'": "dict_keys",
              "tensor 'self._modules['blocks']._modules['0']._modules['attn']._buffers['k_cache']' size mismatch at "
-             "index 2. expected 38, actual 39": "module_buffer_shape"}
+             "index 2. expected 38, actual 39": "module_buffer_shape",
+             "___check_type_id(self._modules['conv'], 94465655536720), type=<class "
+             "'torch.nn.utils.parametrize.ParametrizedConv1d'>": "parametrized_module_type"}
     for guard, kind in cases.items():
         assert knowledge.guard_kind(guard)["kind"] == kind, guard
 

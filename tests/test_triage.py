@@ -2350,6 +2350,21 @@ def test_a_size_formatted_into_a_profiler_label_names_the_string_not_duck_sizing
     assert ok.returncode == 0 and "graphs 1" in ok.stdout, ok.stdout + ok.stderr[-400:]
 
 
+def test_weight_normed_blocks_compiled_one_by_one_name_the_parametrize_class(tmp_path):
+    """Blind A/B batch 52: regional compilation of weight_norm'ed conv blocks; each block's conv has a class of its
+    own (torch.nn.utils.parametrize), so the type guard failed per block and the fix spoke of argument types and
+    classes made in a function. Now its own kind, whose fold (FOLD=1) leaves one graph for every block."""
+    prog = program("rc_weight_norm_blocks.py")
+    data, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    kinds = {c["kind"] for f in data["recompiles"] for c in f["causes"]}
+    assert kinds == {"parametrized_module_type"}, data["recompiles"]
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert 'remove_parametrizations(m, "weight", leave_parametrized=True)' in md and "…" not in md.split("Fix: ")[1].split("\n")[0], md
+    ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FOLD="1"),
+                        timeout=600)
+    assert ok.returncode == 0 and "graphs 1 " in ok.stdout, ok.stdout + ok.stderr[-400:]
+
+
 def test_a_tensor_indexed_by_an_int_is_found_in_the_graph_as_a_local_attribute_or_global():
     """Review of 0.33.110: a module-level table (placeholder g_bias_table_) was read as a container."""
     from types import SimpleNamespace
