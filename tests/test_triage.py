@@ -578,6 +578,34 @@ def test_a_dynamo_crash_at_a_user_line_gets_the_one_line_repro_before_minify(tmp
     assert ok.returncode == 0 and "max diff 0.0e+00" in ok.stdout, ok.stderr[-400:]
 
 
+def test_a_fake_tensor_kept_by_hooks_during_export_is_named_not_the_line_that_reads_it(tmp_path):
+    """Blind A/B batch 52: activation-range hooks stayed attached while torch.export traced; float() on a recorded
+    value raised GuardOnDataDependentSymNode (zuf0) in eager code, and the report said "fix your program at" that
+    line with the .item() advice. Now: a value kept from the trace, where to look and how (remove the hooks before
+    export), which the test runs (FIXED=1 exits 0)."""
+    prog = program("export_hooks_keep_fake.py")
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    (e,) = rep["errors"]
+    assert e["category"] == "data_dependent_guard" and e["inner"].get("escaped"), e
+    why = rep["next_steps"][0]["why"]
+    assert "export_hooks_keep_fake.py:20 read a value made while torch.export" in why and \
+        "handle.remove()" in why and "is_exporting()" in why, why
+    assert ".item()" not in e["advice"], e["advice"]
+    ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIXED="1"),
+                        timeout=600)
+    assert ok.returncode == 0 and "absmax" in ok.stdout, ok.stderr[-400:]
+
+
+def test_escaped_trace_value_needs_no_tracer_on_the_stack():
+    from types import SimpleNamespace as L
+    from cdlib.decide.analyze_errors import escaped_trace_value
+    user = [L(file="/p/prog.py"), L(file="/v/torch/fx/experimental/sym_node.py")]
+    assert escaped_trace_value("data_dependent_guard", "zuf0", user)
+    assert not escaped_trace_value("data_dependent_guard", "u0", user[:1] + [L(file="/v/torch/_dynamo/eval_frame.py")])
+    assert not escaped_trace_value("data_dependent_guard", "u0", user[:1] + [L(file="/v/torch/export/_trace.py")])
+    assert not escaped_trace_value("user_error", "x", user)
+
+
 def test_a_dynamo_crash_under_vmap_grad_names_the_transform_and_no_disable_workaround(tmp_path):
     """A custom autograd.Function under vmap(grad(...)) inside torch.compile (blind A/B batch 51, pytorch#129845):
     the line alone is no repro and torch.compiler.disable inside the transform fails too. The step names the

@@ -50,6 +50,8 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
     under = functorch_transforms(message)
     if under:
         inner = dict(inner or {}, under=under)
+    if exc and escaped_trace_value(row["id"], message, exc["frames"]):
+        inner = dict(inner or {}, escaped=True)
     if "CppCompileError" in f"{etype} {message}":   # the C++ compiler's own errors, with the generated lines
         diags = cpp_diagnostics(output)
         if diags:
@@ -65,6 +67,21 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
                      advice=" ".join((advice or "").split()), location=loc, source=source,
                      gb_id=gb_ids[0] if gb_ids else None, inner=inner, side=row.get("side", "compiler"),
                      suggested_fixes=suggested_fixes(message))
+
+
+# the machinery that traces (Dynamo, export, make_fx, fake tensors, AOTAutograd, higher-order ops): an unbacked
+# symbol's guard raised with none of it on the stack was read by eager code
+_TRACING_FRAME = re.compile(r"/torch/(?:_dynamo|export|_export|_subclasses|_functorch|_higher_order_ops|_inductor)/|"
+                            r"/proxy_tensor\.py$")
+
+
+def escaped_trace_value(row_id, message, frames):
+    """Whether a guard on a data-dependent (unbacked) symbol was raised by eager code: nothing was tracing, so the
+    tensor is one made while torch.export / torch.compile traced (a FakeTensor) that the program kept (blind A/B
+    batch 52: forward hooks stored each layer's amax during non-strict export; float() on it failed afterwards)."""
+    if row_id != "data_dependent_guard" or not frames:
+        return False
+    return not any(_TRACING_FRAME.search((f.file if hasattr(f, "file") else f[0]) or "") for f in frames)
 
 
 # torch.func's transforms as their implementation frames name them in Dynamo's "from user code:" stack
@@ -240,8 +257,9 @@ _BUILTIN_BACKENDS = ("inductor", "aot_eager", "aot_eager_decomp_partition", "eag
 
 
 def compile_data_dependent(e):
-    """A data-dependent guard error raised under torch.compile (not torch.export)."""
-    return e.category == "data_dependent_guard" and not re.search(
+    """A data-dependent guard error raised under torch.compile (not torch.export, not eager code reading a value
+    kept from a trace)."""
+    return e.category == "data_dependent_guard" and not (e.inner or {}).get("escaped") and not re.search(
         r"\bexport\w*\(", (e.location.code or "") if e.location else "") and "torch/export/" not in (e.message or "")
 
 
@@ -281,6 +299,12 @@ def _error_steps(rep, target_str, cli):
         at = v.get("location") if i == 0 and v.get("location") else (
             f"{os.path.basename(e.location.file)}:{e.location.line}" if e.location and e.location.line else None)
         op = custom_op_code.op_name(e) if e.side == "custom_op" else None
+        if i == 0 and kind in verdict.USER_SIDE and inner.get("escaped"):
+            why = knowledge.advice("traced_value_escaped", at=at or "the line shown", msg=msg)
+            e.advice = ("Not a tensor value read inside compiled code: eager code read a tensor made while torch.export "
+                        "or torch.compile traced (a FakeTensor), which the program kept; Next says where to look.")
+            steps.append({"why": why, "skill": None, "command": None, "decides": True})
+            continue
         if i == 0 and kind in verdict.USER_SIDE:
             if e.category == "syntax_error":
                 why = f"fix the syntax error at {at}: {re.sub(r' [(][^()]*:[0-9]+[)]$', '', msg)}"
