@@ -1004,3 +1004,33 @@ def test_an_ab_scripts_mismatch_printed_without_torch_compile_too_is_named(tmp_p
                "Failed to import apex, using the torch LayerNorm"):
         assert _own_check_fails_both(ln, ln) is None, ln
     assert _own_check_fails_both("parity check: 3 mismatches", "parity check: 3 mismatches")
+
+
+def test_a_custom_op_returning_a_kept_workspace_is_named_not_a_miscompile(tmp_path):
+    """Blind A/B batch 53: a normalizer custom op returned a workspace kept per shape; the query and document calls
+    shared it, and compiled code read the query after the document call overwrote it. Triage said "measured
+    miscompile → bisect" (torch's accuracy check replays the graph in program order), --vs-eager the padding class.
+    Now the error row custom_op_shared_output names the op and its line, no accuracy run; the fix (FIXED=1) agrees."""
+    prog = program("custom_op_shared_workspace.py")
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    e = rep["errors"][0]
+    assert e["category"] == "custom_op_shared_output" and "custom_op_shared_workspace.py:23" in e["advice"], e
+    assert "accuracy" not in rep["verdict"] and not any("bisect" in (s["command"] or "") for s in rep["next_steps"])
+    assert rep["next_steps"][0]["why"].startswith("return a new tensor from tcase::l2_normalize"), rep["next_steps"]
+    ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIXED="1"),
+                        timeout=600)
+    assert ok.returncode == 0 and "agree" in ok.stdout, ok.stdout + ok.stderr[-400:]
+
+
+def test_shared_outputs_reads_kept_buffers_only(tmp_path):
+    from cdlib.decide.custom_op_code import shared_outputs
+    src = tmp_path / "ops.py"
+    src.write_text("import torch\n_BUF = {}\nSCRATCH = torch.zeros(4)\n"
+                   "def ws(n):\n    return _BUF.setdefault(n, torch.empty(n))\n"
+                   "@torch.library.custom_op('t::a', mutates_args=())\ndef a(x: torch.Tensor) -> torch.Tensor:\n"
+                   "    out = ws(x.numel())\n    return out\n"
+                   "@torch.library.custom_op('t::b', mutates_args=())\ndef b(x: torch.Tensor) -> torch.Tensor:\n"
+                   "    return SCRATCH\n"
+                   "@torch.library.custom_op('t::c', mutates_args=())\ndef c(x: torch.Tensor) -> torch.Tensor:\n"
+                   "    y = torch.empty_like(x)\n    return y\n")
+    assert [(name, line) for _, line, name, _ in shared_outputs([str(src)])] == [("t::a", 7), ("t::b", 11)]

@@ -86,6 +86,15 @@ def test_cpu_dropout_rng_is_named_with_fallback_random(tmp_path):
 
 
 @pytest.mark.slow
+def test_a_graph_break_beside_cpu_dropout_gets_no_fallback_random_hint(tmp_path):
+    """Blind A/B batch 53: perf's script view offered fallback_random for Inductor's CPU dropout kernels beside a graph
+    break that was the slowdown; tried first, it made the step 2x slower. With graph breaks the hint is left out."""
+    res, p = run_json("perf", "--out", tmp_path / "r", "--", "python", program("perf_dropout_break.py"), timeout=600)
+    assert p.returncode == 0 and res["graph_breaks"] >= 1 and res["cpu_random_graphs"], res
+    assert "fallback_random" not in (tmp_path / "r" / "report.md").read_text()
+
+
+@pytest.mark.slow
 def test_script_target_shares(tmp_path):
     res, p = run_json("perf", "--eager", "--out", tmp_path / "r", "--", "python", program("gb_loop.py"), timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]

@@ -10,7 +10,7 @@ from ..read import trace as tracemod
 from .analyze_dynamo import breaks_from_errors, fake_kernel_errors, _graph_breaks, next_steps as _dynamo_next_steps
 from .analyze_recompiles import RESUME_RE, function_info as _function_info, _recompiles
 from .analyze_errors import _eager_printed_lines, _error_steps, _errors
-from .custom_op_code import custom_op_mutation, unimported_fakes
+from .custom_op_code import custom_op_mutation, shared_outputs, unimported_fakes
 from .program_code import (script_calls, explain_calls, export_advice, export_calls, export_guard_sites,
                            marks_not_on_input, program_files)
 from ..run import proc
@@ -106,6 +106,15 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
             err.next_command = None
             err.inner = {"type": err.type, "message": err.message.splitlines()[0] if err.message else "",
                          "op": hit[0]}
+        shared = shared_outputs(program_files(rep)) if not hit else []
+        if shared:
+            path, line, op, how = shared[0]
+            row = knowledge.triage_row("custom_op_shared_output")
+            err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), "custom_op"
+            err.advice = (f"Here: {op} ({os.path.basename(path)}:{line}) returns {how}. "
+                          + " ".join(row["advice"].split()))
+            err.next_command = None
+            err.inner = {"type": err.type, "message": err.message.splitlines()[0] if err.message else "", "op": op}
     frames = (exc or {}).get("frames") or []
     if rep.verdict["kind"] == "compile_only" and _AUTOGRAD_OFF_RE.search(err.message or "") \
             and any(f.file.replace(os.sep, "/").endswith("torch/_library/custom_ops.py") for f in frames):

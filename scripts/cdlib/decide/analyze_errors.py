@@ -404,6 +404,10 @@ def _error_steps(rep, target_str, cli):
                                      "inputs it is given): an output whose length depends on the data needs "
                                      "torch.library.get_ctx().new_dynamic_size() in the fake kernel. Bisect only "
                                      "if they match", "skill": None, "command": None})
+        if e.category == "custom_op_shared_output":   # opcheck passes on it: the reading of the code is the step
+            steps.append({"why": f"return a new tensor from {op or 'the custom op'}: " + e.advice, "skill": None,
+                          "command": None, "decides": True})
+            continue
         if e.side == "custom_op":
             fix = {"custom_op_no_fake": "register a fake kernel (register_fake)",
                    "custom_op_no_autograd": "register a backward (register_autograd)",

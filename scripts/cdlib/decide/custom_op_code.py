@@ -312,6 +312,62 @@ def undeclared_mutations(files):
     return out
 
 
+def shared_outputs(files):
+    """[(path, line, name, how)] of the custom ops (@torch.library.custom_op) that return a tensor kept outside the
+    call: a module-level name, an item of one (`_CACHE[key]`), or what a module-level helper returns that keeps
+    tensors in a module-level dict or list (a preallocated workspace). Two calls then return the same storage, which
+    compiled code, treating every custom-op output as new, may read after the second call overwrote it (blind A/B
+    batch 52: a normalizer's workspace keyed by shape; query and document vectors became the same). A reading of the
+    code: opcheck passes on such ops."""
+    import ast
+    out = []
+    for f in files:
+        try:
+            tree = ast.parse(read_text(f))
+        except (SyntaxError, ValueError):
+            continue
+        containers = {t.id for st in tree.body if isinstance(st, (ast.Assign, ast.AnnAssign))
+                      for t in (st.targets if isinstance(st, ast.Assign) else [st.target]) if isinstance(t, ast.Name)
+                      and isinstance(st.value, (ast.Dict, ast.List, ast.Call)) and (
+                          not isinstance(st.value, ast.Call) or ast.unparse(st.value.func).split(".")[-1] in (
+                              "dict", "list", "OrderedDict", "defaultdict", "WeakValueDictionary"))}
+        module_names = {t.id for st in tree.body if isinstance(st, (ast.Assign, ast.AnnAssign))
+                        for t in (st.targets if isinstance(st, ast.Assign) else [st.target]) if isinstance(t, ast.Name)}
+        helpers = {st.name for st in tree.body if isinstance(st, ast.FunctionDef) and containers & {
+            x.id for x in ast.walk(st) if isinstance(x, ast.Name)}}
+        for n in ast.walk(tree):
+            if not isinstance(n, ast.FunctionDef):
+                continue
+            deco, _ = _custom_op_decorator(n)
+            if deco is None:
+                continue
+            body = _own_nodes(n)
+            assigns = {}
+            for st in body:
+                if isinstance(st, ast.Assign):
+                    for t in st.targets:
+                        if isinstance(t, ast.Name):
+                            assigns.setdefault(t.id, []).append(st.value)
+            how = None
+            for r in (x.value for x in body if isinstance(x, ast.Return) and x.value is not None):
+                vals = assigns.get(r.id, []) if isinstance(r, ast.Name) and r.id in assigns else [r]
+                vals = [b for v in vals for b in ((v.body, v.orelse) if isinstance(v, ast.IfExp) else (v,))]
+                for v in vals:
+                    if isinstance(v, ast.Name) and v.id in module_names:
+                        how = f"the module-level `{v.id}`"
+                    elif isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name) and v.value.id in module_names:
+                        how = f"an item of the module-level `{v.value.id}`"
+                    elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in helpers:
+                        how = f"`{v.func.id}(...)`, which keeps tensors in a module-level container"
+                if how:
+                    break
+            if how:
+                name = next((a.value for a in deco.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)),
+                            n.name)
+                out.append((f, n.lineno, name, how))
+    return out
+
+
 def triton_op_defs(files):
     """[(path, line)] of the program's torch.library.triton_op definitions."""
     return [(f, i) for f in files for i, ln in enumerate(read_text(f).splitlines(), 1)

@@ -128,7 +128,7 @@ def script_md(r):
                  + "): compiling speeds up only the generated part; if one eager step under torch.profiler shows the "
                  "library calls (matmuls, convolutions, attention) taking most of it, expect little from torch.compile "
                  "there")
-    if r.get("cpu_random_graphs"):
+    if r.get("cpu_random_graphs") and not r.get("graph_breaks"):
         L.append(f"- random numbers drawn by Inductor's CPU kernels in {len(r['cpu_random_graphs'])} graph(s) "
                  f"({', '.join(r['cpu_random_graphs'][:3])}): if compiled is not faster, {DP.CPU_RNG_FIX}")
     if r["eager"]:
