@@ -636,8 +636,15 @@ def test_an_aoti_load_that_runs_g_plus_plus_is_timed_on_an_empty_cache(tmp_path)
     md = (tmp_path / "r" / "report.md").read_text()
     assert "empty-cache run" in md and "## What would help" in md
     if tuple(int(x) for x in torch.__version__.split(".")[:2]) >= (2, 14):   # 2.9.1's load has no such check
-        assert res["runs"]["empty_cache"]["isa_probes_built"] >= 2 and g["helps"], g
-        assert res["runs"]["empty_cache"]["wall_s"] > res["runs"]["cold"]["wall_s"]
+        # the AVX-512 probes are built only on a CPU that has them (a machine without: 1 probe, a small difference)
+        try:
+            avx512 = "avx512" in pathlib.Path("/proc/cpuinfo").read_text()
+        except OSError:
+            avx512 = False
+        assert res["runs"]["empty_cache"]["isa_probes_built"] >= (2 if avx512 else 1), res["runs"]["empty_cache"]
+        if avx512:
+            assert g["helps"], g
+            assert res["runs"]["empty_cache"]["wall_s"] > res["runs"]["cold"]["wall_s"]
 
 
 @pytest.mark.slow

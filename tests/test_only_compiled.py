@@ -1032,5 +1032,12 @@ def test_shared_outputs_reads_kept_buffers_only(tmp_path):
                    "@torch.library.custom_op('t::b', mutates_args=())\ndef b(x: torch.Tensor) -> torch.Tensor:\n"
                    "    return SCRATCH\n"
                    "@torch.library.custom_op('t::c', mutates_args=())\ndef c(x: torch.Tensor) -> torch.Tensor:\n"
-                   "    y = torch.empty_like(x)\n    return y\n")
+                   "    y = torch.empty_like(x)\n    return y\n"
+                   "CFG = {'eps': 1e-5}\nvals = None\n"
+                   "def fresh(x):\n    return x / (x.norm() + CFG['eps'])\n"
+                   "@torch.library.custom_op('t::d', mutates_args=())\ndef d(x: torch.Tensor) -> torch.Tensor:\n"
+                   "    return fresh(x)\n"
+                   "@torch.library.custom_op('t::e', mutates_args=())\ndef e(x: torch.Tensor) -> torch.Tensor:\n"
+                   "    vals, _ = torch.sort(x)\n    return vals\n")
+    # (review of 0.33.128: a helper that only reads a config dict, a tuple-unpacked local named like a global: fresh)
     assert [(name, line) for _, line, name, _ in shared_outputs([str(src)])] == [("t::a", 7), ("t::b", 11)]

@@ -2371,7 +2371,7 @@ def test_a_size_formatted_into_a_profiler_label_names_the_string_not_duck_sizing
     prog = program("dyn_size_in_label.py")
     data, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
     (c,) = [c for f in data["recompiles"] for c in f["causes"] if c["kind"] == "shape"]
-    assert c["specialized_at"]["line"] == 23 and "formats the size into a string" in c["fix"], c
+    assert c["specialized_at"]["line"] == 23 and "formats the size into an f-string" in c["fix"], c
     assert "duck" not in c["fix"] and "mark_dynamic(" not in c["fix"], c["fix"]
     ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIXED="1"),
                         timeout=600)
@@ -2391,6 +2391,35 @@ def test_weight_normed_blocks_compiled_one_by_one_name_the_parametrize_class(tmp
     ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FOLD="1"),
                         timeout=600)
     assert ok.returncode == 0 and "graphs 1 " in ok.stdout, ok.stdout + ok.stderr[-400:]
+
+
+def test_a_recompile_limit_set_on_another_thread_is_named(tmp_path):
+    """Blind A/B batch 53: recompile_limit raised at import (main thread), the model compiled on a ThreadPoolExecutor
+    thread, which saw the default 8 (torch 2.15's config overrides are per thread); the report said to drop
+    dynamic=False. Now Next 1 names the setting, the limit hit and the fix, which the test runs (FIXED=1: the pool's
+    initializer sets it)."""
+    prog = program("rc_limit_set_on_main_thread.py")
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    why = rep["next_steps"][0]["why"]
+    assert why.startswith("rc_limit_set_on_main_thread.py:15 sets recompile_limit = 16, but the limit hit is 8") \
+        and "initializer=" in why and "recompile_limit=16" in why, why
+    ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIXED="1"),
+                        timeout=600)
+    assert ok.returncode == 0 and "served 10 lengths" in ok.stdout, ok.stderr[-400:]
+
+
+def test_inference_mode_inside_a_compiled_forward_gets_its_row_not_bisect(tmp_path):
+    """Blind A/B batch 53: @torch.inference_mode() on a compiled BERT forward; AOTAutograd's "Cannot set version_counter
+    for inference tensor" was sent to the accuracy run and bisect. Now its row and fix first; the fix (FIXED=1:
+    inference mode around the compiled call) runs."""
+    prog = program("inference_mode_in_compiled_forward.py")
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    assert rep["errors"][0]["category"] == "inference_mode_inside_compile", rep["errors"]
+    assert rep["next_steps"][0]["why"].startswith("Inference mode is turned on inside the code torch.compile traces")
+    assert not any(re.search(r" (bisect|accuracy|minify) ", s["command"] or "") for s in rep["next_steps"])
+    ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIXED="1"),
+                        timeout=600)
+    assert ok.returncode == 0 and "out (2, 10, 16)" in ok.stdout, ok.stderr[-400:]
 
 
 def test_a_tensor_indexed_by_an_int_is_found_in_the_graph_as_a_local_attribute_or_global():

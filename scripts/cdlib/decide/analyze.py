@@ -12,7 +12,7 @@ from .analyze_recompiles import RESUME_RE, function_info as _function_info, _rec
 from .analyze_errors import _eager_printed_lines, _error_steps, _errors
 from .custom_op_code import custom_op_mutation, shared_outputs, unimported_fakes
 from .program_code import (script_calls, explain_calls, export_advice, export_calls, export_guard_sites,
-                           marks_not_on_input, program_files)
+                           limit_not_applied, marks_not_on_input, program_files)
 from ..run import proc
 from ..read.frames import display_path, innermost_user, is_user_file, loc as _loc, parse_exception, strip_rank_prefix
 from ..cmdline import (cli_command, local_imports as _local_imports, script_of as _script_of, script_source, scripts_of,
@@ -106,7 +106,7 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
             err.next_command = None
             err.inner = {"type": err.type, "message": err.message.splitlines()[0] if err.message else "",
                          "op": hit[0]}
-        shared = shared_outputs(program_files(rep)) if not hit else []
+        shared = shared_outputs(program_files(rep)) if not hit and err.category != "compiled_runtime_error" else []
         if shared:
             path, line, op, how = shared[0]
             row = knowledge.triage_row("custom_op_shared_output")
@@ -453,6 +453,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
     rep.graph_breaks = _graph_breaks(tr)
     rep.recompiles = _recompiles(tr, stderr)
     marks_not_on_input(rep, tr)
+    limit_not_applied(rep)
     rep.graphs = _graphs(tr)
     rep.errors = _errors(tr, res, stdout, stderr, target_str, cli)
     export_guard_sites(rep, tr)

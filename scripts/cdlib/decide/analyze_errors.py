@@ -404,9 +404,17 @@ def _error_steps(rep, target_str, cli):
                                      "inputs it is given): an output whose length depends on the data needs "
                                      "torch.library.get_ctx().new_dynamic_size() in the fake kernel. Bisect only "
                                      "if they match", "skill": None, "command": None})
+        unapplied = next((x["fix"] for fr in rep.recompiles for x in fr.fixes
+                          if x["title"] == "your recompile_limit did not apply"), None)
+        if e.category == "recompile_limit" and unapplied:   # blind A/B batch 53: the limit set on another thread
+            steps.append({"why": unapplied, "skill": None, "command": None, "decides": True})
+            continue
         if e.category == "custom_op_shared_output":   # opcheck passes on it: the reading of the code is the step
             steps.append({"why": f"return a new tensor from {op or 'the custom op'}: " + e.advice, "skill": None,
                           "command": None, "decides": True})
+            continue
+        if e.category == "inference_mode_inside_compile":   # its own fix, no accuracy run or bisect (batch 53)
+            steps.append({"why": e.advice, "skill": None, "command": None, "decides": True})
             continue
         if e.side == "custom_op":
             fix = {"custom_op_no_fake": "register a fake kernel (register_fake)",

@@ -214,7 +214,8 @@ _PIN_CALL = re.compile(r"\b((?:F|functional|torch)\.max_pool1d)\(")
 # a size formatted into a string (a profiler label, a log line, a dict key): Dynamo makes it a constant to build the
 # string (blind A/B batch 52: record_function(f"block{i}.attn[T={T}]") under dynamic=True; the duck-sizing advice
 # named the other input that shares the symbol, and mark_dynamic, which raises there)
-_STR_CALL = re.compile(r"""\bf["'][^"'\n]*\{[^}\n]+\}|\.format\(|\b(?:str|repr)\(""")
+# (an f-string only: str() of a size is a graph break and .format() keeps it symbolic on 2.15; review of 0.33.124)
+_STR_CALL = re.compile(r"""\bf["'][^"'\n]*\{[^}\n]*(?:\w|\.shape|\.size\()[^}\n]*\}""")
 
 
 def _causes(recs, limit_hit, static=False):

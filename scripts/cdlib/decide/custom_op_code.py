@@ -333,8 +333,20 @@ def shared_outputs(files):
                               "dict", "list", "OrderedDict", "defaultdict", "WeakValueDictionary"))}
         module_names = {t.id for st in tree.body if isinstance(st, (ast.Assign, ast.AnnAssign))
                         for t in (st.targets if isinstance(st, ast.Assign) else [st.target]) if isinstance(t, ast.Name)}
-        helpers = {st.name for st in tree.body if isinstance(st, ast.FunctionDef) and containers & {
-            x.id for x in ast.walk(st) if isinstance(x, ast.Name)}}
+
+        def keeps(fn):   # a helper that returns what a module-level container holds, or whose results are cached
+            if any(ast.unparse(d).split("(")[0].split(".")[-1] in ("lru_cache", "cache") for d in fn.decorator_list):
+                return True
+            local = {t.id for x in ast.walk(fn) if isinstance(x, ast.Assign) for t in x.targets
+                     if isinstance(t, ast.Name) and _from_container(x.value)}
+            return any(isinstance(r.value, ast.Name) and r.value.id in local or _from_container(r.value)
+                       for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value is not None)
+
+        def _from_container(v):   # CACHE[key], CACHE.get(key), CACHE.setdefault(key, ...)
+            return (isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name) and v.value.id in containers) or (
+                isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and v.func.attr in ("get", "setdefault")
+                and isinstance(v.func.value, ast.Name) and v.func.value.id in containers)
+        helpers = {st.name for st in tree.body if isinstance(st, ast.FunctionDef) and keeps(st)}
         for n in ast.walk(tree):
             if not isinstance(n, ast.FunctionDef):
                 continue
@@ -342,21 +354,25 @@ def shared_outputs(files):
             if deco is None:
                 continue
             body = _own_nodes(n)
-            assigns = {}
+            assigns, bound = {}, {a.arg for a in n.args.args}   # (bound: every local name, however it is bound)
             for st in body:
                 if isinstance(st, ast.Assign):
                     for t in st.targets:
                         if isinstance(t, ast.Name):
                             assigns.setdefault(t.id, []).append(st.value)
+                if isinstance(st, ast.Name) and isinstance(st.ctx, ast.Store):
+                    bound.add(st.id)
             how = None
             for r in (x.value for x in body if isinstance(x, ast.Return) and x.value is not None):
                 vals = assigns.get(r.id, []) if isinstance(r, ast.Name) and r.id in assigns else [r]
                 vals = [b for v in vals for b in ((v.body, v.orelse) if isinstance(v, ast.IfExp) else (v,))]
+                if isinstance(r, ast.Name) and r.id in bound and r.id not in assigns:
+                    continue   # bound locally some other way (vals, _ = torch.sort(x)): not the module's name
                 for v in vals:
-                    if isinstance(v, ast.Name) and v.id in module_names:
+                    if _from_container(v):
+                        how = f"an item of the module-level `{ast.unparse(v.func.value if isinstance(v, ast.Call) else v.value)}`"
+                    elif isinstance(v, ast.Name) and v.id in module_names and v.id not in bound:
                         how = f"the module-level `{v.id}`"
-                    elif isinstance(v, ast.Subscript) and isinstance(v.value, ast.Name) and v.value.id in module_names:
-                        how = f"an item of the module-level `{v.value.id}`"
                     elif isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in helpers:
                         how = f"`{v.func.id}(...)`, which keeps tensors in a module-level container"
                 if how:

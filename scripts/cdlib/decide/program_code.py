@@ -336,3 +336,38 @@ def captured_reads(rep):
                     and where not in out:
                 out.append(where)
     return out
+
+
+_LIMIT_SET = re.compile(r"\b(?:torch\._dynamo\.|dynamo\.|_dynamo\.)?config\.(recompile_limit|cache_size_limit)\s*=\s*(\d+|[A-Za-z_]\w*)\b")
+
+
+def limit_not_applied(rep):
+    """A recompile limit hit at a value other than the one the program sets (torch._dynamo.config.recompile_limit =
+    N in its own files): the setting did not reach the thread that compiled. torch 2.15 keeps config overrides per
+    thread (torch/utils/_config_module.py), so a value set on the main thread is the default in a worker thread
+    (blind A/B batch 53: a reranker's ThreadPoolExecutor engine thread; the fix text said to drop dynamic=False).
+    Replaces the limit fix of such functions."""
+    hit = [fr for fr in rep.recompiles if fr.limit_hit and fr.limit]
+    if not hit:
+        return
+    sets = []
+    for path in program_files(rep):
+        text = read_text(path)
+        for i, ln in enumerate(text.splitlines(), 1):
+            m = _LIMIT_SET.search(ln.split("#", 1)[0])
+            v = m.group(2) if m else None
+            if v and not v.isdigit():   # a module-level constant (LIMIT = 32)
+                c = re.search(rf"^{re.escape(v)}\s*=\s*(\d+)\s*(?:#.*)?$", text, re.M)
+                v = c.group(1) if c else None
+            if v:
+                sets.append((path, i, m.group(1), int(v)))
+    for fr in hit:
+        other = [x for x in sets if x[3] != fr.limit]
+        if not other:
+            continue
+        path, line, name, value = other[0]
+        fix = knowledge.advice("limit_not_applied", at=f"{os.path.basename(path)}:{line}", name=name, value=value,
+                               limit=fr.limit)
+        fr.fixes = [{"kind": "limit", "title": "your recompile_limit did not apply", "fix": fix}] + \
+            [x for x in fr.fixes if x["kind"] != "limit"]
+

@@ -292,6 +292,14 @@ def _finding(c, alt, seen, parts, explains):
             "why": _one(c["why"]), "fix": _one(c["fix"]), "verify": _one(c["verify"])}
 
 
+def _key_guarded(seen, run):
+    """Whether a compiled graph guards on the dict key the evidence line reads (`d["temperature"]`): the key was
+    present while tracing (a guard `...['temperature']`), so the missing-key class is not it (review of 0.33.123: a
+    global CFG["scale"] read under try/except KeyError, present all along, came first in Next)."""
+    m = re.search(r"""\[["']([^"'\]]+)["']\]""", " ".join(str(v) for v in (seen or {}).values()))
+    return bool(m) and any(f"['{m.group(1)}']" in text for _, text in run.guards)
+
+
 def apply_differs(rep, tr, stdout="", stderr=""):
     """After triage --vs-eager found that compiled and eager print different results: the classes seen
     with that (a `differs` signal), as findings that explain no error. Returns the new findings."""
@@ -301,6 +309,8 @@ def apply_differs(rep, tr, stdout="", stderr=""):
     for c in classes():
         for alt in (a for a in c["detect"] if "differs" in a and c["id"] not in have):
             seen = _holds(alt, run, None)
+            if seen is not None and c.get("unless_key_guarded") and _key_guarded(seen, run):
+                continue
             if seen is not None:
                 new.append(_finding(c, alt, seen, _pytorch_text(c, run, alt), False))
                 have |= {c["id"], *(c.get("replaces") or [])}
