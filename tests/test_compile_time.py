@@ -667,6 +667,23 @@ def test_a_function_kept_opaque_by_allow_in_graph_gets_the_mark_removed_and_then
 
 
 @pytest.mark.slow
+def test_a_warm_aot_miss_without_bypass_names_grad_on_inference_and_no_grad_fixes_it(tmp_path):
+    """Blind A/B batch 53: a scorer ran its compiled model with grad on; every warm start missed the AOTAutograd
+    cache with no bypass (its entry is saved after a backward that never runs), and "What would help" said nothing.
+    Now a suggestion names it; under torch.no_grad() (NO_GRAD=1) the warm start hits."""
+    p = run_cli("compile-time", "--cold-warm", "--json", "--no-tlparse", "--out", tmp_path / "c", "--", "python",
+                program("ct_inference_grad_on.py"), check=0, timeout=900)
+    res = json.loads(p.stdout)
+    assert res["suggestions"][0]["id"] == "aot_entry_never_saved", res["suggestions"]
+    assert "torch.no_grad()" in res["suggestions"][0]["fix"]
+    p = run_cli("compile-time", "--cold-warm", "--json", "--no-tlparse", "--out", tmp_path / "n", "--", "python",
+                program("ct_inference_grad_on.py"), env={"NO_GRAD": "1"}, check=0, timeout=900)
+    res = json.loads(p.stdout)
+    assert res["runs"]["warm"]["caches"]["aotautograd_cache"]["hit"] >= 1, res["runs"]["warm"]["caches"]
+    assert not any(s["id"] == "aot_entry_never_saved" for s in res["suggestions"])
+
+
+@pytest.mark.slow
 def test_a_torch_cond_that_no_cache_stores_is_one_suggestion_with_a_fix_that_caches(tmp_path):
     """Blind A/B batch 50: a gap filler through torch.cond; both caches bypass the graph on every start. The
     AOTAutograd reason ("Unsupported call_function target cond") got "register it as a custom op" and came first

@@ -268,6 +268,13 @@ def suggestions(summary, summaries, runs, argv):
         out.append({"id": "warm_cache", "title": k["warm_cache"]["title"], "fix": " ".join(k["warm_cache"]["fix"].split()),
                     "saving": _saving(runs["cold"]["compile_s"], runs["warm"]["compile_s"], "compile"),
                     "saving_kind": "measured", "saving_s": round(runs["cold"]["compile_s"] - runs["warm"]["compile_s"], 3)})
+    aot = ((runs.get("warm") or {}).get("caches") or {}).get("aotautograd_cache") or {}
+    fx = ((runs.get("warm") or {}).get("caches") or {}).get("fx_graph_cache") or {}
+    if aot.get("miss") and not aot.get("hit") and not aot.get("bypass") and fx.get("hit") and not stale:
+        out.append({"id": "aot_entry_never_saved", "title": k["aot_entry_never_saved"]["title"],
+                    "fix": " ".join(k["aot_entry_never_saved"]["fix"].split()), "saving_kind": "expected",
+                    "saving_s": None, "saving": "expected: the AOTAutograd and Inductor graph passes of each warm start "
+                                                "(the compile-time breakdown above)"})
     if "portable" in runs:
         loaded = runs["portable"].get("artifacts_loaded") or {}
         out.append({"id": "portable", "title": k["portable"]["title"], "fix": " ".join(k["portable"]["fix"].split()),
