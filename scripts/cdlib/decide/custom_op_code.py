@@ -246,6 +246,24 @@ def _custom_op_decorator(fn):
     return deco, next((k.value for k in (deco.keywords if deco else []) if k.arg == "mutates_args"), None)
 
 
+def _op_qualname(deco, fn):
+    """The name a @custom_op decorator registers ("ns::op"), else the function's name."""
+    import ast
+    return next((a.value for a in deco.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)), fn.name)
+
+
+def _local_assigns(body):
+    """{name: [values]} of the plain `name = value` assignments among a function's own nodes (_own_nodes)."""
+    import ast
+    out = {}
+    for st in body:
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                if isinstance(t, ast.Name):
+                    out.setdefault(t.id, []).append(st.value)
+    return out
+
+
 def undeclared_mutations(files):
     """[(path, line, name, arg)] of the custom ops (@torch.library.custom_op) declared with an empty mutates_args that
     appear to write one of their Tensor arguments in place: `x.add_(...)`, `x[...] = ...`, or through a view or NumPy
@@ -279,12 +297,7 @@ def undeclared_mutations(files):
                         return e.id if isinstance(e, ast.Name) else None
             tensors = [a.arg for a in n.args.args if a.annotation is not None
                        and re.fullmatch(r"(?:torch\.)?Tensor|Optional\[(?:torch\.)?Tensor\]", ast.unparse(a.annotation))]
-            assigns = {}
-            for st in body:
-                if isinstance(st, ast.Assign):
-                    for t in st.targets:
-                        if isinstance(t, ast.Name):
-                            assigns.setdefault(t.id, []).append(st.value)
+            assigns = _local_assigns(body)
             alias = {a: a for a in tensors if a not in assigns}   # an argument rebound (x = x.clone()) is not followed
             for _ in range(3):   # views of views
                 for name, values in assigns.items():
@@ -306,8 +319,7 @@ def undeclared_mutations(files):
                 if hit:
                     break
             if hit:
-                name = next((a.value for a in deco.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)),
-                            n.name)
+                name = _op_qualname(deco, n)
                 out.append((f, n.lineno, name, hit))
     return out
 
@@ -354,14 +366,9 @@ def shared_outputs(files):
             if deco is None:
                 continue
             body = _own_nodes(n)
-            assigns, bound = {}, {a.arg for a in n.args.args}   # (bound: every local name, however it is bound)
-            for st in body:
-                if isinstance(st, ast.Assign):
-                    for t in st.targets:
-                        if isinstance(t, ast.Name):
-                            assigns.setdefault(t.id, []).append(st.value)
-                if isinstance(st, ast.Name) and isinstance(st.ctx, ast.Store):
-                    bound.add(st.id)
+            assigns = _local_assigns(body)   # (bound: every local name, however it is bound)
+            bound = {a.arg for a in n.args.args} | {x.id for x in body
+                                                     if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Store)}
             how = None
             for r in (x.value for x in body if isinstance(x, ast.Return) and x.value is not None):
                 vals = assigns.get(r.id, []) if isinstance(r, ast.Name) and r.id in assigns else [r]
@@ -378,8 +385,7 @@ def shared_outputs(files):
                 if how:
                     break
             if how:
-                name = next((a.value for a in deco.args[:1] if isinstance(a, ast.Constant) and isinstance(a.value, str)),
-                            n.name)
+                name = _op_qualname(deco, n)
                 out.append((f, n.lineno, name, how))
     return out
 
