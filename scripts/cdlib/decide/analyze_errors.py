@@ -81,14 +81,14 @@ def escaped_trace_value(row_id, message, frames):
     batch 52: forward hooks stored each layer's amax during non-strict export; float() on it failed afterwards)."""
     if row_id != "data_dependent_guard" or not frames:
         return False
-    return not any(_TRACING_FRAME.search((f.file if hasattr(f, "file") else f[0]) or "") for f in frames)
+    return not any(_TRACING_FRAME.search(f.file or "") for f in frames)
 
 
 # torch.func's transforms as their implementation frames name them in Dynamo's "from user code:" stack
 _TRANSFORM_FRAME = re.compile(r'torch/_functorch/(?:vmap|eager_transforms)\.py", line \d+, in (\w+)')
-_TRANSFORMS = {"vmap_impl": "vmap", "grad_impl": "grad", "grad_and_value_impl": "grad", "jacrev": "jacrev",
-               "jacfwd": "jacfwd", "jvp": "jvp", "_jvp_with_argnums": "jvp", "vjp": "vjp", "_vjp_with_argnums": "vjp",
-               "hessian": "hessian", "linearize": "linearize"}
+# (jacrev, jacfwd and hessian show as wrapper_fn around vjp / vmap+jvp on 2.15: their own names never appear)
+_TRANSFORMS = {"vmap_impl": "vmap", "grad_impl": "grad", "grad_and_value_impl": "grad", "jvp": "jvp",
+               "_jvp_with_argnums": "jvp", "vjp": "vjp", "_vjp_with_argnums": "vjp", "linearize": "linearize"}
 
 
 def functorch_transforms(message):
