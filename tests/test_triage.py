@@ -2438,3 +2438,18 @@ def test_a_tensor_indexed_by_an_int_is_found_in_the_graph_as_a_local_attribute_o
         assert _tensor_in_graph(Tr(f"def forward(self, {placeholder}: f32[16, 8]):"), 0, expr), placeholder
     mods = "def forward(self, l_self_modules_heads_modules_0_parameters_weight_: f32[2, 8]):"
     assert not _tensor_in_graph(Tr(mods), 0, "self.heads")
+
+
+def test_a_lowering_missing_on_cpu_whose_message_names_the_mode_is_not_sent_to_bisect(tmp_path):
+    """Blind A/B batch 54: associative_scan(combine_mode="pointwise") compiled on CPU; Inductor raises "not
+    supported on cpu. Try to use combine_mode='generic'" and the report sent it to minify/bisect with aot_eager as
+    the workaround. Now its row: PyTorch's message is the fix, no bisect; the fix (FIXED=1: mode from the device) runs."""
+    prog = program("scan_pointwise_cpu.py")
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    err = rep["errors"][0]
+    assert err["category"] == "lowering_unsupported_on_device", rep["errors"]
+    assert "Try to use combine_mode='generic'" in err["message"], err["message"]
+    assert not any(re.search(r" (bisect|accuracy|minify) ", s["command"] or "") for s in rep["next_steps"])
+    ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIXED="1"),
+                        timeout=600, cwd=tmp_path)
+    assert ok.returncode == 0 and "total [12.0, 16.0]" in ok.stdout, ok.stderr[-400:]
