@@ -9,6 +9,7 @@ run on one worker, so the run is made once; they are started first (the longest 
 import importlib
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -101,6 +102,42 @@ def pytest_sessionfinish(session, exitstatus):
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
+def _cpu_s():
+    """CPU seconds of this process and of its finished children (the CLI and the programs it runs)."""
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+_cpu_mark = [0.0]
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _cpu_mark[0] = _cpu_s()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """Each phase's report carries its CPU seconds (all processes it started): on a loaded machine wall
+    time says little about what a test costs, CPU time still does."""
+    outcome = yield
+    now = _cpu_s()
+    outcome.get_result().user_properties.append(("cpu_s", round(now - _cpu_mark[0], 2)))
+    _cpu_mark[0] = now
+
+
+def _report_cpu(report):
+    return sum(v for k, v in getattr(report, "user_properties", ()) if k == "cpu_s")
+
+
+def pytest_runtest_logreport(report):
+    """COMPILE_DEBUG_TEST_TIMES=FILE: a JSON line per test phase as it ends (test, phase, wall and CPU s)."""
+    path = os.environ.get("COMPILE_DEBUG_TEST_TIMES")
+    if path and not os.environ.get("PYTEST_XDIST_WORKER"):     # (the controller writes it, once)
+        with open(path, "a") as f:
+            f.write(json.dumps({"test": report.nodeid, "when": report.when, "s": round(report.duration or 0, 2),
+                                "cpu": _report_cpu(report), "outcome": report.outcome}) + "\n")
+
+
 @pytest.hookimpl(trylast=True)      # after --durations' list
 def pytest_terminal_summary(terminalreporter):
     """Where the suite's time went, a line per test file (its tests' setup + call + teardown seconds, all
@@ -110,18 +147,21 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_sep("=", "the tests changed the checkout (run programs with cwd=tmp_path)", red=True)
         for line in changed[:20]:
             terminalreporter.write_line(line)
-    per, total = {}, 0.0
+    per, cpu, total, total_cpu = {}, {}, 0.0, 0.0
     for reports in terminalreporter.stats.values():
         for r in reports:
             if isinstance(r, pytest.TestReport):      # (a collection error's report has no duration)
                 f = r.nodeid.split("::", 1)[0]
                 per[f] = per.get(f, 0.0) + (r.duration or 0.0)
+                cpu[f] = cpu.get(f, 0.0) + _report_cpu(r)
                 total += r.duration or 0.0
+                total_cpu += _report_cpu(r)
     if total < 60:
         return
-    terminalreporter.write_sep("=", f"test seconds per file ({total:.0f} s in all, all workers)")
+    terminalreporter.write_sep("=", f"test seconds per file ({total:.0f} s wall, {total_cpu:.0f} s CPU in all, "
+                                    "all workers)")
     for f, s in sorted(per.items(), key=lambda kv: -kv[1])[:15]:
-        terminalreporter.write_line(f"{s:7.0f} s {100 * s / total:4.1f}%  {f}")
+        terminalreporter.write_line(f"{s:7.0f} s {100 * s / total:4.1f}% {cpu[f]:7.0f} s CPU  {f}")
 
 
 def fresh_cache(path):
