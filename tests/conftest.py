@@ -5,7 +5,13 @@ so each small program pays the cold C++ compile once.
 
 In parallel (pytest -n 2, pytest-xdist, --dist loadgroup as pytest.ini sets): the tests of a module
 that share a module- or session-scoped fixture of that module (one CLI run that several tests check)
-run on one worker, so the run is made once; they are started first (the longest work first)."""
+run on one worker, so the run is made once; they are started first (the longest work first).
+
+Test programs (tests/programs) compile with backend="eager" where what their tests check is Dynamo's (graph breaks,
+recompiles, guards, traced Python state), and with "aot_eager" where it is AOTAutograd's (fake kernels, custom-op
+registration, aliasing): Inductor's code generation and C++ compile add 10-40 CPU-seconds to each such run and test
+nothing there (2026-12-07: 82 programs switched, those whose tests pass unchanged; the rest need Inductor: numerics, compile
+time, caches, generated code, its lowerings)."""
 import importlib
 import json
 import os

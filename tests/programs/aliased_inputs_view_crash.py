@@ -7,13 +7,13 @@ import os
 import torch
 
 
-@torch.compile
+@torch.compile(backend="aot_eager")
 def refresh(bank, known, feats, momentum: float = 0.9):
     bank.mul_(momentum).add_(feats, alpha=1 - momentum)
     return known.t()
 
 
-@torch.compile
+@torch.compile(backend="aot_eager")
 def refresh_fixed(bank, feats, momentum: float = 0.9):
     bank.mul_(momentum).add_(feats, alpha=1 - momentum)
     return bank[1:].t()

@@ -29,7 +29,7 @@ torch.manual_seed(0)
 model = Net()
 x = torch.rand(64, 4) * 2.5e5
 y = torch.rand(64, 1)
-step = torch.compile(model)
+step = torch.compile(model, backend="aot_eager")
 with torch.autocast("cpu", dtype=torch.float16):
     loss = ((step(x).float() - y) ** 2).mean()
 loss.backward()

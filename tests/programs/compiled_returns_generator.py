@@ -27,7 +27,7 @@ def serve(sampler, x):
 
 torch.manual_seed(0)
 sampler = Sampler(nn.Sequential(nn.Linear(8, 8), nn.Tanh()))
-sampler.start = torch.compile(sampler.start)
+sampler.start = torch.compile(sampler.start, backend="eager")
 with torch.no_grad():
     for tag, value in serve(sampler, torch.randn(2, 8)):
         print(tag, tuple(value.shape) if value.dim() else round(value.item(), 4))

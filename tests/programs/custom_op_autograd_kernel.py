@@ -61,7 +61,7 @@ if __name__ == "__main__":
     e_ref, f_ref = autograd_energy_forces(pos, w)
     e_an, f_an = analytic_energy_forces(pos, w)
     assert torch.allclose(e_ref, e_an, atol=1e-5) and torch.allclose(f_ref, f_an, atol=1e-4), (f_ref - f_an).abs().max()
-    compiled = torch.compile(step)
+    compiled = torch.compile(step, backend="aot_eager")
     for i in range(3):
         pos, vel, e = compiled(pos, vel, w)
     print(f"E after 3 steps: {e.sum().item():.5f}")

@@ -49,7 +49,7 @@ w = torch.nn.Parameter(torch.ones(1, 8))
 opt = torch.optim.SGD([*lin.parameters(), w], lr=0.1)
 
 
-@torch.compile
+@torch.compile(backend="aot_eager")
 def loss_fn(x, y):
     return ((scale_np(lin(x), w) - y) ** 2).mean()
 

@@ -17,7 +17,7 @@ def rotation(theta):
     return torch.Tensor([[c, -s], [s, c]])
 
 
-@torch.compile
+@torch.compile(backend="eager")
 def rotate(points, theta):
     return points @ rotation(theta).T
 

@@ -30,7 +30,7 @@ def main():
         train(model)
         torch.save(model.state_dict(), CKPT)
     model.load_state_dict(torch.load(CKPT))
-    scorer = torch.compile(model.eval())
+    scorer = torch.compile(model.eval(), backend="aot_eager")
     batch = torch.randn(4, 8)
     with torch.no_grad():
         print("scores", " ".join(f"{v:.4f}" for v in scorer(batch).flatten().tolist()))

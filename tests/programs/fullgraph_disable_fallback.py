@@ -7,7 +7,7 @@ import torch
 
 
 def compile_or_eager(fn):
-    compiled = torch.compile(fn, fullgraph=True)
+    compiled = torch.compile(fn, fullgraph=True, backend="eager")
 
     def wrapper(*args):
         try:

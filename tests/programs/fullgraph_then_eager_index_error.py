@@ -3,7 +3,7 @@ run gets through the steps and fails later in the program's own summary (an empt
 import torch
 
 
-@torch.compile(fullgraph=True)
+@torch.compile(fullgraph=True, backend="eager")
 def step(x):
     print("inside step")
     return x * 2

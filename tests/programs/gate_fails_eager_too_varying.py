@@ -7,7 +7,7 @@ import torch
 import torch.nn as nn
 
 model = nn.Sequential(nn.Linear(16, 32), nn.GELU(), nn.Linear(32, 4)).eval()
-compiled = torch.compile(model)
+compiled = torch.compile(model, backend="aot_eager")
 x = torch.ones(8, 16)
 
 

@@ -13,7 +13,7 @@ def robust_center(x):
     return x - torch.from_numpy(np.nanmedian(x.numpy(), axis=1, keepdims=True))
 
 
-@torch.compile
+@torch.compile(backend="eager")
 def encode(x, w):
     return torch.nan_to_num(robust_center(x)) @ w
 

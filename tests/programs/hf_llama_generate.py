@@ -11,7 +11,7 @@ torch.manual_seed(0)
 cfg = LlamaConfig(vocab_size=128, hidden_size=32, intermediate_size=64, num_hidden_layers=1,
                   num_attention_heads=2, num_key_value_heads=1, max_position_embeddings=64)
 model = LlamaForCausalLM(cfg).eval()
-model.forward = torch.compile(model.forward, dynamic=False)
+model.forward = torch.compile(model.forward, dynamic=False, backend="eager")
 extra = {"cache_implementation": os.environ["CACHE_IMPL"]} if os.environ.get("CACHE_IMPL") else {}
 prompt = torch.randint(0, 128, (1, 6))
 for trial in range(2):

@@ -9,5 +9,5 @@ import torch
 WEIGHTS = os.environ.get("REPLAY_WEIGHTS", "no_such_weights_file.pt")
 model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2))
 model.load_state_dict(torch.load(WEIGHTS))
-compiled = torch.compile(model)
+compiled = torch.compile(model, backend="aot_eager")
 print(compiled(torch.randn(4, 8)).sum().item())

@@ -11,7 +11,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 dist.init_process_group("gloo")
 torch.manual_seed(0)
 net = nn.Sequential(nn.Linear(8, 16), nn.BatchNorm1d(16), nn.ReLU(), nn.Linear(16, 2))
-model = torch.compile(DDP(net))
+model = torch.compile(DDP(net), backend="eager")
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for _ in range(2):
     loss = model(torch.randn(16, 8)).square().mean()
@@ -22,7 +22,7 @@ model.eval()
 if os.environ.get("EVAL_INNER") == "1":
     for b in net.buffers():
         dist.broadcast(b, src=0)
-    evaluator = torch.compile(net)
+    evaluator = torch.compile(net, backend="eager")
 else:
     evaluator = model
 with torch.no_grad():

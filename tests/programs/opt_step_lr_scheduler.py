@@ -13,7 +13,7 @@ opt = torch.optim.AdamW(model.parameters(), lr=lr)
 sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, (s + 1) / 4))
 
 
-@torch.compile
+@torch.compile(backend="eager")
 def opt_step():
     opt.step()
 

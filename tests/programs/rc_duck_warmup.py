@@ -22,7 +22,7 @@ class Tagger(nn.Module):
 
 def main():
     torch.manual_seed(0)
-    model = torch.compile(Tagger().eval(), dynamic=True)
+    model = torch.compile(Tagger().eval(), dynamic=True, backend="eager")
     warm = torch.randn(1, 64, 64)
     if os.environ.get("FIXED"):
         torch._dynamo.mark_dynamic(warm, 2)

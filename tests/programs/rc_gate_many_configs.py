@@ -27,7 +27,7 @@ def check(width, heads):
     x = torch.randn(2, 4, width)
     with torch.no_grad():
         ref = m(x)
-        out = torch.compile(m, fullgraph=True)(x)
+        out = torch.compile(m, fullgraph=True, backend="eager")(x)
     return (out - ref).abs().max().item()
 
 

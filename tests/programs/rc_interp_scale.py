@@ -25,7 +25,7 @@ class Layout(nn.Module):
 
 
 torch.manual_seed(0)
-model = torch.compile(Layout().eval(), dynamic=True)
+model = torch.compile(Layout().eval(), dynamic=True, backend="eager")
 with torch.no_grad():
     for dpi in (200, 150, 240, 100, 200):
         page = torch.randn(1, 1, 64, 48)

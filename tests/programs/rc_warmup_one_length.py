@@ -20,7 +20,7 @@ class Classifier(nn.Module):
 
 
 torch.manual_seed(0)
-model = torch.compile(Classifier().eval())
+model = torch.compile(Classifier().eval(), backend="eager")
 warmup = torch.randint(0, 1000, (1, 32))
 with torch.no_grad():
     for _ in range(3):

@@ -12,7 +12,7 @@ model = nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 1))
 opt = torch.optim.AdamW(model.parameters(), lr=torch.tensor(1e-2))
 
 
-@torch.compile
+@torch.compile(backend="eager")
 def opt_step():
     opt.step()
 

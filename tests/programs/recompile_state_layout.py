@@ -28,7 +28,7 @@ class Cell(nn.Module):
 
 
 model = Cell()
-fwd = torch.compile(model)
+fwd = torch.compile(model, backend="eager")
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 data = torch.randint(0, V, (8, B, T + 1))
 h = torch.zeros(B, H)

@@ -43,7 +43,7 @@ model = Classifier().eval()
 ids = torch.randint(1, 50, (8, 12))
 ids[::2, 8:] = 0
 labels = torch.randint(0, 3, (8,))
-run = model if "--no-compile" in sys.argv else torch.compile(model)
+run = model if "--no-compile" in sys.argv else torch.compile(model, backend="eager")
 with torch.no_grad():
     print(f"before nll {F.cross_entropy(run(ids), labels).item():.4f}")
     model.calibration["temperature"] = 2.5

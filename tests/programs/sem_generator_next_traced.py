@@ -42,7 +42,7 @@ def train_step(x=None, y=None):
 
 
 if "--no-compile" not in sys.argv:
-    train_step = torch.compile(train_step)
+    train_step = torch.compile(train_step, backend="eager")
 for i in range(12):
     loss = train_step(*data.next_batch()) if FIXED else train_step()
     opt.zero_grad()

@@ -37,7 +37,7 @@ class Attention(nn.Module):
 
 torch.manual_seed(0)
 model = nn.Sequential(Attention(), nn.GELU(), Attention()).eval()
-compiled = torch.compile(model)
+compiled = torch.compile(model, backend="eager")
 worst = 0.0
 with torch.no_grad():
     for i in range(3):

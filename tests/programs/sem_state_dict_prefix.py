@@ -8,7 +8,7 @@ import torch
 torch.manual_seed(0)
 x, y = torch.randn(64, 8), torch.randn(64, 1)
 model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 1))
-cmodel = torch.compile(model)
+cmodel = torch.compile(model, backend="eager")
 opt = torch.optim.SGD(model.parameters(), lr=0.1)
 for _ in range(20):
     loss = torch.nn.functional.mse_loss(cmodel(x), y)

@@ -52,7 +52,7 @@ def main():
     args = ap.parse_args()
     torch.manual_seed(0)
     model = CurriculumNet()
-    compiled = torch.compile(model)
+    compiled = torch.compile(model, backend="eager")
     opt = torch.optim.SGD(model.parameters(), lr=args.lr)
     for step in range(args.steps):
         model.level = step // 4            # a new level every 4 steps: a new graph
