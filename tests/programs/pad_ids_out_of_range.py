@@ -15,7 +15,7 @@ def collate(rows, length):
     return batch[:, :-1], batch[:, 1:]
 
 
-@torch.compile(backend="aot_eager")
+@torch.compile
 def loss_of(ids, labels):
     return F.cross_entropy(head(emb(ids)).flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
 
