@@ -14,7 +14,7 @@ def _(scores, threshold):
     return scores.new_empty(scores.shape[:1], dtype=torch.long)
 
 
-@torch.compile(backend="aot_eager")
+@torch.compile
 def postprocess(scores, boxes):
     keep = keep_above(scores, 1.5)
     return (boxes[keep] * 2.0).sum(0), keep.numel()
