@@ -30,7 +30,7 @@ def signature(model, ids, planes=None):
 
 torch.manual_seed(0)
 model = Encoder().eval()
-sign = torch.compile(signature, backend="eager") if "--eager" not in sys.argv else signature
+sign = torch.compile(signature) if "--eager" not in sys.argv else signature
 docs = torch.randint(0, 100, (64, 12))
 planes = hyperplanes(16, 32) if os.environ.get("FIXED") == "1" else None
 with torch.no_grad():

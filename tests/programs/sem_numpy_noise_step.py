@@ -28,11 +28,11 @@ for seed in (0, 1):
     torch.manual_seed(0)
     model = torch.nn.Linear(8, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    fwd = torch.compile(model, backend="eager") if compiled else model
+    fwd = torch.compile(model) if compiled else model
     for _ in range(5):
         noise = torch.from_numpy(np.random.normal(0.0, 0.3, size=(64, 8)).astype(np.float32)) if FIXED else None
         if FIXED:
             loss = step(fwd, opt, x, noise)
         else:
-            loss = (torch.compile(step, backend="eager") if compiled else step)(model, opt, x)
+            loss = (torch.compile(step) if compiled else step)(model, opt, x)
     print(f"seed {seed}: loss {loss.item():.3f}")
