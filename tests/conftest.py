@@ -10,7 +10,7 @@ run on one worker, so the run is made once; they are started first (the longest 
 Test programs (tests/programs) compile with backend="eager" where what their tests check is Dynamo's (graph breaks,
 recompiles, guards, traced Python state), and with "aot_eager" where it is AOTAutograd's (fake kernels, custom-op
 registration, aliasing): Inductor's code generation and C++ compile add 10-40 CPU-seconds to each such run and test
-nothing there (2026-12-07: 76 programs switched, those whose tests pass unchanged; the rest need Inductor: numerics, compile
+nothing there (2026-12-07: 80 programs switched, those whose tests pass unchanged; the rest need Inductor: numerics, compile
 time, caches, generated code, its lowerings)."""
 import importlib
 import json

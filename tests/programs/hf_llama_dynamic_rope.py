@@ -18,10 +18,10 @@ if "--no-compile" in sys.argv:
     fn = model
 elif os.environ.get("REGIONAL") == "1":
     for layer in model.model.layers:
-        layer.compile(fullgraph=True)
+        layer.compile(fullgraph=True, backend="eager")
     fn = model
 else:
-    fn = torch.compile(model, fullgraph=True)
+    fn = torch.compile(model, fullgraph=True, backend="eager")
 with torch.no_grad():
     for n in (8, 24):
         ids = torch.randint(0, 128, (2, n))
