@@ -1041,3 +1041,29 @@ def test_shared_outputs_reads_kept_buffers_only(tmp_path):
                    "    vals, _ = torch.sort(x)\n    return vals\n")
     # (review of 0.33.128: a helper that only reads a config dict, a tuple-unpacked local named like a global: fresh)
     assert [(name, line) for _, line, name, _ in shared_outputs([str(src)])] == [("t::a", 7), ("t::b", 11)]
+
+
+def test_a_failure_that_eagers_random_numbers_do_not_fix_is_measured_on_dynamos_side(tmp_path):
+    """Blind A/B batch 55 (dr): a model whose forward branches on which stage object of its own class it holds; after
+    the switch the compiled forward kept running the first stage's graph (torch 2.15 guards only the attribute's
+    type). Its dropout made compiled_rng "the likely cause" with no run behind it. Now a run with fallback_random
+    fails the same way, so the class goes; a run with Dynamo alone fails too, so the failure is Dynamo's side, with
+    the branch's line, and no accuracy run or bisect. FIXED=1 (an enum.Enum stage) passes."""
+    prog = program("stage_switch_stale.py")
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    e = tri["errors"][0]
+    assert e["category"] == "fails_in_dynamo" and e["skill"] == "trace-dynamo", e
+    v = tri["verdict"]
+    assert v["kind"] == "compile_only" and v["fallback_random"].startswith("fails") and v["dynamo_alone"].startswith("fails")
+    assert "accuracy" not in v and not any(f["id"] == "compiled_rng" for f in tri["semantics"])
+    first = tri["next_steps"][0]
+    assert first["why"].startswith(e["title"]) and "stage_switch_stale.py:" in first["why"], first
+    assert "`if self.stage is PRETRAIN:`" in first["why"] and "enum.Enum" in first["why"]
+    assert not any(" bisect " in (s["command"] or "") or " accuracy " in (s["command"] or "") for s in tri["next_steps"])
+    assert any("fallback_random = True" in n and "do not explain" in n for n in tri["notes"])
+    md = open(os.path.join(tri["run_dir"], "report.md")).read()
+    assert "Route: Dynamo (it fails with backend=\"eager\" too, measured)" in md
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    assert fixed.returncode == 0 and "finetune out (4, 3)" in fixed.stdout, fixed.stderr[-2000:]

@@ -2453,3 +2453,28 @@ def test_a_lowering_missing_on_cpu_whose_message_names_the_mode_is_not_sent_to_b
     ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIXED="1"),
                         timeout=600, cwd=tmp_path)
     assert ok.returncode == 0 and "total [12.0, 16.0]" in ok.stdout, ok.stderr[-400:]
+
+
+def test_a_break_inside_torch_on_the_newest_release_offers_no_upgrade_but_moving_the_call(tmp_path):
+    """Blind A/B batch 55 (dq): nn.init.trunc_normal_ under fullgraph=True; torch 2.15 made it a resampling loop that
+    branches on `mask.any()`. The report offered "A newer torch may trace this" on the newest release, where the loop
+    was added. On the newest release no upgrade is offered; the program's call is named to move out of the compiled
+    function (a compiler.disable'd call still breaks fullgraph) or to replace; INVCDF=1 (branch-free) passes."""
+    from cdlib.run.torch_versions import TESTED, release_tuple
+    import torch
+    prog = program("gb_trunc_normal_fullgraph.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    inside = [b for b in d["graph_breaks"] if b["stack"] and b["stack"][-1]["file"].replace("\\", "/").endswith("torch/nn/init.py")]
+    if not inside:
+        pytest.skip(f"torch {torch.__version__}: trunc_normal_ traces here (the loop came in 2.15)")
+    [b] = inside
+    texts = [w["text"] for w in b["workarounds"]]
+    line = next(i for i, ln in enumerate(open(prog), 1) if "nn.init.trunc_normal_(" in ln)
+    assert any(t.startswith(f"Make the call at gb_trunc_normal_fullgraph.py:{line} outside the compiled function")
+               for t in texts), texts
+    newest = release_tuple(torch.__version__) >= release_tuple(TESTED[-1])
+    assert any("A newer torch may trace this" in t for t in texts) == (not newest), texts
+    assert not any("torch.compiler.disable(" in (w.get("code") or "") for w in b["workarounds"]), b["workarounds"]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, INVCDF="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "step 1 loss" in fixed.stdout, fixed.stderr[-1500:]

@@ -6,6 +6,7 @@ import threading
 
 from .. import cmdline
 from ..run import proc, rundir
+from ..run.torch_versions import TESTED
 from ..errors import CliError
 from ..show.output import emit, table
 
@@ -18,7 +19,6 @@ config values that those variables change. Each problem found is one line with i
 ENV_PREFIXES = ("TORCH", "PYTORCH", "TORCHINDUCTOR", "TORCHDYNAMO", "INDUCTOR", "AOT_INDUCTOR", "AOTI_", "TRITON_",
                 "CUDA_LAUNCH_BLOCKING", "CUDA_VISIBLE_DEVICES", "CXX", "CC")
 SUPPORTED = ((2, 9), (2, 15))          # oldest supported, newest tested (minor versions)
-TESTED = ("2.9.1", "2.11.0", "2.14.1", "2.15.0")   # CI: 2.15 full suite, 2.9 and 2.14 smoke; 2.11 on a GPU
 
 
 def add_arguments(p):

@@ -124,8 +124,17 @@ def _workarounds(gb, recipe, stack, site, entries=()):
                     "but Dynamo stops tracing into it); patch it once at start-up, before the first compiled call:",
                     "code": f"import {module_of(site.file)}\n{q} = torch.compiler.disable({q})"})
     if lib == "torch":
-        out.append({"source": "derived", "text": "A newer torch may trace this (check the release notes for this "
-                    "graph-break id)."})
+        i = max((k for k, f in enumerate(stack) if f.user), default=None)
+        user = stack[i] if i is not None else None
+        callee = stack[i + 1].file.replace("\\", "/") if i is not None and i + 1 < len(stack) else ""
+        if user and "/torch/nn/modules/" not in callee:   # (a torch function the program calls, not a layer's forward)
+            # (blind A/B batch 55: nn.init.trunc_normal_ became a rejection loop in 2.15; a compiler.disable'd call
+            # is a graph break too, so under fullgraph=True only moving the call out of the graph works)
+            out.append({"source": "derived", "text": f"Make the call at {os.path.basename(user.file)}:{user.line} "
+                        "outside the compiled function (in eager code) and pass its result in, or replace it with "
+                        "tensor ops Dynamo traces."})
+        out.append({"source": "derived", "kind": "upgrade_torch",
+                    "text": "A newer torch may trace this (check the release notes for this graph-break id)."})
     elif not is_stdlib(site.file):
         out.append({"source": "derived", "text": f"A newer `{lib}` may avoid this break (`pip install -U {lib}`; "
                     "check its changelog for torch.compile fixes)."})

@@ -569,6 +569,9 @@ def _error_steps(rep, target_str, cli):
         if e.category == "dynamic_number_graph":   # measured (extra_runs._check_static_numbers): keep it out, report it
             steps.append({"why": f"{e.type}: {e.title}: {e.advice}", "skill": None, "command": None, "decides": True})
             continue
+        if e.category == "fails_in_dynamo":   # measured (extra_runs.check_rng): Dynamo alone fails the same way
+            steps.append({"why": f"{e.title}: {e.advice}", "skill": e.skill, "command": None, "decides": True})
+            continue
         if e.category == "warm_cache_only":   # measured (extra_runs._check_cold_cache): the cache, not the compiler
             steps.append({"why": f"{e.type}: {e.title}: {e.advice}", "skill": e.skill, "command": None,
                           "decides": True})

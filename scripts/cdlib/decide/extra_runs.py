@@ -31,6 +31,84 @@ def _run_changed(argv, out_prefix, timeout, env_add, env, times=1):
     return r
 
 
+# Inductor's random ops as eager's kernels: one run with it tells whether the random numbers explain a difference
+FALLBACK_RANDOM = {"config": {"torch._inductor.config.fallback_random": True}}
+
+
+def run_fallback_random(argv, run_dir, timeout, env_add):
+    """One more compiled run with fallback_random = True, in its own throwaway cache (a changed config is not
+    written into the user's): <run_dir>/fallback_random/target.stdout/.stderr. -> proc's result."""
+    d = os.path.join(run_dir, "fallback_random")
+    os.makedirs(d, exist_ok=True)
+    return _run_changed(argv, os.path.join(d, "target"), timeout, env_add,
+                        {"PYTHONUNBUFFERED": "1", **proc.startup_env(d, [FALLBACK_RANDOM])})
+
+
+def check_rng(rep, argv, run_dir, timeout, env_add):
+    """compiled_rng names a failure only compiled (random ops in the compiled code; no other class): one more run
+    with eager's random ops (fallback_random = True). Passing confirms it; failing again rules it out, the class
+    goes and the error gets back its own row (blind A/B batch 55: a training stage switch that kept running the
+    first stage's graph, a guard Dynamo left out, was put down to dropout's random numbers; the run with
+    fallback_random failed the same way). Returns whether it ran."""
+    from . import semantics
+    e0 = rep.errors[0] if rep.errors else None
+    f = next((f for f in rep.semantics if f["id"] == "compiled_rng" and f["explains_error"]), None)
+    if f is None or e0 is None or e0.category != "compiled_rng" or (rep.verdict or {}).get("kind") != "compile_only":
+        return False
+    proc.progress("the failure may be Inductor's random numbers: one more compiled run with fallback_random=True "
+                  "(eager's random ops)")
+    r = run_fallback_random(argv, run_dir, timeout, env_add)
+    if r.timed_out or r.interrupted:
+        return False
+    rep.artifacts.update({"fallback_random_stdout": r.stdout_path, "fallback_random_stderr": r.stderr_path})
+    rep.verdict["fallback_random"] = "passes" if r.ok else f"fails (exit {r.returncode})"
+    if r.ok:
+        f["measured"] = "passes with fallback_random=True (one more run)"
+        f["why"] += " Measured: the program passes with torch._inductor.config.fallback_random = True (one more run)."
+        return True
+    semantics.retract(rep, "compiled_rng")
+    rep.notes.append(f"with torch._inductor.config.fallback_random = True (eager's random ops; one more run) it still "
+                     f"fails (exit {r.returncode}): Inductor's random numbers do not explain the failure")
+    # torch's accuracy check cannot measure graphs that draw random numbers (a random mask differs by design): one
+    # run with Dynamo alone decides which side of the graphs the failure is on
+    proc.progress("one more run with backend='eager' (Dynamo alone, eager's kernels and random numbers): is the "
+                  "failure in Dynamo or in the compiled graphs?")
+    a = _run_changed(argv, os.path.join(run_dir, "dynamo_alone"), timeout, env_add,
+                     {"PYTHONUNBUFFERED": "1", "TORCH_BISECT_BACKEND": "eager"})
+    rep.artifacts.update({"dynamo_alone_stdout": a.stdout_path, "dynamo_alone_stderr": a.stderr_path})
+    if a.timed_out or a.interrupted:
+        return True
+    if a.ok:
+        rep.verdict["dynamo_alone"] = "passes"
+        rep.notes.append("with backend='eager' (Dynamo alone; one more run) it passes: the failure comes from "
+                         "AOTAutograd or Inductor, not from how Dynamo ran the program's Python")
+        return True
+    rep.verdict["dynamo_alone"] = f"fails (exit {a.returncode})"
+    at = state_branches(program_files(rep))
+    e = rep.errors[0]
+    e.category, e.side, e.skill, e.next_command = "fails_in_dynamo", "user", "trace-dynamo", None
+    e.title = ("Fails only compiled, and the same with backend=\"eager\" (Dynamo alone; measured): how Dynamo ran the "
+               "program's Python")
+    e.advice = knowledge.advice("fails_in_dynamo", why=f"exit {a.returncode}, like the compiled run",
+                                at=(" (" + ", ".join(f"{os.path.basename(p_)}:{ln} `{code}`" for p_, ln, code in at[:3])
+                                    + ")") if at else "")
+    return True
+
+
+# `if self.<attr> is <NAME>` / `==`: a branch on which object an attribute holds (None, True, False excluded)
+_STATE_BRANCH_RE = re.compile(r"^\s*(?:el)?if\s+(self\.\w+)\s+(?:is|==)\s+(?!None\b|True\b|False\b)([A-Za-z_][\w.]*)\s*:")
+
+
+def state_branches(files):
+    """[(path, line, code)] of branches on which object an attribute holds, in the program's own files."""
+    out = []
+    for path in files:
+        for i, line in enumerate(read_text(path).splitlines(), 1):
+            if _STATE_BRANCH_RE.match(line):
+                out.append((path, i, line.strip()))
+    return out
+
+
 def check_fastpath(rep, argv, run_dir, timeout, env_add):
     """The class transformer_fastpath_padding is offered for a failure from the source alone (a TransformerEncoder
     with a padding mask; compiled, exported or an AOTInductor package): one more run with the fast path off at start-up (torch.backends.mha.set_fastpath_enabled(False)).

@@ -7,7 +7,7 @@ import os
 import re
 import time
 
-from . import compare, knowledge, runs, vs_eager
+from . import compare, extra_runs, knowledge, runs
 from .fix_candidates import _cause_count
 from ..run import proc
 from ..cmdline import clip, script_of
@@ -90,7 +90,7 @@ def effect(base, trial, ctrl, deterministic):
     return e
 
 
-FALLBACK_RANDOM = vs_eager.FALLBACK_RANDOM
+FALLBACK_RANDOM = extra_runs.FALLBACK_RANDOM
 
 
 def draws_random(rep):

@@ -8,7 +8,7 @@ import re
 from . import accuracy_check, accuracy_judge, fix_candidates, knowledge, printed, semantics, verdict
 from .aoti_input_check import check_aoti_inputs
 from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar_cpu, _check_static_numbers, \
-    check_compile_raised, check_fastpath, created_by_run, dir_state
+    check_compile_raised, check_fastpath, check_rng, created_by_run, dir_state
 from .analyze import _next_steps, analyze, apply_verdict
 from .analyze_errors import compile_data_dependent
 from .vs_eager import compare_with_eager, first_run_again
@@ -89,11 +89,14 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
         apply_verdict(rep, stderr, target_str=command_line(argv), run_eager_fn=run_eager if eager_check else None)
         if eager_check and check_fastpath(rep, argv, run_dir, timeout, env_add):
             rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+        if eager_check and check_rng(rep, argv, run_dir, timeout, env_add):
+            rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
         if eager_check and created and (rep.verdict or {}).get("kind") == "compile_only":
             first_run = first_run_again(rep, argv, run_dir, timeout, env_add, created)
         measure = eager_check and (rep.verdict or {}).get("kind") == "compile_only" \
             and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0])
-        if eager_check and not measure and not any(f["explains_error"] for f in semantics.current(rep)):
+        if eager_check and not measure and not any(f["explains_error"] for f in semantics.current(rep)) \
+                and rep.errors[0].category != "fails_in_dynamo":   # (measured: Dynamo's side, no cache or codegen)
             _check_cold_cache(rep, argv, run_dir, timeout, env_add)   # (a by-design class: its own fix, no run)
             _check_static_numbers(rep, argv, run_dir, timeout, env_add)   # (a compile error in a recompile)
             _check_scalar_cpu(rep, argv, run_dir, timeout, env_add)   # (a native crash)

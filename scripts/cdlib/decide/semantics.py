@@ -258,6 +258,8 @@ def apply(rep, tr, stdout="", stderr="", live_trace=False):
         replaced.update(c.get("replaces") or [])
         if explains:
             claimed = True
+            f["error_was"] = {k: getattr(err, k) for k in ("category", "title", "side", "skill", "advice",
+                                                            "next_command", "message")}
             err.category, err.title, err.side, err.skill = c["id"], c["title"], SIDE, None
             err.advice, err.next_command = f["why"], None
             if parts and "error" in alt:   # PyTorch's sentences whole, without the stack trace between them
@@ -316,6 +318,17 @@ def apply_differs(rep, tr, stdout="", stderr=""):
                 have |= {c["id"], *(c.get("replaces") or [])}
     rep.semantics += new
     return new
+
+
+def retract(rep, cid):
+    """A class measured not to explain the run (one more run with its cause switched off still fails): its finding
+    goes, and the first error it had re-labelled gets back what it was."""
+    for f in [f for f in rep.semantics if f["id"] == cid]:
+        rep.semantics.remove(f)
+        was = f.get("error_was")
+        if was and rep.errors and rep.errors[0].category == cid:
+            for k, v in was.items():
+                setattr(rep.errors[0], k, v)
 
 
 def current(rep):

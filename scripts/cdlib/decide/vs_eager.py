@@ -6,7 +6,7 @@ import os
 import re
 
 from . import accuracy_check, accuracy_judge, knowledge, printed, semantics, verdict
-from .extra_runs import _run_changed, check_caches_off, check_dynamo_alone, check_first_run_files
+from .extra_runs import _run_changed, check_caches_off, check_dynamo_alone, check_first_run_files, run_fallback_random
 from .analyze import _next_steps, compile_switches
 from .analyze_errors import _first_lines
 from .custom_op_code import (clone_into_mutating_op, custom_jvps_under_forward_ad, scalar_custom_ops, shared_outputs,
@@ -229,6 +229,10 @@ def compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=(),
         # a by-design class the difference shows: its fix first; then NaN/inf only compiled, which random numbers do
         # not explain (blind A/B batch 21) but a class such as the transformer fast path's padding does (review)
         rng = [f for f in found if f["id"] == "compiled_rng"]
+        if rng and str((rep.verdict or {}).get("fallback_random", "")).startswith("fails"):
+            # measured on the failure already (extra_runs.check_rng): eager's random ops did not make it pass
+            found, rng = [f for f in found if f["id"] != "compiled_rng"], []
+            rep.semantics = [f for f in rep.semantics if f["id"] != "compiled_rng"]
         if rng and len(rng) == len(found) and not _rng_explains(rep, argv, run_dir, timeout, env_add, path, dtypes):
             found = [f for f in found if f["id"] != "compiled_rng"]
             rep.semantics = [f for f in rep.semantics if f["id"] != "compiled_rng"]
@@ -356,6 +360,12 @@ def compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=(),
                                            "command": None})
                 return
             cmp["verdict"] += "; two runs without torch.compile print the same: the compiled numbers differ on their own"
+        if not rng and rep.artifacts.get("fallback_random_stdout"):
+            # random numbers measured not to explain it: Dynamo alone (eager's kernels, eager's random numbers) is
+            # compared with the compiled run that drew eager's numbers too, or every random draw makes it "neither"
+            # (blind A/B batch 55: a stale stage graph, where Dynamo alone differed from eager only after the switch)
+            compiled_out = printed.printed(_read_text(rep.artifacts["fallback_random_stdout"]),
+                                           _read_text(rep.artifacts.get("fallback_random_stderr")))
         acc = (rep.verdict or {}).get("accuracy")
         if (rep.verdict or {}).get("static_numbers") == "passes":   # measured: its class's step stands
             return
@@ -460,9 +470,6 @@ def _padding_measured(rep, found, argv, run_dir, timeout, env_add, compiled_out,
     return found
 
 
-FALLBACK_RANDOM = {"config": {"torch._inductor.config.fallback_random": True}}
-
-
 NONFINITE_CHECK_MAX_S = 300   # the NaN check is one more run of the program (slower: fp64 and eager per graph)
 
 
@@ -500,12 +507,10 @@ def _rng_explains(rep, argv, run_dir, timeout, env_add, eager_stdout, dtypes):
     too small compiled, an Inductor bug, had "dropout draws other numbers" as Next 1)."""
     proc.progress("the compiled graphs draw random numbers: one more compiled run with fallback_random=True "
                   "(eager's random ops): do they explain the difference?")
-    d = os.path.join(run_dir, "fallback_random")
-    os.makedirs(d, exist_ok=True)   # its own throwaway cache: a changed config is not written into the user's
-    r = _run_changed(argv, os.path.join(d, "target"), timeout, env_add,
-                     {"PYTHONUNBUFFERED": "1", **proc.startup_env(d, [FALLBACK_RANDOM])})
+    r = run_fallback_random(argv, run_dir, timeout, env_add)
     if r.timed_out or r.interrupted:
         return True   # not measured: the class stays, with its own check
+    rep.artifacts.update({"fallback_random_stdout": r.stdout_path, "fallback_random_stderr": r.stderr_path})
     cmp = printed.compare_outputs(printed.printed(_read_text(r.stdout_path), _read_text(r.stderr_path)),
                                   printed.printed(_read_text(eager_stdout), _read_text(rep.artifacts.get("eager_check_stderr"))),
                                   dtypes)

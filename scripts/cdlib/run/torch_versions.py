@@ -17,6 +17,17 @@ import tempfile
 from . import proc
 from ..errors import CliError
 
+# the torch releases this tool is tested on; the last is the newest release (env's check, and analyze: no "a newer
+# torch may trace this" for a break inside torch on it). CI: 2.15 full suite, 2.9 and 2.14 smoke; 2.11 on a GPU
+TESTED = ("2.9.1", "2.11.0", "2.14.1", "2.15.0")
+
+
+def release_tuple(version):
+    """(major, minor) of a torch version string ('2.15.0+cu132' -> (2, 15)); None if it is not one."""
+    m = re.match(r"(\d+)\.(\d+)", version or "")
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
 VERSION_RE = re.compile(r"^\d+\.\d+(\.\d+)?([a-z0-9.+]*)$")
 
 
