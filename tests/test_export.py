@@ -528,3 +528,23 @@ def test_a_scripted_submodule_in_an_exported_model_is_named_with_the_script_call
     plain = subprocess.run([sys.executable, prog], env=dict(os.environ, PLAIN="1"), capture_output=True, text=True,
                            timeout=600)
     assert plain.returncode == 0 and "exported" in plain.stdout, plain.stderr[-2000:]
+
+
+def test_an_export_under_an_outer_autocast_is_named_first_for_a_failing_gate(tmp_path):
+    """Blind A/B batch 55 (dv): a "bf16" AOTInductor package exported inside torch.autocast computed in float32 (export
+    records autocast only where the traced forward enters it); the gate comparing it with bf16 eager failed and the
+    report's advice was warm-up state, shapes and constants. The export under the autocast block comes first, with
+    its line and the block's; FIXED=1 (autocast inside a wrapper's forward) passes the gate."""
+    prog = program("export_under_autocast_gate.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    lines = open(prog).read().splitlines()
+    with_at = next(i for i, ln in enumerate(lines, 1) if ln.strip().startswith("with torch.autocast") and
+                   "export" in lines[i])
+    why = d["next_steps"][0]["why"]
+    part = (f"the export call at export_under_autocast_gate.py:{with_at + 1} runs inside the autocast block at "
+            f"export_under_autocast_gate.py:{with_at}")
+    assert part in why and why.index(part) < why.index("dynamic_shapes"), why
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "GATE PASSED" in fixed.stdout, fixed.stderr[-1500:]

@@ -208,7 +208,28 @@ def export_advice(files, export_at=None):
         parts.append(knowledge.advice("export_constants"))
     else:
         parts += [knowledge.advice("export_constants"), knowledge.advice("export_shapes")]
+    # first: it changes every number (blind A/B batch 55: a "bf16" AOTInductor package exported under an outer
+    # torch.autocast computed in float32; the gate compared it with bf16 eager). Any export call of the program
+    under = next(((p_, ln, w) for p_, ln, _ in ([(path, line, None)] if path else []) + never_ran.exports(files)
+                  for w in [_autocast_around(p_, ln)] if w), None)
+    if under:
+        parts.insert(0, knowledge.advice("export_outer_autocast", at=f"{os.path.basename(under[0])}:{under[1]}",
+                                         ctx=f"{os.path.basename(under[0])}:{under[2]}"))
     return knowledge.advice("export_semantics", parts="; ".join(parts))
+
+
+def _autocast_around(path, line):
+    """The line of a `with ...autocast(...)` block whose body holds the torch.export call at path:line; None."""
+    import ast
+    try:
+        tree = ast.parse(read_text(path))
+    except (SyntaxError, ValueError):
+        return None
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.With, ast.AsyncWith)) and n.body and n.body[0].lineno <= line <= (n.end_lineno or 0) \
+                and any("autocast" in ast.unparse(it.context_expr) for it in n.items):
+            return n.lineno
+    return None
 
 
 def _export_without_dynamic_shapes(path, line):
