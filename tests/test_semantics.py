@@ -430,3 +430,23 @@ def test_a_global_hook_registered_after_compiling_gets_its_fix_and_the_fix_holds
     p = subprocess.run([sys.executable, program("sem_global_hook_late.py")], env=dict(os.environ, FIX="1"),
                        capture_output=True, text=True, timeout=600)
     assert p.returncode == 0 and "max |loss diff| = 0.00000" in p.stdout, p.stdout + p.stderr[-1500:]
+
+
+def test_a_subclass_handler_that_calls_an_op_on_its_result_is_named_on_dynamos_side(tmp_path):
+    """Blind A/B batch 55 (ds): a saturating-accumulator Tensor subclass clamps each result inside __torch_function__;
+    compiled, the clamp returned a plain Tensor (Dynamo turns subclass dispatch off inside the handler) and only the
+    first op was clamped. --vs-eager measured Dynamo's side; the Next listed program-side causes only. Now it names the
+    handler's call with its line and the explicit re-wrap, which FIXED=1 applies: compiled = eager."""
+    prog = program("subclass_handler_clamp.py")
+    d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog,
+                    timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert d["vs_eager"]["differ"] and d["vs_eager"]["dynamo_alone"]["result"] == "like_compiled", d["vs_eager"]
+    line = next(i for i, ln in enumerate(open(prog), 1) if "out = out.clamp(" in ln)
+    why = d["next_steps"][0]["why"]
+    assert f"`Saturating` calls `.clamp(...)` on a result inside its __torch_function__ (subclass_handler_clamp.py:{line})" \
+        in why and "super().__torch_function__(torch.Tensor.clamp" in why, why
+    outs = [subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1", **extra), capture_output=True,
+                           text=True, timeout=300) for extra in ({}, {"EAGER": "1"})]
+    assert all(o.returncode == 0 for o in outs) and outs[0].stdout == outs[1].stdout, [o.stdout for o in outs]
+    assert "type Saturating" in outs[0].stdout

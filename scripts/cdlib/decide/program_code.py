@@ -392,3 +392,31 @@ def limit_not_applied(rep):
         fr.fixes = [{"kind": "limit", "title": "your recompile_limit did not apply", "fix": fix}] + \
             [x for x in fr.fixes if x["kind"] != "limit"]
 
+
+
+# a call on a result inside a Tensor subclass's handler that eagerly dispatches back to the handler
+_HANDLER_SKIP = {"as_subclass", "__torch_function__", "__torch_dispatch__", "get", "items", "keys", "values",
+                 "append", "extend", "update"}
+
+
+def subclass_handler_ops(files):
+    """[(path, line, class, method)]: a Tensor subclass's __torch_function__ that calls a tensor method on a value it
+    computed in the handler (`out = super().__torch_function__(...)`, then `out.clamp(...)`). Eagerly that call goes
+    through the handler again; while Dynamo traces the handler, subclass dispatch is off (blind A/B batch 55)."""
+    import ast
+    out = []
+    for path in files:
+        try:
+            tree = ast.parse(read_text(path))
+        except (SyntaxError, ValueError):
+            continue
+        for c in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+            for fn in (n for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__torch_function__"):
+                made = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                        for t in n.targets if isinstance(t, ast.Name)}
+                for n in ast.walk(fn):
+                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                            isinstance(n.func.value, ast.Name) and n.func.value.id in made and \
+                            n.func.attr not in _HANDLER_SKIP:
+                        out.append((path, n.lineno, c.name, n.func.attr))
+    return out

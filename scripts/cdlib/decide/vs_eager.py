@@ -379,7 +379,7 @@ def compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=(),
             cmp["dynamo_alone"] = alone if rep.graphs else None
             res, fmt = alone["result"], {"verdict": cmp["verdict"], "why": alone.get("why")}
             trains = any(".backward(" in _read_text(f) for f in _program_files(rep))
-            why = (knowledge.advice("differs_in_dynamo", **fmt) if res == "like_compiled" else
+            why = (knowledge.advice("differs_in_dynamo", **fmt) + _subclass_words(rep) if res == "like_compiled" else
                    knowledge.advice("differs_compounding", **fmt) if res == "like_eager" and trains and cmp.get("grows")
                    else knowledge.advice("differs_after_graphs", **fmt) if res == "like_eager" else
                    knowledge.advice("differs_not_numbers", **fmt))
@@ -403,7 +403,7 @@ def compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=(),
             cmp["dynamo_alone"] = alone
             if alone["result"] == "like_compiled":
                 rep.next_steps.insert(at, {"why": knowledge.advice("differs_in_dynamo", verdict=cmp["verdict"],
-                                                                   why=alone["why"]),
+                                                                   why=alone["why"]) + _subclass_words(rep),
                                            "skill": "trace-dynamo", "command": None})
                 return
             if alone["result"] == "like_eager":
@@ -498,6 +498,16 @@ def _nonfinite_graph(rep, argv, run_dir, timeout, env_add):
         return {"graph": name, "where": where, "out": f"{o.get('dtype')}{o.get('shape')}",
                 "seconds": f"{chk['res'].duration_s:.0f}" if chk["res"].duration_s else "?"}
     return None
+
+
+def _subclass_words(rep):
+    """' ' + the subclass-handler lead when the program's Tensor subclass calls an op inside its __torch_function__."""
+    from .program_code import subclass_handler_ops
+    found = subclass_handler_ops(_program_files(rep))
+    if not found:
+        return ""
+    p_, ln, cls, op = found[0]
+    return " " + knowledge.advice("subclass_handler_ops", cls=cls, op=op, at=f"{os.path.basename(p_)}:{ln}")
 
 
 def _rng_explains(rep, argv, run_dir, timeout, env_add, eager_stdout, dtypes):
