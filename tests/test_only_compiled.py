@@ -1067,3 +1067,25 @@ def test_a_failure_that_eagers_random_numbers_do_not_fix_is_measured_on_dynamos_
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=600)
     assert fixed.returncode == 0 and "finetune out (4, 3)" in fixed.stdout, fixed.stderr[-2000:]
+
+
+def test_a_shape_error_only_compiled_from_an_inplace_op_on_an_aliased_output_names_the_op(tmp_path):
+    """Blind A/B batch 55 (dy; pytorch#191449): a compiled encode returns `z` and `z.detach()`, which Inductor under
+    no_grad hands back as one object, so `mu.squeeze_(-1)` also squeezed `z` and the compiled decode failed while
+    tracing (a channel mismatch). The shape row said "this fails without torch.compile too" beside a verdict of
+    "only fails compiled", and the Next was the accuracy run. Now the traced shapes come first with the aliased
+    outputs as a cause and the program's in-place shape op named; no accuracy run; FIXED=1 (squeeze) passes."""
+    prog = program("aliased_outputs_inplace_squeeze.py")
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    e = tri["errors"][0]
+    assert tri["verdict"]["kind"] == "compile_only" and e["category"] == "shape_mismatch", e
+    assert "This fails without torch.compile too" not in e["advice"], e["advice"]
+    why = tri["next_steps"][0]["why"]
+    line = next(i for i, ln in enumerate(open(prog), 1) if ln.strip() == "mu.squeeze_(-1)")
+    assert why.startswith("`conv_transpose1d` got inputs (float32[5,8]") and "one tensor object for two outputs" in why
+    assert f"aliased_outputs_inplace_squeeze.py:{line} `mu.squeeze_(-1)`" in why, why
+    assert "accuracy" not in tri["verdict"] and not any(" accuracy " in (s["command"] or "") for s in tri["next_steps"])
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    assert fixed.returncode == 0 and "recon (5, 3, 4)" in fixed.stdout, fixed.stderr[-2000:]

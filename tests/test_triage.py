@@ -2478,3 +2478,22 @@ def test_a_break_inside_torch_on_the_newest_release_offers_no_upgrade_but_moving
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, INVCDF="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "step 1 loss" in fixed.stdout, fixed.stderr[-1500:]
+
+
+def test_pytorchs_own_op_without_a_fake_kernel_is_named_with_the_dynamic_recompile_that_hit_it(tmp_path):
+    """Blind A/B batch 55 (dz): Dirichlet(alpha).rsample() in a fullgraph=True loss; the short last batch made the batch
+    dim dynamic and aten._sample_dirichlet, which has no fake kernel, failed in that recompile. The report called it a
+    custom op and said register_fake. Now: PyTorch's own operator, static shapes only, the recompile that made the
+    size symbolic, and the static-shape fixes; FIXED=1 (dynamic=False) trains."""
+    prog = program("aten_no_fake_dynamic_batch.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    e = d["errors"][0]
+    assert e["category"] == "aten_op_no_fake" and e["side"] == "user", e
+    assert e["title"].startswith("PyTorch's own operator `aten._sample_dirichlet` has no fake (meta) kernel")
+    why = d["next_steps"][0]["why"]
+    assert "is the recompile for shape of `x` dim 0" in why and "dynamic=False" in why and "not a custom op" in why, why
+    assert not any(" bisect " in (s["command"] or "") or " minify " in (s["command"] or "") for s in d["next_steps"])
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "batch 3 grad" in fixed.stdout, fixed.stderr[-1500:]

@@ -7,7 +7,7 @@ import re
 
 from . import knowledge, semantics, verdict
 from ..read import trace as tracemod
-from .analyze_dynamo import breaks_from_errors, fake_kernel_errors, _graph_breaks, next_steps as _dynamo_next_steps
+from .analyze_dynamo import aten_op_without_fake, breaks_from_errors, fake_kernel_errors, _graph_breaks, next_steps as _dynamo_next_steps
 from .analyze_recompiles import RESUME_RE, function_info as _function_info, _recompiles
 from .analyze_errors import _eager_printed_lines, _error_steps, _errors
 from .custom_op_code import custom_op_mutation, shared_outputs, unimported_fakes
@@ -479,6 +479,7 @@ def analyze(trace_dir, *, command=None, run_dir=None, res=None, stdout="", stder
                 b.fix = {k: v for k, v in b.fix.items() if k != "escape"}
     _no_upgrade_past_newest(rep)
     fake_kernel_errors(rep, stderr)
+    aten_op_without_fake(rep)
     unimported_fakes(rep)
     if rep.errors and rep.errors[0].category == "export_script_module":   # where the program scripts a module
         at = script_calls(program_files(rep))

@@ -505,3 +505,25 @@ def wrapper_break_sites(tr):
         if wr and user:
             sites.setdefault((user[-1].file, user[-1].line), (wr[0], user[-1]))
     return sites
+
+
+_ATEN_UNSUPPORTED = re.compile(r"unsupported operator: (aten\.[\w.]+)|UnsupportedOperatorException: (aten\.[\w.]+)")
+
+
+def aten_op_without_fake(rep):
+    """custom_op_no_fake raised for one of PyTorch's own operators (aten.*): not a custom op. With static shapes
+    tracing runs such an op's real kernel on stand-in data; a compile with a dynamic size cannot, so it fails where
+    the first, static compile worked (blind A/B batch 55: Dirichlet.rsample's aten._sample_dirichlet in a VAE loss,
+    after the short last batch made the batch dim dynamic; the row said "custom op" and register_fake)."""
+    e = rep.errors[0] if rep.errors else None
+    m = _ATEN_UNSUPPORTED.search(e.message or "") if e is not None and e.category == "custom_op_no_fake" else None
+    if not m:
+        return
+    op = (m.group(1) or m.group(2)).removesuffix(".default")
+    dyn = next((c for fr in rep.recompiles for c in fr.causes
+                if e.compile_id in (c.get("compile_ids") or []) and c.get("kind") in ("shape", "stride")), None)
+    made = (f": the compile that failed ({e.compile_id}) is the recompile for {dyn['cause']}, which automatic dynamic "
+            "made symbolic" if dyn else "")
+    e.category, e.side, e.skill, e.next_command = "aten_op_no_fake", "user", "trace-dynamo", None
+    e.title = f"PyTorch's own operator `{op}` has no fake (meta) kernel: it traces only at static shapes"
+    e.advice = knowledge.advice("aten_op_no_fake", op=op, made=made, name=op.split(".", 1)[1])

@@ -413,6 +413,9 @@ def _error_steps(rep, target_str, cli):
             steps.append({"why": f"return a new tensor from {op or 'the custom op'}: " + e.advice, "skill": None,
                           "command": None, "decides": True})
             continue
+        if e.category == "aten_op_no_fake":   # PyTorch's own op, static shapes only (batch 55): its fixes, no bisect
+            steps.append({"why": f"{e.title}: {e.advice}", "skill": e.skill, "command": None, "decides": True})
+            continue
         if e.category == "inference_mode_inside_compile":   # its own fix, no accuracy run or bisect (batch 53)
             steps.append({"why": e.advice, "skill": None, "command": None, "decides": True})
             continue
@@ -543,15 +546,23 @@ def _error_steps(rep, target_str, cli):
                                                   at=at or "the user line", inputs=f" ({ins})" if ins else ""),
                           "skill": None, "command": None, "decides": True})
             continue
-        if e.category == "fake_tensor_error" and i == 0 and kind == "compile_only" and e.side != "custom_op" \
-                and inner.get("op") and _SHAPE_MISMATCH.search(inner.get("message") or ""):
+        if e.category in ("fake_tensor_error", "shape_mismatch") and i == 0 and kind == "compile_only" \
+                and e.side != "custom_op" and inner.get("op") and inner.get("inputs") \
+                and (e.category == "shape_mismatch" or _SHAPE_MISMATCH.search(inner.get("message") or "")):
+            # (shape_mismatch: the row's own patterns matched the traced op's message, blind A/B batch 55: an
+            # in-place squeeze_ on one output of a compiled encode, which compiled returns as the same object as
+            # another output, reached decode; the Next was the accuracy run)
             # a core op's shapes disagree only compiled: the traced inputs are other than eager's far more often than
             # its meta kernel is wrong (blind A/B batch 26: a deque's maxlen ignored while tracing, 7 chunks not 6)
             ins = ", ".join(inner.get("inputs") or [])
             e.next_command = None
-            steps.append({"why": knowledge.advice("fake_shape_only_compiled", op=inner["op"], at=at or "the user line",
-                                                  inputs=f" ({ins})" if ins else ""),
-                          "skill": "trace-dynamo", "command": None})
+            why = knowledge.advice("fake_shape_only_compiled", op=inner["op"], at=at or "the user line",
+                                   inputs=f" ({ins})" if ins else "")
+            shape_ops = program_code.inplace_shape_ops(program_code.program_files(rep))
+            if shape_ops:
+                why += " In-place shape ops in the program: " + ", ".join(
+                    f"{os.path.basename(p_)}:{ln} `{clip(code, 60)}`" for p_, ln, code in shape_ops[:3]) + "."
+            steps.append({"why": why, "skill": "trace-dynamo", "command": None})
             continue
         if e.category == "torch_internal_error":   # torch's own code raised: a known cause's fix, else its line
             steps.append({"why": f"{e.title}: " + (e.advice if inner.get("known") else "read torch's message and "

@@ -420,3 +420,25 @@ def subclass_handler_ops(files):
                             n.func.attr not in _HANDLER_SKIP:
                         out.append((path, n.lineno, c.name, n.func.attr))
     return out
+
+
+_INPLACE_SHAPE_OPS = {"squeeze_", "unsqueeze_", "resize_", "resize_as_", "t_", "transpose_", "swapdims_", "swapaxes_",
+                      "as_strided_", "set_"}
+
+
+def inplace_shape_ops(files):
+    """[(path, line, code)]: calls of in-place ops that change a tensor's shape (squeeze_, unsqueeze_, resize_, t_, ...)
+    in the program's own files: on an output that another output of a compiled function aliases, they change both."""
+    import ast
+    out = []
+    for path in files:
+        text = read_text(path)
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        lines = text.splitlines()
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _INPLACE_SHAPE_OPS:
+                out.append((path, n.lineno, lines[n.lineno - 1].strip()))
+    return sorted(set(out), key=lambda t: (t[0], t[1]))
