@@ -444,7 +444,8 @@ def test_a_subclass_handler_that_calls_an_op_on_its_result_is_named_on_dynamos_s
     assert d["vs_eager"]["differ"] and d["vs_eager"]["dynamo_alone"]["result"] == "like_compiled", d["vs_eager"]
     line = next(i for i, ln in enumerate(open(prog), 1) if "out = out.clamp(" in ln)
     why = d["next_steps"][0]["why"]
-    assert f"`Saturating` calls `.clamp(...)` on a result inside its __torch_function__ (subclass_handler_clamp.py:{line})" \
+    assert f"`Saturating`: that Tensor subclass calls `.clamp(...)` on a result inside its __torch_function__ " \
+        f"(subclass_handler_clamp.py:{line})" \
         in why and "super().__torch_function__(torch.Tensor.clamp" in why, why
     outs = [subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1", **extra), capture_output=True,
                            text=True, timeout=300) for extra in ({}, {"EAGER": "1"})]

@@ -127,12 +127,15 @@ def _workarounds(gb, recipe, stack, site, entries=()):
         i = max((k for k, f in enumerate(stack) if f.user), default=None)
         user = stack[i] if i is not None else None
         callee = stack[i + 1].file.replace("\\", "/") if i is not None and i + 1 < len(stack) else ""
-        if user and "/torch/nn/modules/" not in callee:   # (a torch function the program calls, not a layer's forward)
+        if user and callee and "/torch/nn/modules/" not in callee:   # (a torch function the program calls)
             # (blind A/B batch 55: nn.init.trunc_normal_ became a rejection loop in 2.15; a compiler.disable'd call
-            # is a graph break too, so under fullgraph=True only moving the call out of the graph works)
-            out.append({"source": "derived", "text": f"Make the call at {os.path.basename(user.file)}:{user.line} "
-                        "outside the compiled function (in eager code) and pass its result in, or replace it with "
-                        "tensor ops Dynamo traces."})
+            # is a graph break too, so under fullgraph=True only moving the call out of the graph works. Its inputs
+            # may come from the graph (review: Normal(mu, ..., validate_args=True)): then an argument of its own)
+            out.append({"source": "derived", "text": f"Where the inputs of the call at {os.path.basename(user.file)}:"
+                        f"{user.line} do not come from the graph (a tensor to fill, a shape), make that call outside "
+                        "the compiled function (in eager code) and pass its result in; else look for an argument of "
+                        "that function that avoids the breaking code, or replace the call with tensor ops Dynamo "
+                        "traces."})
         out.append({"source": "derived", "kind": "upgrade_torch",
                     "text": "A newer torch may trace this (check the release notes for this graph-break id)."})
     elif not is_stdlib(site.file):

@@ -412,10 +412,18 @@ def subclass_handler_ops(files):
             continue
         for c in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
             for fn in (n for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__torch_function__"):
+                names = [a.arg for a in fn.args.args]
+                func = names[1] if len(names) > 1 else None   # (cls, func, types, args, kwargs)
+                # only the dispatched result: `out = super().__torch_function__(...)` or `out = func(...)` (review:
+                # `kwargs = dict(kwargs)`, then `kwargs.pop(...)`, was named as a tensor op)
                 made = {t.id for n in ast.walk(fn) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+                        and (ast.unparse(n.value.func).endswith("__torch_function__") or
+                             (isinstance(n.value.func, ast.Name) and n.value.func.id == func))
                         for t in n.targets if isinstance(t, ast.Name)}
+                off = {id(x) for w in ast.walk(fn) if isinstance(w, ast.With) and any(
+                    "DisableTorchFunction" in ast.unparse(it.context_expr) for it in w.items) for x in ast.walk(w)}
                 for n in ast.walk(fn):
-                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                    if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and id(n) not in off and \
                             isinstance(n.func.value, ast.Name) and n.func.value.id in made and \
                             n.func.attr not in _HANDLER_SKIP:
                         out.append((path, n.lineno, c.name, n.func.attr))
