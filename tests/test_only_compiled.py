@@ -1089,3 +1089,24 @@ def test_a_shape_error_only_compiled_from_an_inplace_op_on_an_aliased_output_nam
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=600)
     assert fixed.returncode == 0 and "recon (5, 3, 4)" in fixed.stdout, fixed.stderr[-2000:]
+
+
+def test_a_gate_failing_far_beyond_its_own_tolerance_is_not_called_rounding(tmp_path):
+    """Blind A/B batch 57 (ed; pytorch#197811): compiled pooling closures over torch.Tensor methods share one code
+    object and no guard checks the closure, so "max" reused the graph traced for "mean". Every graph is right on its
+    first call, so the accuracy check said "rounding: fix the gate" and a looser tolerance (which would hide the bug).
+    The gate's own atol (1e-4) covers the graphs' rounding (~1e-7) many times over: not rounding, and the next step is
+    the comparison with Dynamo alone, which puts it on Dynamo's side. FIXED=1 (torch.amax, guarded) passes."""
+    prog = program("closure_method_gate.py")
+    tri, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    acc = tri["verdict"]["accuracy"]
+    assert acc["verdict"] != "rounding" and acc["summary"].startswith("not rounding:") and "(0.0001)" in acc["summary"]
+    assert tri["errors"][0]["category"] != "accuracy_tolerance", tri["errors"][0]
+    assert tri["vs_eager"]["dynamo_alone"]["result"] == "like_compiled", tri["vs_eager"]
+    assert "how Dynamo ran the program's Python" in tri["next_steps"][0]["why"], tri["next_steps"][0]
+    md = open(os.path.join(tri["run_dir"], "report.md")).read()
+    assert "fix the gate" not in md and "fix the output check" not in md, md[:1500]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    assert fixed.returncode == 0 and "GATE PASSED" in fixed.stdout, fixed.stderr[-2000:]

@@ -450,3 +450,22 @@ def inplace_shape_ops(files):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _INPLACE_SHAPE_OPS:
                 out.append((path, n.lineno, lines[n.lineno - 1].strip()))
     return sorted(set(out), key=lambda t: (t[0], t[1]))
+
+
+def round_decimals_calls(files):
+    """[(path, line, code)]: torch.round(x, decimals=N) / x.round(decimals=N) with N != 0 in the program's own files."""
+    import ast
+    out = []
+    for path in files:
+        text = read_text(path)
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        lines = text.splitlines()
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("round", "round_") \
+                    and any(k.arg == "decimals" and not (isinstance(k.value, ast.Constant) and k.value.value == 0)
+                            for k in n.keywords):
+                out.append((path, n.lineno, lines[n.lineno - 1].strip()))
+    return out

@@ -381,7 +381,7 @@ def compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=(),
             trains = any(".backward(" in _read_text(f) for f in _program_files(rep))
             why = (knowledge.advice("differs_in_dynamo", **fmt) + _subclass_words(rep) if res == "like_compiled" else
                    knowledge.advice("differs_compounding", **fmt) if res == "like_eager" and trains and cmp.get("grows")
-                   else knowledge.advice("differs_after_graphs", **fmt) if res == "like_eager" else
+                   else knowledge.advice("differs_after_graphs", **fmt) + _round_words(rep) if res == "like_eager" else
                    knowledge.advice("differs_not_numbers", **fmt))
             rep.next_steps.insert(at, {"why": why, "skill": "trace-dynamo", "command": None})
             return
@@ -421,7 +421,8 @@ def compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=(),
                     rep.next_steps.insert(at, {"why": knowledge.advice("backward_under_autocast", verdict=cmp["verdict"]),
                                                "skill": "trace-aot", "command": f"{cli_command()} aot -- {tstr}"})
                     return
-                rep.next_steps.insert(at, {"why": knowledge.advice("differs_after_dynamo", verdict=cmp["verdict"]),
+                rep.next_steps.insert(at, {"why": knowledge.advice("differs_after_dynamo", verdict=cmp["verdict"])
+                                                  + _round_words(rep),
                                            "skill": None, "command": f"{cli_command()} accuracy -- {tstr}"})
                 return
             rep.notes.append(f"a run with backend='eager' (Dynamo alone) decided nothing: {alone['why']}")
@@ -498,6 +499,16 @@ def _nonfinite_graph(rep, argv, run_dir, timeout, env_add):
         return {"graph": name, "where": where, "out": f"{o.get('dtype')}{o.get('shape')}",
                 "seconds": f"{chk['res'].duration_s:.0f}" if chk["res"].duration_s else "?"}
     return None
+
+
+def _round_words(rep):
+    """' ' + the round(decimals=) lead when the program rounds with decimals (Inductor's decomposition differs)."""
+    from .program_code import round_decimals_calls
+    found = round_decimals_calls(_program_files(rep))
+    if not found:
+        return ""
+    return " " + knowledge.advice("round_decimals_decomposed", at=", ".join(
+        f"{os.path.basename(p_)}:{ln} `{clip(code, 70)}`" for p_, ln, code in found[:2]))
 
 
 def _subclass_words(rep):
