@@ -1110,3 +1110,20 @@ def test_a_gate_failing_far_beyond_its_own_tolerance_is_not_called_rounding(tmp_
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=600)
     assert fixed.returncode == 0 and "GATE PASSED" in fixed.stdout, fixed.stderr[-2000:]
+
+
+def test_a_rounding_with_decimals_compared_exactly_names_inductors_decomposition(tmp_path):
+    """Blind A/B batch 57 (ee): prices rounded with torch.round(x, decimals=2) and checked for exact membership in a
+    price ladder; Inductor's decomposition multiplies by 10^-N where eager divides by 10^N, so ~30% of compiled prices
+    are one float32 step off. After the graphs and Dynamo alone are measured like eager, the step names the program's
+    round(decimals=) line and the bit-identical rewrite, which FIXED=1 applies."""
+    prog = program("round_decimals_ladder.py")
+    tri, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", "python3", prog,
+                      timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    line = next(i for i, ln in enumerate(open(prog), 1) if "decimals=2" in ln and "return" in ln)
+    why = " ".join(s["why"] for s in tri["next_steps"])
+    assert f"round_decimals_ladder.py:{line}" in why and "round(x * 10^N) * 10^-N" in why, tri["next_steps"]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    assert fixed.returncode == 0 and "ladder check passed" in fixed.stdout, fixed.stderr[-2000:]
