@@ -2497,3 +2497,19 @@ def test_pytorchs_own_op_without_a_fake_kernel_is_named_with_the_dynamic_recompi
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "batch 3 grad" in fixed.stdout, fixed.stderr[-1500:]
+
+
+def test_an_inductor_lowering_guarding_on_a_mask_index_size_is_not_sent_to_capture_scalar_outputs(tmp_path):
+    """Blind A/B batch 57 (ef): BART's eos pooling `h[mask, :].view(B, -1, D)[:, -1, :]` under fullgraph=True; Inductor's
+    select lowering could not guard on the unbacked size (GuardOnDataDependentSymNode). The Next said an Inductor pass
+    read a value and to set capture_scalar_outputs (or fullgraph=True, already set). Now it names a data-dependent
+    size from a mask index and the fixed-shape rewrite, which FIXED=1 applies."""
+    prog = program("mask_index_select_lowering.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    first = d["next_steps"][0]
+    assert first["why"].startswith("Inductor raised it while compiling (GuardOnDataDependentSymNode") and \
+        "boolean-mask index" in first["why"] and "capture_scalar_outputs does not change that" in first["why"], first
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "pooled (4, 8)" in fixed.stdout, fixed.stderr[-1500:]

@@ -508,6 +508,12 @@ def _error_steps(rep, target_str, cli):
                                                   at=f"{os.path.basename(path)}:{line}"),
                           "skill": "trace-dynamo", "command": None, "decides": True})
             continue
+        if compile_data_dependent(e) and e.type == "InductorError" and "GuardOnDataDependentSymNode" in (e.message or ""):
+            # a lowering guards on a data-dependent size (a mask index's output), not a read of a value (blind A/B
+            # batch 57: BART's eos pooling under fullgraph; the read advice below said capture_scalar_outputs)
+            steps.append({"why": knowledge.advice("unbacked_size_in_lowering", msg=msg), "skill": "trace-inductor",
+                          "command": None, "decides": True})
+            continue
         if compile_data_dependent(e) and e.type == "InductorError":
             # Dynamo traced the program; the read is in Inductor's own pass (blind A/B batch 24: scan lowered to a
             # while_loop reads its index with .item(); "find the read in your code" misled)
