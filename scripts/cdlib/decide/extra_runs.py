@@ -10,7 +10,7 @@ import shutil
 from . import knowledge
 from .analyze import _next_steps
 from .bisect_result import SCALAR_CPU_CODE
-from .program_code import program_files, read_text
+from .program_code import program_files, read_text, state_branches
 from ..cmdline import clip, cli_command, command_line
 from ..run import proc
 
@@ -78,6 +78,7 @@ def check_rng(rep, argv, run_dir, timeout, env_add):
     rep.artifacts.update({"dynamo_alone_stdout": a.stdout_path, "dynamo_alone_stderr": a.stderr_path})
     if a.timed_out or a.interrupted:
         return True
+    rep.verdict["dynamo_alone_exit"] = a.returncode   # (check_dynamo_alone reuses this run under --vs-eager)
     if a.ok:
         rep.verdict["dynamo_alone"] = "passes"
         rep.notes.append("with backend='eager' (Dynamo alone; one more run) it passes: the failure comes from "
@@ -102,45 +103,6 @@ def check_rng(rep, argv, run_dir, timeout, env_add):
                                 at=(" (" + ", ".join(f"{os.path.basename(p_)}:{ln} `{code}`" for p_, ln, code in at[:3])
                                     + ")") if at else "")
     return True
-
-
-# `if self.<attr> is <NAME>`: a branch on which object an attribute holds
-_STATE_BRANCH_RE = re.compile(r"^\s*(?:el)?if\s+(self\.\w+)\s+is\s+([A-Za-z_]\w*)\s*:")
-
-
-def state_branches(files):
-    """[(path, line, code)] of `if self.<attr> is NAME:` where NAME is a module-level instance of one of the program's
-    own classes, not an Enum (an Enum member, a str, an int or a bool is guarded by value; review of 0.33.135)."""
-    import ast
-    out = []
-    for path in files:
-        text = read_text(path)
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        plain = {c.name for c in tree.body if isinstance(c, ast.ClassDef)
-                 and not any("Enum" in ast.unparse(b) or "Flag" in ast.unparse(b) for b in c.bases)}
-        objs = set()
-        for n in tree.body:
-            if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call) and isinstance(n.value.func, ast.Name) \
-                    and n.value.func.id in plain:
-                objs |= {t.id for t in n.targets if isinstance(t, ast.Name)}
-            elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Tuple) and all(
-                    isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in plain for v in n.value.elts):
-                objs |= {e.id for t in n.targets if isinstance(t, ast.Tuple) for e in t.elts if isinstance(e, ast.Name)}
-            elif isinstance(n, ast.If):   # (a module-level switch between two definitions: the test programs' FIXED)
-                for b in n.body + n.orelse:
-                    if isinstance(b, ast.Assign) and isinstance(b.value, ast.Tuple) and all(
-                            isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id in plain
-                            for v in b.value.elts):
-                        objs |= {e.id for t in b.targets if isinstance(t, ast.Tuple) for e in t.elts
-                                 if isinstance(e, ast.Name)}
-        for i, line in enumerate(text.splitlines(), 1):
-            m = _STATE_BRANCH_RE.match(line)
-            if m and m.group(2) in objs:
-                out.append((path, i, line.strip()))
-    return out
 
 
 def check_fastpath(rep, argv, run_dir, timeout, env_add):
@@ -275,20 +237,24 @@ def check_dynamo_alone(rep, argv, run_dir, timeout, env_add, compiled_out, eager
     find it (blind A/B batch 33: copy.copy of a Counter traced as empty made every class weight 1.0). ->
     {"result": "like_compiled" | "like_eager" | "neither" | "not measured", "why"}"""
     from . import printed
-    proc.progress("compiled and eager print different output: one more run with backend='eager' (Dynamo alone, "
-                  "no AOTAutograd or Inductor): which side is the difference on?")
-    d = os.path.join(run_dir, "dynamo_alone")
-    os.makedirs(d, exist_ok=True)
-    r = _run_changed(argv, os.path.join(d, "target"), timeout, env_add,
-                     {"PYTHONUNBUFFERED": "1", "TORCH_BISECT_BACKEND": "eager"})
-    rep.artifacts.update({"dynamo_alone_stdout": r.stdout_path, "dynamo_alone_stderr": r.stderr_path})
-    if r.timed_out or r.interrupted:
-        return {"result": "not measured", "why": "it timed out"}
-    out = printed.printed(read_text(r.stdout_path), read_text(r.stderr_path))
+    if "dynamo_alone_exit" in (rep.verdict or {}):   # made already, on the failure (check_rng): not run twice
+        rc = rep.verdict["dynamo_alone_exit"]
+    else:
+        proc.progress("compiled and eager print different output: one more run with backend='eager' (Dynamo alone, "
+                      "no AOTAutograd or Inductor): which side is the difference on?")
+        d = os.path.join(run_dir, "dynamo_alone")
+        os.makedirs(d, exist_ok=True)
+        r = _run_changed(argv, os.path.join(d, "target"), timeout, env_add,
+                         {"PYTHONUNBUFFERED": "1", "TORCH_BISECT_BACKEND": "eager"})
+        rep.artifacts.update({"dynamo_alone_stdout": r.stdout_path, "dynamo_alone_stderr": r.stderr_path})
+        if r.timed_out or r.interrupted:
+            return {"result": "not measured", "why": "it timed out"}
+        rc = r.returncode
+    out = printed.printed(read_text(rep.artifacts["dynamo_alone_stdout"]), read_text(rep.artifacts["dynamo_alone_stderr"]))
     vs_eager = printed.compare_outputs(out, eager_out, dtypes)
     vs_compiled = printed.compare_outputs(out, compiled_out, dtypes)
-    if r.returncode != (rep.exit_code or 0) and r.returncode != 0:
-        return {"result": "neither", "why": f"it exited {r.returncode}"}
+    if rc != (rep.exit_code or 0) and rc != 0:
+        return {"result": "neither", "why": f"it exited {rc}"}
     if not vs_eager["differ"]:
         return {"result": "like_eager", "why": "it prints what eager prints"}
     if not vs_compiled["differ"]:

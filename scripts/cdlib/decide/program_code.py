@@ -7,7 +7,7 @@ import re
 
 from . import knowledge
 from .export import dim_bounds
-from ..read.frames import is_user_file, library_of, loc as _loc, src_line as _src_line
+from ..read.frames import _tree, is_user_file, library_of, loc as _loc, src_line as _src_line
 from ..cmdline import launched_scripts, local_imports as _local_imports, scripts_of
 
 _GUARD_CMP_RE = re.compile(r"^\s*(\w+)\s*(>=|>|<=|<)\s*(\d+)\s*$")
@@ -221,11 +221,8 @@ def export_advice(files, export_at=None):
 def _autocast_around(path, line):
     """The line of a `with ...autocast(...)` block whose body holds the torch.export call at path:line; None."""
     import ast
-    try:
-        tree = ast.parse(read_text(path))
-    except (SyntaxError, ValueError):
-        return None
-    for n in ast.walk(tree):
+    tree = _tree(path)
+    for n in ast.walk(tree) if tree else ():
         if isinstance(n, (ast.With, ast.AsyncWith)) and n.body and n.body[0].lineno <= line <= (n.end_lineno or 0) \
                 and any("autocast" in ast.unparse(it.context_expr) for it in n.items):
             return n.lineno
@@ -406,11 +403,8 @@ def subclass_handler_ops(files):
     import ast
     out = []
     for path in files:
-        try:
-            tree = ast.parse(read_text(path))
-        except (SyntaxError, ValueError):
-            continue
-        for c in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)):
+        tree = _tree(path)
+        for c in (n for n in ast.walk(tree) if isinstance(n, ast.ClassDef)) if tree else ():
             for fn in (n for n in c.body if isinstance(n, ast.FunctionDef) and n.name == "__torch_function__"):
                 names = [a.arg for a in fn.args.args]
                 func = names[1] if len(names) > 1 else None   # (cls, func, types, args, kwargs)
@@ -434,38 +428,60 @@ _INPLACE_SHAPE_OPS = {"squeeze_", "unsqueeze_", "resize_", "resize_as_", "t_", "
                       "as_strided_", "set_"}
 
 
-def inplace_shape_ops(files):
-    """[(path, line, code)]: calls of in-place ops that change a tensor's shape (squeeze_, unsqueeze_, resize_, t_, ...)
-    in the program's own files: on an output that another output of a compiled function aliases, they change both."""
+def _calls(files, wanted):
+    """[(path, line, code)]: the method calls `wanted(call)` accepts in the program's own files (`x.op(...)`)."""
     import ast
     out = []
     for path in files:
-        text = read_text(path)
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
-            continue
-        lines = text.splitlines()
-        for n in ast.walk(tree):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in _INPLACE_SHAPE_OPS:
+        tree = _tree(path)
+        lines = read_text(path).splitlines() if tree else []
+        for n in ast.walk(tree) if tree else ():
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and wanted(n) and n.lineno <= len(lines):
                 out.append((path, n.lineno, lines[n.lineno - 1].strip()))
     return sorted(set(out), key=lambda t: (t[0], t[1]))
+
+
+def inplace_shape_ops(files):
+    """[(path, line, code)]: calls of in-place ops that change a tensor's shape (squeeze_, unsqueeze_, resize_, t_, ...)
+    in the program's own files: on an output that another output of a compiled function aliases, they change both."""
+    return _calls(files, lambda n: n.func.attr in _INPLACE_SHAPE_OPS)
 
 
 def round_decimals_calls(files):
     """[(path, line, code)]: torch.round(x, decimals=N) / x.round(decimals=N) with N != 0 in the program's own files."""
     import ast
+    return _calls(files, lambda n: n.func.attr in ("round", "round_") and any(
+        k.arg == "decimals" and not (isinstance(k.value, ast.Constant) and k.value.value == 0) for k in n.keywords))
+
+
+def state_branches(files):
+    """[(path, line, code)] of `if self.<attr> is NAME:` where NAME is a module-level instance of one of the program's
+    own classes, not an Enum (an Enum member, a str, an int or a bool is guarded by value; review of 0.33.135)."""
+    import ast
     out = []
     for path in files:
-        text = read_text(path)
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError):
+        tree = _tree(path)
+        if tree is None:
             continue
-        lines = text.splitlines()
-        for n in ast.walk(tree):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("round", "round_") \
-                    and any(k.arg == "decimals" and not (isinstance(k.value, ast.Constant) and k.value.value == 0)
-                            for k in n.keywords):
-                out.append((path, n.lineno, lines[n.lineno - 1].strip()))
+        plain = {c.name for c in tree.body if isinstance(c, ast.ClassDef)
+                 and not any("Enum" in ast.unparse(b) or "Flag" in ast.unparse(b) for b in c.bases)}
+
+        def made(v):   # `Cls(...)` or a tuple of them, Cls one of the plain classes
+            vals = v.elts if isinstance(v, ast.Tuple) else [v]
+            return all(isinstance(x, ast.Call) and isinstance(x.func, ast.Name) and x.func.id in plain for x in vals)
+
+        objs = set()
+        # module-level assignments, also inside a module-level if/else (the test programs' FIXED switch)
+        for a in [n for n in tree.body] + [b for n in tree.body if isinstance(n, ast.If) for b in n.body + n.orelse]:
+            if isinstance(a, ast.Assign) and made(a.value):
+                objs |= {e.id for t in a.targets for e in (t.elts if isinstance(t, ast.Tuple) else [t])
+                         if isinstance(e, ast.Name)}
+        for i, line in enumerate(read_text(path).splitlines(), 1):
+            m = _STATE_BRANCH_RE.match(line)
+            if m and m.group(2) in objs:
+                out.append((path, i, line.strip()))
     return out
+
+
+# `if self.<attr> is <NAME>`: a branch on which object an attribute holds
+_STATE_BRANCH_RE = re.compile(r"^\s*(?:el)?if\s+(self\.\w+)\s+is\s+([A-Za-z_]\w*)\s*:")
