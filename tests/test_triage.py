@@ -598,7 +598,7 @@ def test_a_fake_tensor_kept_by_hooks_during_export_is_named_not_the_line_that_re
 
 def test_escaped_trace_value_needs_no_tracer_on_the_stack():
     from types import SimpleNamespace as L
-    from cdlib.decide.analyze_errors import escaped_trace_value
+    from cdlib.decide.error_rows import escaped_trace_value
     user = [L(file="/p/prog.py"), L(file="/v/torch/fx/experimental/sym_node.py")]
     assert escaped_trace_value("data_dependent_guard", "zuf0", user)
     assert not escaped_trace_value("data_dependent_guard", "u0", user[:1] + [L(file="/v/torch/_dynamo/eval_frame.py")])
@@ -624,7 +624,7 @@ def test_a_dynamo_crash_under_vmap_grad_names_the_transform_and_no_disable_worka
 
 
 def test_functorch_transforms_read_from_dynamos_user_stack():
-    from cdlib.decide.analyze_errors import functorch_transforms
+    from cdlib.decide.error_rows import functorch_transforms
     msg = ('RuntimeError: You tried to vmap over ApplyTemplate\nfrom user code:\n'
            '   File "/v/torch/_functorch/apis.py", line 246, in wrapped\n    return vmap_impl(\n'
            '  File "/v/torch/_functorch/vmap.py", line 316, in vmap_impl\n    return _flat_vmap(\n'

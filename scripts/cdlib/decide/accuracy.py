@@ -3,7 +3,7 @@ which config makes it pass), and of a script target's run under torch's accuracy
 graph re-measured alone); the result the views render, next command included."""
 import sys
 
-from . import accuracy_judge
+from . import accuracy_apply, accuracy_judge
 from .. import cmdline
 
 
@@ -86,7 +86,7 @@ def script_result(args, run_dir, argv, chk, measure_graph):
             result.update(status="precision", meaning=accuracy_judge.precision_meaning(), ulp_band=bool(j.get("ulp_band")))
             result["next_command"] = "Next: fix the program's output check (no compiler bisect)."
         else:
-            why, cmd = accuracy_judge.next_command(j["next"], cmdline.cli_command(), _shown(args.target),
+            why, cmd = accuracy_apply.next_command(j["next"], cmdline.cli_command(), _shown(args.target),
                                                    timeout=args.timeout)
             result.update(status="noise" if j["verdict"] == "noise" else "not_sure", meaning=j["why"], next_why=why)
             result["next_command"] = cmd or ""

@@ -73,7 +73,7 @@ def root_cause(ranks, launcher_root=None):
 
 
 def _no_exception(e):
-    """An error made from a failed exit without a traceback (analyze_errors._errors: type "exit N")."""
+    """An error made from a failed exit without a traceback (error_rows._errors: type "exit N")."""
     return (e.type or "").startswith("exit ")
 
 

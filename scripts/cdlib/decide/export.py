@@ -210,7 +210,7 @@ def divisible_advice(fixes, site=None):
     """PyTorch's suggested fix, when it makes dims multiples (`height = 8*_height`) or bounds them (`seq =
     Dim('seq', max=128)`): what that costs and the check and edits that decide (knowledge/advice.yaml
     export_divisible_dim, export_bounded_dim), else None. Each dim with its own factor. site: the words naming
-    the program's line that added the guard (analyze_errors.export_guard_sites), when the trace names it."""
+    the program's line that added the guard (analyze_errors._export_sites), when the trace names it."""
     from . import knowledge
     derived = [m for m in (re.match(r"(\w+) = (\d+)\*_\1$", f.strip()) for f in fixes or []) if m]
     bounded = [(b[0], f.strip()) for f in fixes or [] for b in [dim_bounds(f)] if b and "max" in b[1]]

@@ -5,7 +5,7 @@ an empty cache, precision casts and scalar C++ in extra_runs.py). No torch impor
 import os
 import re
 
-from . import accuracy_check, accuracy_judge, fix_candidates, knowledge, printed, semantics, verdict
+from . import accuracy_apply, accuracy_check, fix_candidates, knowledge, printed, semantics, verdict
 from .aoti_input_check import check_aoti_inputs
 from .extra_runs import _check_cold_cache, _check_precision_casts, _check_scalar_cpu, _check_static_numbers, \
     check_compile_raised, check_fastpath, check_rng, created_by_run, dir_state
@@ -106,7 +106,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
                           "accuracy check (every compiled graph vs eager and fp64, RMSE rule): miscompile or rounding?")
             adir = os.path.join(run_dir, "accuracy_check")
             chk = accuracy_check.run(argv, adir, timeout=timeout, env_add=env_add)
-            accuracy_judge.apply(rep, chk, adir, (cli_command(), command_line(argv)))
+            accuracy_apply.apply(rep, chk, adir, (cli_command(), command_line(argv)))
             rep.artifacts["accuracy_check"] = adir
             # after it, not before: rounding (or noise eager has too) is no stale cache entry, and the empty cache's
             # run, a cold compile of the whole program, is the dearest of the extra runs

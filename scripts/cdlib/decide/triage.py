@@ -2,7 +2,7 @@
 own warning lines in it and the graph breaks it prints. No torch import."""
 from . import knowledge
 from .analyze_dynamo import parse_graph_break
-from .analyze_errors import make_error
+from .error_rows import make_error
 from ..read.frames import parse_exception
 from .printed import torch_warnings
 from ..cmdline import cli_command

@@ -3,7 +3,7 @@ user's line through library code, torch's own hints first, and recompile causes 
 import os
 import re
 
-from ..decide.analyze_dynamo import block_where
+from ..decide.dynamo_steps import block_where
 from ..read.frames import library_path
 from .output import clip
 

@@ -8,7 +8,7 @@ import re
 import traceback
 
 from cdlib.decide import knowledge
-from cdlib.decide.analyze_errors import suggested_fixes
+from cdlib.decide.error_rows import suggested_fixes
 from cdlib.errors import CliError
 
 SCRIPTS_DIR = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
