@@ -2510,6 +2510,11 @@ def test_an_inductor_lowering_guarding_on_a_mask_index_size_is_not_sent_to_captu
     first = d["next_steps"][0]
     assert first["why"].startswith("Inductor raised it while compiling (GuardOnDataDependentSymNode") and \
         "boolean-mask index" in first["why"] and "capture_scalar_outputs does not change that" in first["why"], first
+    # the op's own line, from the lowering's "Found from" stack (the traceback names only the compiled call)
+    line = next(i for i, ln in enumerate(open(prog).read().splitlines(), 1) if "return h[mask, :].view" in ln)
+    lw = d["errors"][0]["inner"]["lowered"]
+    assert (lw["target"], lw["file"], lw["line"]) == ("aten.select.int", "mask_index_select_lowering.py", line), lw
+    assert f"Here: aten.select.int traced from mask_index_select_lowering.py:{line}" in first["why"], first
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "pooled (4, 8)" in fixed.stdout, fixed.stderr[-1500:]

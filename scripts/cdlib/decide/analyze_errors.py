@@ -277,7 +277,10 @@ def _error_steps(rep, target_str, cli):
         if compile_data_dependent(e) and e.type == "InductorError" and "GuardOnDataDependentSymNode" in (e.message or ""):
             # a lowering guards on a data-dependent size (a mask index's output), not a read of a value (blind A/B
             # batch 57: BART's eos pooling under fullgraph; the read advice below said capture_scalar_outputs)
-            steps.append({"why": knowledge.advice("unbacked_size_in_lowering", msg=msg), "skill": "trace-inductor",
+            lw = (e.inner or {}).get("lowered")
+            at = (f" Here: {lw.get('target') or 'the op'} traced from {lw['file']}:{lw['line']}"
+                  + (f" `{clip(lw['code'], 120)}`" if lw.get("code") else "") + ".") if lw else ""
+            steps.append({"why": knowledge.advice("unbacked_size_in_lowering", msg=msg) + at, "skill": "trace-inductor",
                           "command": None, "decides": True})
             continue
         if compile_data_dependent(e) and e.type == "InductorError":

@@ -7,7 +7,8 @@ import re
 from . import knowledge, verdict
 from .analyze_dynamo import GB_URL_RE
 from ..run import proc
-from ..read.frames import innermost_user, loc as _loc, parse_exception, parse_py_frames, src_line as _src_line
+from ..read.frames import (innermost_user, library_path, loc as _loc, parse_exception, parse_py_frames,
+                           src_line as _src_line)
 from ..cmdline import clip, cli_command
 from ..report import ErrorInfo
 
@@ -48,6 +49,9 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
         inner = dict(inner or {}, under=under)
     if exc and escaped_trace_value(row["id"], message, exc["frames"]):
         inner = dict(inner or {}, escaped=True)
+    lowered = lowering_origin(message, output)
+    if lowered:
+        inner = dict(inner or {}, lowered=lowered)
     if "CppCompileError" in f"{etype} {message}":   # the C++ compiler's own errors, with the generated lines
         diags = cpp_diagnostics(output)
         if diags:
@@ -63,6 +67,28 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
                      advice=" ".join((advice or "").split()), location=loc, source=source,
                      gb_id=gb_ids[0] if gb_ids else None, inner=inner, side=row.get("side", "compiler"),
                      suggested_fixes=suggested_fixes(message))
+
+
+_LOWERING_TARGET = re.compile(r"^\s*target: ([\w.]+)\s*$", re.M)
+
+
+def lowering_origin(message, output=""):
+    """Where the op an Inductor lowering failed on was traced from: a LoweringException's "target: aten.select.int"
+    and the innermost frame of its "Found from :" stack (a library's line, e.g. transformers' modeling_bart.py, which
+    the traceback's user frame, the compiled model's call, does not show). The message parsed from a traceback is cut
+    before that stack: it is read from the run's output after the message's last LoweringException. None when
+    neither says."""
+    if "LoweringException" not in (message or ""):
+        return None
+    text = message if "Found from" in message else (output or "").rsplit("LoweringException", 1)[-1]
+    if "Found from" not in text:
+        return None
+    frames = parse_py_frames(text.rsplit("Found from", 1)[1])
+    if not frames:
+        return None
+    fr, target = frames[-1], _LOWERING_TARGET.search(message)
+    return {"target": target.group(1) if target else None, "file": library_path(fr.file) or os.path.basename(fr.file), "line": fr.line,
+            "function": fr.function, "code": fr.code}
 
 
 # the machinery that traces (Dynamo, export, make_fx, fake tensors, AOTAutograd, higher-order ops): an unbacked

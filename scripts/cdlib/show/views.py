@@ -276,6 +276,10 @@ def triage_markdown(rep, target_str=None, cwd=None):
                 if d.get("note"):
                     out.append(f"     note at :{d['note_line']}: {clip(d['note'], 160)}"
                                + (f" `{clip(d['note_code'].strip(), 160)}`" if d.get("note_code") else ""))
+            if inner.get("lowered"):
+                lw = inner["lowered"]
+                out.append(f"   Inductor was lowering {lw.get('target') or 'an op'} traced from {lw['file']}:{lw['line']}"
+                           + (f" `{clip(lw['code'], 120)}`" if lw.get("code") else ""))
             if inner.get("compiler_errors"):
                 out.append(f"   Generated kernel: {inner['compiler_errors'][0]['file']}")
             if e.suggested_fixes:
