@@ -279,3 +279,24 @@ def test_a_break_shows_torchs_explanation_and_the_mark_dirty_recipe(tmp_path):
     assert "    torch: Dynamo only supports ctx.mark_dirty when each dirty input is also returned" in md, md
     fixed, p = run_json("perf", "--out", tmp_path / "f", "--", sys.executable, prog, env={"FIXED": "1"}, timeout=600)
     assert fixed["graph_breaks"] == 0 and fixed["graphs"] == 1, (fixed["graph_breaks"], fixed["graph_break_sites"])
+
+
+def test_a_break_inside_checkpoint_says_the_whole_call_ran_eagerly_and_no_op_compiled(tmp_path):
+    """Blind A/B batch 58 (ej): an `if` on a tensor's value inside a checkpointed block broke the graph inside
+    checkpoint's body; perf said "1 graph(s)" and "GB0170: Higher Order Operator: torch.utils.checkpoint.checkpoint",
+    read as compiled blocks and a fault in checkpoint, and its Next was triage. Now: the graphs' op count (0: nothing
+    compiled), the break's fix says the whole checkpoint call runs without torch.compile, and the Next is the edit
+    and perf again. FIXED=1 (a branch-free clamp) compiles the blocks."""
+    prog = program("checkpoint_branch_eager.py")
+    res, p = run_json("perf", "--out", tmp_path / "r", "--", "python", prog, timeout=600)
+    assert p.returncode == 0 and res["graphs"] >= 1 and res["ops"] == 0, res
+    site = res["graph_break_sites"][0]
+    assert site["gb_id"] == "GB0170" and site["site"].endswith("checkpoint_branch_eager.py:23"), site
+    assert site["fix"].startswith("The break is inside the function passed to torch.utils.checkpoint.checkpoint") and \
+        "the whole torch.utils.checkpoint.checkpoint(...) call runs without torch.compile" in site["fix"] and \
+        "branchless" in site["fix"], site
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "with 0 ops" in md and "nothing of the model ran compiled" in md, md
+    assert "Next: each break's fix is above, at its line; after the edit, run this perf again" in md, md
+    fixed, p = run_json("perf", "--out", tmp_path / "f", "--", "python", prog, timeout=600, env={"FIXED": "1"})
+    assert p.returncode == 0 and fixed["graph_breaks"] == 0 and fixed["ops"] > 0, fixed

@@ -321,7 +321,7 @@ def script_result(run_dir, tstr, rep, eager):
         "exit_code": rep.exit_code, "torch_version": rep.torch_version, "wall_s": wall,
         "compile_s": compile_s, "compile_share": round(compile_s / wall, 3) if wall else None,
         "recompile_s": recompile_s, "recompile_share": round(recompile_s / wall, 3) if wall else None,
-        "graphs": st.get("graphs"), "graph_breaks": st.get("graph_breaks"),
+        "graphs": st.get("graphs"), "ops": st.get("ops"), "graph_breaks": st.get("graph_breaks"),
         "graph_break_sites": [{"site": break_site(b), "gb_id": b.gb_id,
                                "type": b.gb_type, "count": b.count, "fix": " ".join((b.fix.get("fix") or "").split()),
                                "explanation": " ".join((b.explanation or "").split()),

@@ -92,8 +92,14 @@ def script_md(r):
     wall = r["wall_s"] or 0
     L.append(f"- wall time {wall:.2f} s; compiling {r['compile_s']:.2f} s = {(r['compile_share'] or 0):.0%} of it"
              + (f" (recompiles {r['recompile_s']:.2f} s = {(r['recompile_share'] or 0):.0%})" if r["recompile_s"] else ""))
-    L.append(f"- {r['graphs']} graph(s), {r['graph_breaks']} graph break(s), {r['recompiles']} recompile(s); "
+    empty = r["graphs"] and r.get("ops") == 0   # frames traced, no op captured (blind A/B batch 58: "1 graph(s)"
+    # read as compiled; a break inside checkpoint's body left nothing in the graph, and every block ran eagerly)
+    L.append(f"- {r['graphs']} graph(s)" + (f" with {r['ops']} ops" if r.get("ops") is not None else "")
+             + f", {r['graph_breaks']} graph break(s), {r['recompiles']} recompile(s); "
              f"FX graph cache {r['fx_graph_cache']['hits']} hit / {r['fx_graph_cache']['misses']} miss")
+    if empty:
+        L.append("  - no op was captured in any graph: nothing of the model ran compiled"
+                 + (" (the break below left the graph empty)" if r["graph_breaks"] else ""))
     for b in r["graph_break_sites"][:5]:
         L.append(f"  - break at {b['site']} {b.get('gb_id') or ''}: {cmdline.clip(b['type'], 80)} (×{b['count']})"
                  + (": Dynamo skipped the frame it is in, which runs eagerly" if b.get("frame_skipped") else ""))
@@ -153,6 +159,9 @@ def script_md(r):
     elif costly and not r["graph_breaks"] and not causes:
         L.append("Next: the recompiles above are ones torch expects (triage calls them expected, nothing to fix there); "
                  "to cut their compile time mark the sizes dynamic, then run this perf again to measure it")
+    elif r["graph_breaks"] and not causes and all(b.get("fix") for b in r["graph_break_sites"]):
+        L.append("Next: each break's fix is above, at its line; after the edit, run this perf again to measure it "
+                 f"(the full report: `{cmdline.cli_command('triage', '--', *shlex.split(r['target']))}`)")
     elif r["graph_breaks"] or r["recompiles"]:
         L.append(f"Next: fix the breaks/recompiles: `{cmdline.cli_command('triage', '--', *shlex.split(r['target']))}`")
     else:
