@@ -548,3 +548,23 @@ def test_an_export_under_an_outer_autocast_is_named_first_for_a_failing_gate(tmp
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "GATE PASSED" in fixed.stdout, fixed.stderr[-1500:]
+
+
+def test_a_guard_on_an_input_passed_through_kwargs_is_named_at_the_export_not_the_call(tmp_path):
+    """Blind A/B batch 58 (em): an attention_mask exported through **kwargs of a forward that names none, with Dims
+    tied to input_ids': ep.module()'s generated _guards_fn raised NameError: name 'L' is not defined. The report said
+    "the program's own" error at the call and offered lifted constants. Now: the row, the export's line, the route to
+    the export's inputs; FIXED=1 (export only the inputs forward names) passes."""
+    prog = program("export_kwargs_guard_name.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert d["errors"][0]["category"] == "export_guards_fn_unbound_input", d["errors"][0]
+    assert "generated input check raised it" in d["verdict"]["summary"] and "the fix is in what is exported" in \
+        d["verdict"]["summary"], d["verdict"]
+    first = d["next_steps"][0]
+    assert first["why"].startswith("The exported module's generated input check") and "export at " in first["why"] \
+        and "**kwargs" in first["why"] and "CONSTANT_TENSOR" not in first["why"], first
+    assert "Route: the export's inputs" in (tmp_path / "t" / "report.md").read_text()
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "parity max diff 0.00e+00" in fixed.stdout, fixed.stderr[-1500:]

@@ -59,6 +59,11 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
         rep.verdict["summary"] = (f"torch.compile never ran: the program uses torch.export ({rep.verdict['export_call']}); "
                                   "the failure is the program's own" + (f", at {rep.verdict['location']}"
                                                                        if rep.verdict.get("location") else ""))
+        if err.category == "export_guards_fn_unbound_input":   # raised in torch's generated input check (batch 58)
+            rep.verdict["summary"] = (f"torch.compile never ran: the program uses torch.export ({rep.verdict['export_call']}); "
+                                      "the exported module's generated input check raised it"
+                                      + (f" when called at {rep.verdict['location']}" if rep.verdict.get("location") else "")
+                                      + ": the fix is in what is exported, not at that line")
     explain = explain_calls(program_files(rep)) if rep.verdict["kind"] == "fails_eager_too" and rep.graph_breaks else []
     if explain:
         # the program's own check traces with Dynamo (torch._dynamo.explain ignores the compile stance), so the run

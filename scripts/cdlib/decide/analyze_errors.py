@@ -112,6 +112,9 @@ def _error_steps(rep, target_str, cli):
                         ": register it, then check the op with torch.library.opcheck(op, args)"
                 if e.category == "export_specialized_input":
                     why = _specialized_input_why(e, msg, rep)
+                if e.category == "export_guards_fn_unbound_input":   # torch's generated check, not the calling line
+                    why = (f"{e.title} (export at {v.get('export_call') or 'torch.export'}; called at {at or 'the line shown'}"
+                           f"): {' '.join(e.advice.split())}")
             steps.append({"why": why, "skill": "aoti" if v.get("aoti_inputs") and rep.signal else
                           "export" if v.get("export_call") else
                           e.skill if e.side in ("user", "custom_op") else "overview", "command": None})

@@ -123,7 +123,9 @@ def verdict_lines(rep, base=None):
         if acc.get("next") == "fix_math_at":
             route = ("Route: at the values that differ, eager is as far from fp64 as compiled: fix the program's float "
                      "math there first (below), then run again; bisect only if it still fails.")
-    if rep.errors and rep.errors[0].category == "fails_in_dynamo":   # measured: fallback_random and Dynamo alone
+    if rep.errors and rep.errors[0].category == "export_guards_fn_unbound_input":
+        route = "Route: the export's inputs (Next 1); not the calling line, not a compiler bug (no bisect)."
+    elif rep.errors and rep.errors[0].category == "fails_in_dynamo":   # measured: fallback_random and Dynamo alone
         route = ("Route: Dynamo (it fails with backend=\"eager\" too, measured): the Python state it traced, not the "
                  "graphs' code; no accuracy run or bisect.")
     elif rep.errors and rep.errors[0].category == "warm_cache_only":   # measured after the accuracy check
