@@ -32,6 +32,9 @@ VERSION_ONLY = {
     "torch._functorch.config.error_on_custom_op_aliasing": "in 2.11, 2.14 and 2.15 (checked); the triage row "
         "custom_op_output_aliases_input quotes it only when torch's own aliasing message was printed, which a "
         "torch without the check does not print",
+    "torch._dynamo.config.capture_profiler_record_function": "in 2.14.1 and 2.15.0, not 2.9.1 (checked); the "
+        "semantics class profiler_ranges_dropped names it (as not enough with Inductor) only when torch's own warning "
+        "that record_function is ignored was printed, which 2.9.1 does not print",
     "torch._functorch.config.check_custom_op_aliasing": "in 2.14.1 and 2.15.0, not 2.9.1 (checked); the triage "
         "row custom_op_kernel_autograd names it as the workaround for the newer torch, and says so",
 }
