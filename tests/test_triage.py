@@ -2518,3 +2518,21 @@ def test_an_inductor_lowering_guarding_on_a_mask_index_size_is_not_sent_to_captu
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "pooled (4, 8)" in fixed.stdout, fixed.stderr[-1500:]
+
+
+def test_a_shape_error_inside_a_transformers_model_names_its_traced_mask_first(tmp_path):
+    """Blind A/B batch 58 (ek): a Nystromformer compiled on unpadded blocks failed with a broadcast error in its
+    landmark attention only compiled: transformers drops an all-ones mask in eager and builds it in full while
+    tracing. The Next listed deques, in-place ops and aliasing. Now the traced mask comes first; FIXED=1 (a 4D
+    additive key mask) runs compiled."""
+    pytest.importorskip("transformers")
+    prog = program("hf_nystrom_traced_mask.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=900)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert d["verdict"]["kind"] == "compile_only", d["verdict"]
+    why = d["next_steps"][0]["why"]
+    assert why.startswith("`add` got inputs") and "The op is in a transformers model" in why and \
+        why.index("transformers model") < why.index("collections.deque"), why
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=600)
+    assert fixed.returncode == 0 and "logits (2, 3)" in fixed.stdout, fixed.stderr[-1500:]

@@ -340,6 +340,13 @@ def _error_steps(rep, target_str, cli):
             if shape_ops:
                 why += " In-place shape ops in the program: " + ", ".join(
                     f"{os.path.basename(p_)}:{ln} `{clip(code, 60)}`" for p_, ln, code in shape_ops[:3]) + "."
+            traced = program_code.read_text(rep.artifacts.get("stderr")).rsplit("from user code:", 1)
+            if len(traced) == 2 and "/transformers/" in traced[1].replace("\\", "/"):
+                # the op sits in a transformers model: its mask builders branch on is_tracing (blind A/B batch 58: an
+                # all-ones mask dropped in eager, built in full while tracing, which Nystromformer's landmark path
+                # cannot add; the Next listed deques and in-place ops)
+                head, sep, rest = why.partition(" A core op's shape rule")   # the specific cause before the list
+                why = f"{head} {knowledge.advice('transformers_traced_mask')}{sep}{rest}"
             steps.append({"why": why, "skill": "trace-dynamo", "command": None})
             continue
         if e.category == "torch_internal_error":   # torch's own code raised: a known cause's fix, else its line
