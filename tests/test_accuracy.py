@@ -120,7 +120,8 @@ def test_a_zero_valued_output_that_differs_by_noise_is_not_a_miscompile():
     j = ac.judge(chk, "SystemExit", "gradient check failed for: level_head.weight, level_head.bias", 1)
     assert j["verdict"] == "not_measured" and j["next"] == "graphs", j
     assert "backward_pass_autocast" in j["why"] and "noise" in j["summary"]
-    why, cmd = ac.next_command(j["next"], "compile_debug.py", "python train.py")
+    from cdlib.decide.accuracy_apply import next_command
+    why, cmd = next_command(j["next"], "compile_debug.py", "python train.py")
     assert cmd == "compile_debug.py aot -- python train.py" and "no bisect" in why
     small = _out(False, 1e-3, 5e-4, 1e-3, 5e-4, 1e-10)     # non-zero output, wrong by half its size
     chk = {"graphs": [{"graph": "fwd", "passed": False, "outputs": [weight, small]}], "failing_graph": "fwd"}
