@@ -588,12 +588,24 @@ def test_a_fake_tensor_kept_by_hooks_during_export_is_named_not_the_line_that_re
     (e,) = rep["errors"]
     assert e["category"] == "data_dependent_guard" and e["inner"].get("escaped"), e
     why = rep["next_steps"][0]["why"]
-    assert "export_hooks_keep_fake.py:20 read a value made while torch.export" in why and \
+    src = open(prog).read().splitlines()
+    line = next(i for i, ln in enumerate(src, 1) if ln.startswith('print(f"absmax'))
+    assert f"export_hooks_keep_fake.py:{line} read a value made while torch.export" in why and \
         "handle.remove()" in why and "is_exporting()" in why, why
     assert ".item()" not in e["advice"], e["advice"]
     ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIXED="1"),
                         timeout=600)
     assert ok.returncode == 0 and "absmax" in ok.stdout, ok.stderr[-400:]
+    # batch 59: the kept value reaches json.dumps as a SymFloat (TypeError, no guard): the same lead, not the
+    # export advice about constants and shapes
+    rep, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "j", "--", sys.executable, prog, timeout=600,
+                      env={"READ": "json"})
+    (e,) = rep["errors"]
+    assert e["type"] == "TypeError" and e["inner"].get("escaped"), e
+    why = rep["next_steps"][0]["why"]
+    line = next(i for i, ln in enumerate(src, 1) if ln.strip().startswith("print(json.dumps"))
+    assert f"export_hooks_keep_fake.py:{line} read a value made while torch.export" in why and \
+        "handle.remove()" in why and "constant" not in why, why
 
 
 def test_escaped_trace_value_needs_no_tracer_on_the_stack():
@@ -604,6 +616,9 @@ def test_escaped_trace_value_needs_no_tracer_on_the_stack():
     assert not escaped_trace_value("data_dependent_guard", "u0", user[:1] + [L(file="/v/torch/_dynamo/eval_frame.py")])
     assert not escaped_trace_value("data_dependent_guard", "u0", user[:1] + [L(file="/v/torch/export/_trace.py")])
     assert not escaped_trace_value("user_error", "x", user)
+    assert escaped_trace_value("user_error", "Object of type SymFloat is not JSON serializable", user)
+    assert not escaped_trace_value("user_error", "Object of type SymFloat is not JSON serializable",
+                                   user[:1] + [L(file="/v/torch/_dynamo/eval_frame.py")])
 
 
 def test_a_dynamo_crash_under_vmap_grad_names_the_transform_and_no_disable_workaround(tmp_path):

@@ -101,9 +101,14 @@ def escaped_trace_value(row_id, message, frames):
     """Whether a guard on a data-dependent (unbacked) symbol was raised by eager code: nothing was tracing, so the
     tensor is one made while torch.export / torch.compile traced (a FakeTensor) that the program kept (blind A/B
     batch 52: forward hooks stored each layer's amax during non-strict export; float() on it failed afterwards)."""
-    if row_id != "data_dependent_guard" or not frames:
+    if not frames or not (row_id == "data_dependent_guard" or _SYMBOLIC_TYPE.search(message or "")):
         return False
     return not any(_TRACING_FRAME.search(f.file or "") for f in frames)
+
+
+# a Python error naming a traced type: json.dumps or a formatter met a SymFloat kept from a trace (blind A/B batch 59:
+# "TypeError: Object of type SymFloat is not JSON serializable" after hooks ran during torch.export)
+_SYMBOLIC_TYPE = re.compile(r"\b(?:type|of) '?(?:torch\.)?(?:SymFloat|SymInt|SymBool|FakeTensor)\b")
 
 
 # torch.func's transforms as their implementation frames name them in Dynamo's "from user code:" stack
