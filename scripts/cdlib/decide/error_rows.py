@@ -98,9 +98,10 @@ _TRACING_FRAME = re.compile(r"/torch/(?:_dynamo|export|_export|_subclasses|_func
 
 
 def escaped_trace_value(row_id, message, frames):
-    """Whether a guard on a data-dependent (unbacked) symbol was raised by eager code: nothing was tracing, so the
-    tensor is one made while torch.export / torch.compile traced (a FakeTensor) that the program kept (blind A/B
-    batch 52: forward hooks stored each layer's amax during non-strict export; float() on it failed afterwards)."""
+    """Whether a guard on a data-dependent (unbacked) symbol, or a Python error naming a traced type (a SymFloat that
+    json cannot write), was raised by eager code: nothing was tracing, so the tensor is one made while torch.export /
+    torch.compile traced (a FakeTensor) that the program kept (blind A/B batch 52: forward hooks stored each layer's
+    amax during non-strict export; float() on it failed afterwards)."""
     if not frames or not (row_id == "data_dependent_guard" or _SYMBOLIC_TYPE.search(message or "")):
         return False
     return not any(_TRACING_FRAME.search(f.file or "") for f in frames)
