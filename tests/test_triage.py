@@ -2551,3 +2551,20 @@ def test_a_shape_error_inside_a_transformers_model_names_its_traced_mask_first(t
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=600)
     assert fixed.returncode == 0 and "logits (2, 3)" in fixed.stdout, fixed.stderr[-1500:]
+
+
+def test_a_view_failing_on_fake_strides_names_the_layout_and_reshape_not_minify(tmp_path):
+    """Blind A/B batch 58 (ei): BatchNorm1d on a transposed input, then .view: eager CPU returns a contiguous tensor,
+    the fake kernel keeps the input's strides, and the view fails while tracing. The Next was minify. Now: the
+    strides, the fake kernel's layout, reshape; FIXED=1 (reshape) runs compiled."""
+    prog = program("fake_view_strides_bn.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert d["verdict"]["kind"] == "compile_only" and d["errors"][0]["category"] == "fake_tensor_error", d["errors"]
+    first = d["next_steps"][0]
+    assert first["why"].startswith("The .view at ") and "fake_view_strides_bn.py:23 works in eager" in first["why"] and \
+        "strides (96, 1, 3)" in first["why"] and ".reshape(...)" in first["why"] and not first["command"], first
+    assert "minify" not in (tmp_path / "t" / "report.md").read_text().split("## Next", 1)[1]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "encoded (12, 16)" in fixed.stdout, fixed.stderr[-1500:]

@@ -324,6 +324,17 @@ def _error_steps(rep, target_str, cli):
                                                   at=at or "the user line", inputs=f" ({ins})" if ins else ""),
                           "skill": None, "command": None, "decides": True})
             continue
+        if e.category == "fake_tensor_error" and i == 0 and kind == "compile_only" and \
+                "Cannot view a tensor" in (inner.get("message") or ""):
+            # a view that eager can take fails on the fake input's strides: the op that made the input has a fake
+            # kernel keeping another layout than eager's kernel returns (blind A/B batch 58: BatchNorm1d on a
+            # transposed input, pytorch#192668; the Next was minify)
+            strides = re.search(r"strides (\([\d, ]+\))", inner.get("message") or "")
+            e.next_command = None
+            steps.append({"why": knowledge.advice("fake_view_strides", at=at or "the user line",
+                                                  strides=strides.group(1) if strides else "other strides"),
+                          "skill": "trace-dynamo", "command": None, "decides": True})
+            continue
         if e.category in ("fake_tensor_error", "shape_mismatch") and i == 0 and kind == "compile_only" \
                 and e.side != "custom_op" and inner.get("op") and inner.get("inputs") \
                 and (e.category == "shape_mismatch" or _SHAPE_MISMATCH.search(inner.get("message") or "")):
