@@ -1127,3 +1127,37 @@ def test_a_rounding_with_decimals_compared_exactly_names_inductors_decomposition
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=600)
     assert fixed.returncode == 0 and "ladder check passed" in fixed.stdout, fixed.stderr[-2000:]
+
+
+def test_a_latency_gate_failing_after_a_recompile_gets_no_accuracy_run(tmp_path):
+    """Blind A/B batch 59 (eq): a serving worker warmed up with 4 threads, then served with 1: the first request
+    recompiled (GLOBAL_STATE num_threads) and missed the SLO. The report ran torch's accuracy check and a Dynamo-alone
+    run on the latency list ("outputs differ"), ~2.5 min for nothing. Now: a check of time, no accuracy run, the
+    recompile's guard and fix; FIXED=1 (threads set before compiling) passes the gate."""
+    prog = program("serve_threads_recompile_slo.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert d["verdict"]["kind"] == "compile_only" and d["verdict"].get("timing"), d["verdict"]
+    assert "accuracy" not in d["verdict"] and not (tmp_path / "t" / "accuracy_check").exists()
+    assert not (tmp_path / "t" / "dynamo_alone").exists()
+    whys = [s["why"] for s in d["next_steps"]]
+    assert whys[0].startswith("The failing check measures time") and "recompiled" in whys[0], whys
+    assert any("thread count" in w for w in whys[1:]), whys
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "Route: a check of time, not numbers" in md and "bisect --" not in md, md
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "SLO GATE PASSED" in fixed.stdout, fixed.stdout[-500:] + fixed.stderr[-1500:]
+
+
+def test_timing_lines_are_not_compared_number_by_number():
+    from cdlib.decide import printed, verdict
+    from cdlib.report import ErrorInfo
+    assert printed._template("[serve] first 5 latencies (ms): [13514.2, 33.0]")[1] == []
+    assert printed._template("step 3 loss 0.51 (32 ms)")[1] == ["3", "0.51"]
+    assert printed._template("[check] max |compiled - eager| logprob diff = 9.54e-07")[1] == ["9.54e-07"]
+    e = ErrorInfo(type="exit 1", message="SLO GATE FAILED: 1 request(s) over 250 ms after warm-up", category="user_error",
+                  title="", skill=None, next_command=None, advice="", location=None)
+    assert verdict.timing_failure(e)
+    e.message = "PARITY FAILED: max abs diff 3.1e-02 > atol 1e-03"
+    assert not verdict.timing_failure(e)

@@ -440,6 +440,14 @@ def _error_steps(rep, target_str, cli):
             steps.append({"why": f"{e.type}: {e.title}" + (f" at {at}" if at else "") + f": {e.advice}",
                           "skill": e.skill, "command": None, "decides": True})
             continue
+        if i == 0 and kind == "compile_only" and v.get("timing"):   # runs.run_and_analyze: a check of time
+            compiles = f"{len(rep.recompiles)} function(s) recompiled (above)" if rep.recompiles else \
+                f"{len(rep.graphs)} graph(s) compiled, {rep.stats.get('compile_time_s') or 0:.1f} s of compiling"
+            steps.append({"why": knowledge.advice("timing_check_failed", msg=_first_lines(e.message, 1, 160),
+                                                  compiles=compiles),
+                          "skill": None, "command": None if rep.recompiles or not target_str else
+                          template_command("{cli} compile-time --cold-warm -- {target}", target_str)})
+            continue
         if i == 0 and kind == "compile_only" and e.side == "user":
             steps.append({"why": f"{e.type}: only fails compiled, not measured yet: torch's accuracy check (one run) "
                                  "tells rounding from a compiled graph that computes differently",

@@ -93,9 +93,14 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
         if eager_check and created and (rep.verdict or {}).get("kind") == "compile_only":
             first_run = first_run_again(rep, argv, run_dir, timeout, env_add, created)
+        timed = (rep.verdict or {}).get("kind") == "compile_only" and rep.errors[0].category in MEASURED \
+            and verdict.timing_failure(rep.errors[0])
         measure = eager_check and (rep.verdict or {}).get("kind") == "compile_only" \
-            and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0])
-        if eager_check and not measure and not any(f["explains_error"] for f in semantics.current(rep)) \
+            and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0]) and not timed
+        if timed:   # a check of time, not numbers: the compiles inside the timed part (no accuracy run, no bisect)
+            rep.verdict["timing"] = True
+            rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+        if eager_check and not measure and not timed and not any(f["explains_error"] for f in semantics.current(rep)) \
                 and rep.errors[0].category != "fails_in_dynamo":   # (measured: Dynamo's side, no cache or codegen)
             _check_cold_cache(rep, argv, run_dir, timeout, env_add)   # (a by-design class: its own fix, no run)
             _check_static_numbers(rep, argv, run_dir, timeout, env_add)   # (a compile error in a recompile)

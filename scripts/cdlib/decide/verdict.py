@@ -301,6 +301,20 @@ def python_value_error(err):
     return err.type in ("AttributeError", "TypeError", "ValueError") and bool(_PYTHON_VALUE_RE.search(err.message or ""))
 
 
+# a failing check that measures time, not numbers: a latency SLO, a step-time budget (blind A/B batch 59: "SLO GATE
+# FAILED: 1 request(s) over 250 ms after warm-up" after a recompile; the report ran the accuracy check and Dynamo alone)
+_TIMING_FAILURE = re.compile(r"(?i)latenc|\bslo\b|\bp(?:50|9\d)\b|too slow|throughput|\d ?ms\b|millisecond|"
+                             r"step.?time|time budget")
+
+
+def timing_failure(err):
+    """True when the failing check measures time (a latency SLO, a step-time budget), not the model's numbers:
+    torch's accuracy check cannot explain it; a compile inside the timed part can."""
+    from . import accuracy_judge
+    text = err.message or ""
+    return bool(_TIMING_FAILURE.search(text)) and not accuracy_judge.is_output_check(err.type, text)
+
+
 def needs_input(at):
     """The verdict when the program hit the end of its standard input (knowledge row stdin_eof)."""
     given = os.environ.get(proc.STDIN_VAR)

@@ -123,7 +123,9 @@ def verdict_lines(rep, base=None):
         if acc.get("next") == "fix_math_at":
             route = ("Route: at the values that differ, eager is as far from fp64 as compiled: fix the program's float "
                      "math there first (below), then run again; bisect only if it still fails.")
-    if rep.errors and rep.errors[0].category == "export_guards_fn_unbound_input":
+    if v.get("timing"):   # runs.run_and_analyze: the failing check measures time
+        route = "Route: a check of time, not numbers: the compiles inside the timed part (Next); no accuracy run or bisect."
+    elif rep.errors and rep.errors[0].category == "export_guards_fn_unbound_input":
         route = "Route: the export's inputs (Next 1); not the calling line, not a compiler bug (no bisect)."
     elif rep.errors and rep.errors[0].category == "fails_in_dynamo":   # measured: fallback_random and Dynamo alone
         route = ("Route: Dynamo (it fails with backend=\"eager\" too, measured): the Python state it traced, not the "
