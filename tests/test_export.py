@@ -568,3 +568,18 @@ def test_a_guard_on_an_input_passed_through_kwargs_is_named_at_the_export_not_th
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "parity max diff 0.00e+00" in fixed.stdout, fixed.stderr[-1500:]
+
+
+def test_an_inequality_guard_export_added_names_the_view_and_the_explicit_size(tmp_path):
+    """Blind A/B batch 59 (er): view(5, -1, D) on a packed input of 5 * batch made export keep "packed.size()[0] != 5"
+    (batch 1 refused, range_constraints still [1, 64]); the report called it the program's own error and appended the
+    export advice on constants. Now: row export_size_excluded with the explicit-size fix, which FIXED=1 applies."""
+    prog = program("export_view_minus_one_batch1.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert d["errors"][0]["category"] == "export_size_excluded", d["errors"][0]
+    why = d["next_steps"][0]["why"]
+    assert "view(n, x.shape[0], d) instead of view(n, -1, d)" in why and "CONSTANT_TENSOR" not in why, why
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "batch 1: max|served-eager| = 0.00e+00" in fixed.stdout, fixed.stderr[-1500:]

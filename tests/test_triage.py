@@ -2568,3 +2568,20 @@ def test_a_view_failing_on_fake_strides_names_the_layout_and_reshape_not_minify(
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "encoded (12, 16)" in fixed.stdout, fixed.stderr[-1500:]
+
+
+def test_batched_grad_through_a_compiled_backward_is_named_not_bisected(tmp_path):
+    """Blind A/B batch 59 (er): autograd.grad(..., is_grads_batched=True) through a compiled model ran vmap over the
+    backward torch.compile generated ("Batching rule not implemented for aten::mm.out"); the Next was minify and
+    bisect. Now row batched_grad_compiled_backward with the uncompiled-module fix, no extra run; FIXED=1 passes."""
+    prog = program("batched_grad_compiled_backward.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    e = d["errors"][0]
+    assert e["category"] == "batched_grad_compiled_backward" and d["verdict"]["kind"] == "compile_only", e
+    why = d["next_steps"][0]["why"]
+    assert "uncompiled module" in why and not d["next_steps"][0]["command"], d["next_steps"][0]
+    assert "cold_cache" not in d["verdict"] and "accuracy" not in d["verdict"], d["verdict"]
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "jacobian (3, 16, 12)" in fixed.stdout, fixed.stderr[-1500:]

@@ -37,6 +37,12 @@ def _eager_printed_lines(rep, ev):
                         (ev.get("message") or "").strip().split("\n")[0] or None)[1]
 
 
+# errors about Python objects, not an exported program's results: the export advice (mode, constants, shapes) does not
+# apply (blind A/B batches 58-59: it was appended to a json TypeError and a NameError and read as a lead)
+_PYTHON_ERRORS = ("TypeError", "NameError", "AttributeError", "KeyError", "ImportError", "ModuleNotFoundError",
+                  "FileNotFoundError", "JSONDecodeError")
+
+
 def _export_sites(rep):
     """The program's torch.export.export / draft_export calls, "file:line `call(...)`" (two at most), or ""."""
     from ..read import never_ran
@@ -83,7 +89,7 @@ def _error_steps(rep, target_str, cli):
                 why = (f"fix your program{' at ' + at if at else ''}: {etype}{': ' + msg if msg else ''} "
                        f"({'it fails the same way without torch.compile' if kind == 'fails_eager_too' else 'torch.compile never ran'}; "
                        "no compiler bisect needed)")
-                if v.get("export_call") and e.category in semantics.GENERIC:
+                if v.get("export_call") and e.category in semantics.GENERIC and e.type not in _PYTHON_ERRORS:
                     first = (program_code.export_calls(rep, e) or [(None, None, None)])[0]
                     why += (f"; the program uses torch.export ({v['export_call']}): "
                             f"{program_code.export_advice(program_code.program_files(rep), first[:2] if first[0] else None)}")

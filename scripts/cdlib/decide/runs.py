@@ -100,7 +100,11 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
         if timed:   # a check of time, not numbers: the compiles inside the timed part (no accuracy run, no bisect)
             rep.verdict["timing"] = True
             rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
-        if eager_check and not measure and not timed and not any(f["explains_error"] for f in semantics.current(rep)) \
+        e0 = rep.errors[0]
+        by_design = e0.side == "user" and any(r["id"] == e0.category and r.get("only_compiled")
+                                              for r in knowledge.triage_rows())   # a row of ours says why: no run
+        if eager_check and not measure and not timed and not by_design \
+                and not any(f["explains_error"] for f in semantics.current(rep)) \
                 and rep.errors[0].category != "fails_in_dynamo":   # (measured: Dynamo's side, no cache or codegen)
             _check_cold_cache(rep, argv, run_dir, timeout, env_add)   # (a by-design class: its own fix, no run)
             _check_static_numbers(rep, argv, run_dir, timeout, env_add)   # (a compile error in a recompile)
