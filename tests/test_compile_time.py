@@ -701,3 +701,23 @@ def test_a_torch_cond_that_no_cache_stores_is_one_suggestion_with_a_fix_that_cac
     warm = json.loads(p.stdout)["runs"]["warm"]["caches"]
     assert warm["fx_graph_cache"]["hit"] >= 1 and not warm["fx_graph_cache"]["bypass"], warm
     assert warm["aotautograd_cache"]["hit"] >= 1, warm
+
+
+@pytest.mark.slow
+def test_inductor_codegen_re_expanding_an_unrolled_recurrence_is_named(tmp_path):
+    """Blind A/B batch 59 (eo, pytorch#148073): an integrator unrolled over 8 substeps took minutes in Inductor's code
+    generation (inlined q/p re-expanded at every use); the report named only the unrolled loop. Now the codegen share
+    per graph op names the re-expansion and realize_opcount_threshold; with FIXED=1 (that option) it is gone."""
+    prog = program("unrolled_integrator_codegen.py")
+    p = run_cli("compile-time", "--json", "--no-tlparse", "--out", tmp_path / "r", "--", "python", prog,
+                check=0, timeout=900)
+    res = json.loads(p.stdout)
+    fix = sug_fix(res, "inductor_reexpansion")
+    assert 'options={"realize_opcount_threshold": 30}' in fix and "compile one step" in fix, fix
+    p = run_cli("compile-time", "--json", "--no-tlparse", "--out", tmp_path / "f", "--", "python", prog,
+                env={"FIXED": "1"}, check=0, timeout=900)
+    fixed = json.loads(p.stdout)
+    assert "inductor_reexpansion" not in {g["id"] for g in fixed["suggestions"]}, fixed["suggestions"]
+    def codegen(r):
+        return sum(x["seconds"] for x in r["summary"]["phases"] if x["phase"] in ("codegen", "scheduling"))
+    assert codegen(fixed) < codegen(res), (fixed["summary"]["phases"], res["summary"]["phases"])
