@@ -1156,8 +1156,13 @@ def test_timing_lines_are_not_compared_number_by_number():
     assert printed._template("[serve] first 5 latencies (ms): [13514.2, 33.0]")[1] == []
     assert printed._template("step 3 loss 0.51 (32 ms)")[1] == ["3", "0.51"]
     assert printed._template("[check] max |compiled - eager| logprob diff = 9.54e-07")[1] == ["9.54e-07"]
+    # a unit or "wall" alone is no timing word (review): these are values
+    assert printed._template("wall shear stress (Pa): 0.0449 -0.0627")[1] == ["0.0449", "-0.0627"]
+    assert printed._template("onsets (ms): [52.1, 48.3]")[1] == ["52.1", "48.3"]
     e = ErrorInfo(type="exit 1", message="SLO GATE FAILED: 1 request(s) over 250 ms after warm-up", category="user_error",
                   title="", skill=None, next_command=None, advice="", location=None)
     assert verdict.timing_failure(e)
     e.message = "PARITY FAILED: max abs diff 3.1e-02 > atol 1e-03"
+    assert not verdict.timing_failure(e)
+    e.message = "onset drifted by 2.747e-04 ms"
     assert not verdict.timing_failure(e)

@@ -267,6 +267,10 @@ def enclosing_block(path, line):
 
 
 _HOP_RE = re.compile(r"^Higher Order Operator: ([\w.]+)")
+# higher-order ops whose whole call runs eagerly after a break in their body (checkpoint is @torch._disable_dynamo in
+# torch/utils/checkpoint.py); torch names other ops too on an Unsupported raised in their handler, where an
+# autograd.Function's forward, say, is still compiled as frames of its own around the break (review)
+_EAGER_HOPS = ("torch.utils.checkpoint.checkpoint",)
 _COMPREHENSIONS = ("<dictcomp>", "<listcomp>", "<setcomp>", "<genexpr>")
 _BACKWARD_HOOK_RE = re.compile(r"\.register_(?:full_)?backward_hook\(")
 
@@ -283,7 +287,7 @@ def make_break(gb, gb_id, location=None, entries=()):
     recipe = _construct(gb_id, site, gb) or knowledge.graph_break_recipe(gb_id, f"{gb['gb_type']}\n{gb['text']}")
     fix = dict(recipe)
     hop = _HOP_RE.match(gb["gb_type"] or "")
-    if hop and fix.get("fix"):   # a break inside a higher-order op's body is reported under the op's name (blind A/B
+    if hop and hop.group(1) in _EAGER_HOPS and fix.get("fix"):   # a break inside a higher-order op's body is reported under the op's name (blind A/B
         # batch 58: "GB0170: Higher Order Operator: torch.utils.checkpoint.checkpoint" read as checkpoint being the cause)
         fix["fix"] = knowledge.advice("break_inside_hop", hop=hop.group(1)) + " " + fix["fix"]
     if gb_id and "recipe_id" not in recipe:   # no curated recipe: torch's page for this break id

@@ -37,6 +37,12 @@ def _eager_printed_lines(rep, ev):
                         (ev.get("message") or "").strip().split("\n")[0] or None)[1]
 
 
+# where a traced value can be kept from a trace: a hook or a callback the traced forward calls (review: a SymInt from
+# an exported graph's node.meta, symbolic by design, written to json with no hook, got the "hooks kept it" lead)
+_HOOK_RE = re.compile(r"\.register_(?:forward|forward_pre|full_backward|full_backward_pre)_hook\(|\.register_hook\(|"
+                      r"register_module_forward(?:_pre)?_hook\(")
+
+
 # errors about Python objects, not an exported program's results: the export advice (mode, constants, shapes) does not
 # apply (blind A/B batches 58-59: it was appended to a json TypeError and a NameError and read as a lead)
 _PYTHON_ERRORS = ("TypeError", "NameError", "AttributeError", "KeyError", "ImportError", "ModuleNotFoundError",
@@ -71,7 +77,9 @@ def _error_steps(rep, target_str, cli):
         at = v.get("location") if i == 0 and v.get("location") else (
             f"{os.path.basename(e.location.file)}:{e.location.line}" if e.location and e.location.line else None)
         op = custom_op_code.op_name(e) if e.side == "custom_op" else None
-        if i == 0 and kind in verdict.USER_SIDE and inner.get("escaped"):
+        if i == 0 and kind in verdict.USER_SIDE and inner.get("escaped") and (
+                e.category == "data_dependent_guard" or _HOOK_RE.search(
+                    "\n".join(program_code.read_text(f) for f in program_code.program_files(rep)))):
             why = knowledge.advice("traced_value_escaped", at=at or "the line shown", msg=msg)
             e.advice = ("Not a tensor value read inside compiled code: eager code read a tensor made while torch.export "
                         "or torch.compile traced (a FakeTensor), which the program kept; Next says where to look.")
@@ -358,7 +366,7 @@ def _error_steps(rep, target_str, cli):
                 why += " In-place shape ops in the program: " + ", ".join(
                     f"{os.path.basename(p_)}:{ln} `{clip(code, 60)}`" for p_, ln, code in shape_ops[:3]) + "."
             traced = program_code.read_text(rep.artifacts.get("stderr")).rsplit("from user code:", 1)
-            if len(traced) == 2 and "/transformers/" in traced[1].replace("\\", "/"):
+            if len(traced) == 2 and "/transformers/" in traced[1].replace("\\", "/") and "mask" in traced[1]:
                 # the op sits in a transformers model: its mask builders branch on is_tracing (blind A/B batch 58: an
                 # all-ones mask dropped in eager, built in full while tracing, which Nystromformer's landmark path
                 # cannot add; the Next listed deques and in-place ops)
@@ -449,8 +457,11 @@ def _error_steps(rep, target_str, cli):
         if i == 0 and kind == "compile_only" and v.get("timing"):   # runs.run_and_analyze: a check of time
             compiles = f"{len(rep.recompiles)} function(s) recompiled (above)" if rep.recompiles else \
                 f"{len(rep.graphs)} graph(s) compiled, {rep.stats.get('compile_time_s') or 0:.1f} s of compiling"
+            e.next_command = None   # (not the accuracy command the row offers)
+            then = ("Fix what recompiles (the next step)" if rep.recompiles else
+                    "Compile before the timed part (warm up on every shape and setting it will see)")
             steps.append({"why": knowledge.advice("timing_check_failed", msg=_first_lines(e.message, 1, 160),
-                                                  compiles=compiles),
+                                                  compiles=compiles, then=then),
                           "skill": None, "command": None if rep.recompiles or not target_str else
                           template_command("{cli} compile-time --cold-warm -- {target}", target_str)})
             continue

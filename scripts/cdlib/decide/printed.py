@@ -31,9 +31,10 @@ _NAMES = {"bf16": "bfloat16", "f16": "float16", "f32": "float32", "f64": "float6
 # a line of timings whose unit is a word apart from the numbers ("first 5 latencies (ms): [13514.2, 33.0]", "p50=29.0ms
 # p99=65.3ms"), with no value of the model's on it: its numbers differ between any two runs (blind A/B batch 59: a
 # latency list read as "outputs differ", which sent the report to an accuracy run and a Dynamo-alone run)
-_TIMING_LINE = re.compile(r"(?i)latenc|\btimings?\b|throughput|elapsed|\bp(?:50|9\d)\b|\bms\b|\(ms\)|\bwall\b")
+# (a timing word: a unit alone, "(ms)" or "wall", is not one: "wall shear stress (Pa)", "onsets (ms)" are values; review)
+_TIMING_LINE = re.compile(r"(?i)latenc|throughput|elapsed|\bp(?:50|9\d)\b")
 _VALUE_WORD = re.compile(r"(?i)loss|acc|err|diff|logit|prob|score|norm|grad|nll|ppl|\bmae\b|mse|\bf1\b|auc|bleu|"
-                         r"\bmean\b|\bstd\b|\bmax\b|\bmin\b")
+                         r"\bmean\b|\bstd\b|\bmax\b|\bmin\b|pred|output|value")
 
 
 def _template(line):
