@@ -583,3 +583,21 @@ def test_an_inequality_guard_export_added_names_the_view_and_the_explicit_size(t
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "batch 1: max|served-eager| = 0.00e+00" in fixed.stdout, fixed.stderr[-1500:]
+
+
+def test_any_other_input_guard_of_an_exported_program_is_named_not_the_constants_advice(tmp_path):
+    """Blind A/B batch 60 (et): a ViT exported from a square example refused every non-square input ("Guard failed:
+    pixels.size()[3] == pixels.size()[2]"), and the report offered the lifted-constants advice. Any input guard of
+    ep.module() now gets row export_input_guard (here a Dim's max: "x.size()[0] <= 64"); FIXED=1 widens the Dim."""
+    from cdlib.decide import knowledge
+    row = knowledge.classify_error("AssertionError: Guard failed: pixels.size()[3] == pixels.size()[2]")
+    assert row["id"] == "export_input_guard", row["id"]
+    prog = program("export_dim_max_guard.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert d["errors"][0]["category"] == "export_input_guard", d["errors"][0]
+    why = d["next_steps"][0]["why"]
+    assert "widen it in dynamic_shapes" in why and "CONSTANT_TENSOR" not in why, why
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "batch 100: max|diff| 0.00e+00" in fixed.stdout, fixed.stderr[-1500:]

@@ -2603,3 +2603,20 @@ def test_the_session_s_new_leads_stay_out_of_programs_they_do_not_fit(tmp_path, 
                     timeout=600)
     md = (tmp_path / "t" / "report.md").read_text()
     assert absent not in md, md
+
+
+def test_a_while_loop_fed_one_tensor_twice_is_named_not_bisected(tmp_path):
+    """Blind A/B batch 60 (ev, pytorch#191582): torch.while_loop's carried state started from the logits its body also
+    read from the enclosing function; Dynamo lifted them as one more input and the alias check raised "cond_fn might
+    be aliasing the input or the output!" inside the backend. The Next was bisect. Now row hop_input_alias with the
+    copy; FIXED=1 (h0.clone()) runs compiled, equal to eager."""
+    prog = program("while_loop_closure_alias.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert d["errors"][0]["category"] == "hop_input_alias" and d["verdict"]["kind"] == "compile_only", d["errors"]
+    first = d["next_steps"][0]
+    assert "h0.clone()" in first["why"] and not first["command"] and "bisect --" not in \
+        (tmp_path / "t" / "report.md").read_text(), first
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "max |compiled - eager| 0.00e+00" in fixed.stdout, fixed.stderr[-1500:]
