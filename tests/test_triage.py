@@ -2620,3 +2620,19 @@ def test_a_while_loop_fed_one_tensor_twice_is_named_not_bisected(tmp_path):
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "max |compiled - eager| 0.00e+00" in fixed.stdout, fixed.stderr[-1500:]
+
+
+def test_a_loop_over_split_windows_recompiling_per_count_gets_the_padding_fix(tmp_path):
+    """Blind A/B batch 60 (es): a Python loop over x.split(32) windows under dynamic=True recompiled once per window
+    count; the shape kind's fix (drop dynamic=False, 0/1 sizes) did not fit. Now kind size_count with the pad-and-
+    reshape fix, for the guard as a ceil-division or as a band; FIXED=1 compiles one graph."""
+    from cdlib.decide import knowledge
+    assert knowledge.guard_kind("66 <= L['event_ids'].size()[1] <= 96")["kind"] == "size_count"
+    prog = program("split_windows_recompile.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "[size_count]" in md and "pad to a multiple of k and reshape" in md, md
+    f, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog, timeout=600,
+                    env={"FIXED": "1"})
+    assert f["stats"]["graphs"] == 1 and not f["recompiles"], (f["stats"], f["recompiles"])
