@@ -59,7 +59,7 @@ def apply_verdict(rep, stderr, *, target_str=None, run_eager_fn=None, eager_res=
         rep.verdict["summary"] = (f"torch.compile never ran: the program uses torch.export ({rep.verdict['export_call']}); "
                                   "the failure is the program's own" + (f", at {rep.verdict['location']}"
                                                                        if rep.verdict.get("location") else ""))
-        if err.category == "export_guards_fn_unbound_input":   # raised in torch's generated input check (batch 58)
+        if knowledge.triage_row_of(err.category).get("fix_at_export"):   # raised in torch's generated check (batch 58)
             rep.verdict["summary"] = (f"torch.compile never ran: the program uses torch.export ({rep.verdict['export_call']}); "
                                       "the exported module's generated input check raised it"
                                       + (f" when called at {rep.verdict['location']}" if rep.verdict.get("location") else "")

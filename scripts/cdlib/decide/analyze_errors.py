@@ -126,7 +126,7 @@ def _error_steps(rep, target_str, cli):
                         ": register it, then check the op with torch.library.opcheck(op, args)"
                 if e.category == "export_specialized_input":
                     why = _specialized_input_why(e, msg, rep)
-                if e.category == "export_guards_fn_unbound_input":   # torch's generated check, not the calling line
+                if knowledge.triage_row_of(e.category).get("fix_at_export"):   # torch's generated check, not the call
                     why = (f"{e.title} (export at {v.get('export_call') or 'torch.export'}; called at {at or 'the line shown'}"
                            f"): {' '.join(e.advice.split())}")
             steps.append({"why": why, "skill": "aoti" if v.get("aoti_inputs") and rep.signal else
@@ -449,7 +449,7 @@ def _error_steps(rep, target_str, cli):
                           "skill": "bisect", "command": e.next_command})
             continue
         if i == 0 and kind == "compile_only" and e.side in ("user", "custom_op") and \
-                any(r["id"] == e.category and r.get("only_compiled") for r in knowledge.triage_rows()):
+                knowledge.triage_row_of(e.category).get("only_compiled"):
             # the row explains why the user's code fails only compiled (knowledge/triage.yaml only_compiled)
             steps.append({"why": f"{e.type}: {e.title}" + (f" at {at}" if at else "") + f": {e.advice}",
                           "skill": e.skill, "command": None, "decides": True})

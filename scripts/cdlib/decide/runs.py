@@ -101,8 +101,7 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             rep.verdict["timing"] = True
             rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
         e0 = rep.errors[0]
-        by_design = e0.side == "user" and any(r["id"] == e0.category and r.get("only_compiled")
-                                              for r in knowledge.triage_rows())   # a row of ours says why: no run
+        by_design = e0.side == "user" and knowledge.triage_row_of(e0.category).get("only_compiled")   # a row says why
         if eager_check and not measure and not timed and not by_design \
                 and not any(f["explains_error"] for f in semantics.current(rep)) \
                 and rep.errors[0].category != "fails_in_dynamo":   # (measured: Dynamo's side, no cache or codegen)

@@ -23,6 +23,7 @@ No torch import here."""
 import os
 import re
 
+from . import printed
 from ..run import proc
 
 KINDS = ("fails_eager_too", "compile_only", "different_failure_eager", "not_sure", "before_compile",
@@ -304,7 +305,7 @@ def python_value_error(err):
 # a failing check that measures time, not numbers: a latency SLO, a step-time budget (blind A/B batch 59: "SLO GATE
 # FAILED: 1 request(s) over 250 ms after warm-up" after a recompile; the report ran the accuracy check and Dynamo alone)
 # a timing word, not a unit alone: "onset drifted by 2.7e-04 ms" is a value check (review)
-_TIMING_FAILURE = re.compile(r"(?i)latenc|\bslo\b|\bp(?:50|9\d)\b|too slow|throughput|step.?time|time budget|"
+_TIMING_FAILURE = re.compile(r"(?i)" + printed.TIMING_WORDS + r"|\bslo\b|too slow|step.?time|time budget|"
                              r"\bover \d[\d.]* ?(?:ms|s|sec|seconds)\b|\btook \d")
 
 

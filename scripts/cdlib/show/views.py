@@ -1,7 +1,7 @@
 """Markdown view of a triage Report: compact facts for an agent, paths to the full artifacts."""
 import os
 
-from ..decide import semantics
+from ..decide import knowledge, semantics
 from .output import clip, table
 from .views_dynamo import graph_breaks_md, recompiles_md
 
@@ -125,7 +125,7 @@ def verdict_lines(rep, base=None):
                      "math there first (below), then run again; bisect only if it still fails.")
     if v.get("timing"):   # runs.run_and_analyze: the failing check measures time
         route = "Route: a check of time, not numbers: the compiles inside the timed part (Next); no accuracy run or bisect."
-    elif rep.errors and rep.errors[0].category == "export_guards_fn_unbound_input":
+    elif rep.errors and knowledge.triage_row_of(rep.errors[0].category).get("fix_at_export"):
         route = "Route: the export's inputs (Next 1); not the calling line, not a compiler bug (no bisect)."
     elif rep.errors and rep.errors[0].category == "fails_in_dynamo":   # measured: fallback_random and Dynamo alone
         route = ("Route: Dynamo (it fails with backend=\"eager\" too, measured): the Python state it traced, not the "
