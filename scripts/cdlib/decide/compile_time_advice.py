@@ -18,7 +18,7 @@ def status(summary):
 
 
 def _phase_s(summary, phase):
-    return next((p["seconds"] for p in summary["phases"] if p["phase"] == phase), 0.0)
+    return next((p["seconds"] for p in summary.get("phases") or [] if p["phase"] == phase), 0.0)
 
 
 def portable_notes(summaries):
@@ -44,7 +44,7 @@ def nothing_saved(summary, saved):
                 "crash before Python's exit handlers)" + end)
     cs = summary["caches"]
     fx = cs.get("fx_graph_cache") or {}
-    inductor = fx or any(p["phase"] in ("lowering", "codegen") for p in summary["phases"])
+    inductor = fx or any(p["phase"] in ("lowering", "codegen") for p in summary.get("phases") or [])
     if not inductor:
         return "save_cache_artifacts had nothing to save: nothing was compiled with Inductor" + end
     byp = [r for c in cs.values() for r in c["reasons"] if r["state"] == "bypass"]
