@@ -7,6 +7,7 @@ import subprocess
 import pytest
 from conftest import program, resolve_dotted as _resolve, run_cli, run_json
 
+from cdlib.read import inductor_code as IC
 from cdlib.read import inductor_info as II
 
 
@@ -152,7 +153,7 @@ def get_args():
 
 
 def test_parse_triton_output_code():
-    calls = II.kernel_calls(TRITON_CODE)
+    calls = IC.kernel_calls(TRITON_CODE)
     by = {c["name"]: c for c in calls}
     assert by["extern_kernels.mm"]["kind"] == "extern"
     assert by["triton_poi_fused_add_relu_0"]["kind"] == "triton"
@@ -161,9 +162,9 @@ def test_parse_triton_output_code():
     assert by["aten.sort.stable"]["kind"] == "fallback"
     assert by["aten.nonzero.default"]["kind"] == "fallback"
     assert [c["name"] for c in calls][:3] == ["extern_kernels.mm", "triton_poi_fused_add_relu_0", "triton_tem_fused_mm_1"]
-    src = II.kernel_source(TRITON_CODE, "triton_poi_fused_add_relu_0")
+    src = IC.kernel_source(TRITON_CODE, "triton_poi_fused_add_relu_0")
     assert "def triton_poi_fused_add_relu_0" in src and "triton_tem_fused_mm_1" not in src
-    assert II.aot_id(TRITON_CODE) == "0_forward"
+    assert IC.aot_id(TRITON_CODE) == "0_forward"
 
 
 def test_tensor_type_and_bytes():
@@ -176,8 +177,8 @@ def test_tensor_type_and_bytes():
 
 
 def test_name_ops_fallback():
-    assert II._name_ops("cpp_fused_expand_tanh_tanh_backward_0") == ["expand", "tanh", "tanh_backward"]
-    assert II._name_ops("triton_per_fused__softmax_sum_2") == ["softmax", "sum"]
+    assert IC._name_ops("cpp_fused_expand_tanh_tanh_backward_0") == ["expand", "tanh", "tanh_backward"]
+    assert IC._name_ops("triton_per_fused__softmax_sum_2") == ["softmax", "sum"]
 
 
 # ---- GPU -------------------------------------------------------------------------------------

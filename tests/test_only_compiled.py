@@ -933,7 +933,7 @@ def test_a_program_difference_far_beyond_every_graphs_is_not_said_to_be_compiled
 def test_a_clone_into_a_mutating_op_is_named_only_where_the_op_reads_the_clone_and_writes_its_source(tmp_path):
     """Review of 0.33.105: the scan named `out = x.clone(); op_(out, x)` where the op writes out (the safe output
     buffer), and missed x.detach().clone(), torch.clone(x) and an attribute's clone."""
-    from cdlib.decide.custom_op_code import clone_into_mutating_op
+    from cdlib.decide.custom_op_source import clone_into_mutating_op
     head = ("import torch\n\n@torch.library.custom_op('demo::op_', mutates_args=({mut!r},))\n"
             "def op_(src: torch.Tensor, dst: torch.Tensor) -> None:\n    dst.copy_(src)\n\n\n")
     cases = {  # (mutated parameter, body of f) -> named?
@@ -1023,7 +1023,7 @@ def test_a_custom_op_returning_a_kept_workspace_is_named_not_a_miscompile(tmp_pa
 
 
 def test_shared_outputs_reads_kept_buffers_only(tmp_path):
-    from cdlib.decide.custom_op_code import shared_outputs
+    from cdlib.decide.custom_op_source import shared_outputs
     src = tmp_path / "ops.py"
     src.write_text("import torch\n_BUF = {}\nSCRATCH = torch.zeros(4)\n"
                    "def ws(n):\n    return _BUF.setdefault(n, torch.empty(n))\n"

@@ -2162,7 +2162,7 @@ def test_a_custom_op_writing_its_input_with_empty_mutates_args_is_named_before_b
     argument and the declaration fix (the caches ignore mutates_args: a fresh cache), which matches eager (an edited
     copy).
     An op that writes only a clone is not named."""
-    from cdlib.decide.custom_op_code import undeclared_mutations
+    from cdlib.decide.custom_op_source import undeclared_mutations
     prog = program("custom_op_undeclared_mutation.py")
     d, _ = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog,
                     env={"TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "c1")}, timeout=600)
@@ -2252,13 +2252,13 @@ def test_a_python_kernel_for_an_aten_op_that_reads_data_is_named_not_the_model_l
 def test_aten_overrides_are_the_aten_librarys_impls_only(tmp_path):
     """Review of 0.33.98: an impl on the program's own library (mylib.impl("gelu", ...)) was read as an aten override
     whenever the file named Library("aten"; the qualified name ("aten::tanh") and the decorator form were missed."""
-    from cdlib.decide import custom_op_code
+    from cdlib.decide import custom_op_source
     src = tmp_path / "ovr.py"
     src.write_text('import torch\naten = torch.library.Library("aten", "IMPL")\n'
                    'mylib = torch.library.Library("mylib", "DEF")\nmylib.define("gelu(Tensor x) -> Tensor")\n'
                    'mylib.impl("gelu", lambda x: x, "CPU")\naten.impl("aten::tanh", lambda x: x, "AutogradCPU")\n'
                    '@torch.library.impl("aten::sigmoid", "AutogradCPU")\ndef sig(x):\n    return x\n')
-    found = sorted((op, line, kernel) for _, line, op, kernel in custom_op_code.aten_overrides([str(src)]))
+    found = sorted((op, line, kernel) for _, line, op, kernel in custom_op_source.aten_overrides([str(src)]))
     assert found == [("sigmoid", 7, "sig"), ("tanh", 6, "lambda x: x")], found
 
 

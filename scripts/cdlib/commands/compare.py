@@ -1,7 +1,7 @@
 """compare: before/after of two triage runs (did my change work?)."""
 import os
 
-from ..decide import compare, compare_compile_time
+from ..decide import compare, compare_compile_time, compare_release
 from ..decide.runs import run_and_analyze
 from ..run import proc, rundir, torch_versions
 from ..errors import CliError
@@ -208,7 +208,7 @@ def run_versions(args, runs, target):
     pairs = []
     for (va, a), (vb, b) in zip(reps, reps[1:]):
         res = compare.compare(a, b)
-        pairs.append({"from": va, "to": vb, **res, "verdict": compare.release_verdict(res, vb)})
+        pairs.append({"from": va, "to": vb, **res, "verdict": compare_release.release_verdict(res, vb)})
     result = {"command": "compare", "run_dir": run_dir, "status": "changed" if any(
         p["verdict"] != "no change" for p in pairs) else "same", "torch": order, "pairs": pairs}
     emit(args, result, views_compare.releases_markdown(pairs, command_line(argv)))

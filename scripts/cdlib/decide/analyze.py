@@ -12,7 +12,8 @@ from .dynamo_steps import next_steps as _dynamo_next_steps
 from .analyze_recompiles import RESUME_RE, function_info as _function_info, _recompiles
 from .analyze_errors import _eager_printed_lines, _error_steps
 from .error_rows import _errors
-from .custom_op_code import custom_op_mutation, shared_outputs, unimported_fakes
+from .custom_op_code import unimported_fakes
+from .custom_op_source import custom_op_mutation, shared_outputs
 from .program_code import (script_calls, explain_calls, export_advice, export_calls, export_guard_sites,
                            limit_not_applied, marks_not_on_input, program_files)
 from ..run import proc

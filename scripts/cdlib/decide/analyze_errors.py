@@ -3,7 +3,7 @@
 import os
 import re
 
-from . import accuracy_apply, custom_op_code, knowledge, printed, program_code, semantics, verdict
+from . import accuracy_apply, custom_op_code, custom_op_source, knowledge, printed, program_code, semantics, verdict
 from .error_rows import SAME_TRIAGE, _first_lines
 from .export import divisible_advice, unproven_guard_advice
 from ..read.frames import is_user_file
@@ -215,7 +215,7 @@ def _error_steps(rep, target_str, cli):
             if e.category in ("traced_data_access", "custom_op_kernel_autograd"):
                 e.next_command = None
             bare = "" if "::" in (op or "") and not op.startswith("aten::") else (op or "").split("::")[-1].split(".")[0]
-            over = [x for x in custom_op_code.aten_overrides(program_code.program_files(rep)) if x[2] == bare] \
+            over = [x for x in custom_op_source.aten_overrides(program_code.program_files(rep)) if x[2] == bare] \
                 if e.category == "traced_data_access" and bare else []
             if over:   # PyTorch's own op with a Python kernel of the program's: that kernel reads the data
                 p_, ln, _, kernel = over[0]
@@ -226,7 +226,7 @@ def _error_steps(rep, target_str, cli):
             if e.category == "custom_op_kernel_autograd":   # the row's advice holds the fixes and the workaround
                 why = f"{e.title}: {e.advice}"
             if e.category == "triton_kernel_on_cpu":
-                defs = custom_op_code.triton_op_defs(program_code.program_files(rep))
+                defs = custom_op_source.triton_op_defs(program_code.program_files(rep))
                 at = ", ".join(f"{os.path.basename(f)}:{i}" for f, i in defs[:3])
                 why = ("branch on the device inside the triton_op's body" + (f" ({at})" if at else "") + ": plain torch "
                        "ops when the inputs are not on CUDA, the Triton launch only on CUDA (torch.compile traces the "

@@ -4,6 +4,7 @@ import os
 import re
 
 from ..errors import CliError
+from ..read import inductor_code
 from ..read import inductor_info as II
 from ..run import inductor_run as IR
 
@@ -116,7 +117,7 @@ def code_result(args, r, results):
     for g in results:
         if not _match_graph(g, args.graph):
             continue
-        src = II.kernel_source(g["_code"], args.code)
+        src = inductor_code.kernel_source(g["_code"], args.code)
         kinds = {k["name"]: k for k in g["kernels"]}
         if src is not None:
             hits.append((g, src, kinds.get(args.code)))

@@ -1,7 +1,7 @@
 """What the program's own source says about an error: its files, its export calls and the line that added an
 export guard, a mark_dynamic that never reached the compiled input, a compiled function that returns a generator,
 precision settings, explain() calls, captured reads. Read by analyze_errors (the error rows' next steps), analyze
-and runs; its custom ops are read in custom_op_code. No torch import."""
+and runs; its custom ops are read in custom_op_code and custom_op_source. No torch import."""
 import os
 import re
 

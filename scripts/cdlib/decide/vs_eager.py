@@ -9,7 +9,7 @@ from . import accuracy_check, accuracy_judge, knowledge, printed, semantics, ver
 from .extra_runs import check_caches_off, check_dynamo_alone, check_first_run_files
 from .analyze import _next_steps, compile_switches
 from .error_rows import _first_lines
-from .custom_op_code import (clone_into_mutating_op, custom_jvps_under_forward_ad, scalar_custom_ops, shared_outputs,
+from .custom_op_source import (clone_into_mutating_op, custom_jvps_under_forward_ad, scalar_custom_ops, shared_outputs,
                              undeclared_mutations)
 from .program_code import program_files as _program_files, read_text as _read_text
 from .vs_eager_checks import _nonfinite_graph, _padding_measured, _rng_explains, _round_words, _subclass_words

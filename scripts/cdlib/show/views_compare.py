@@ -3,7 +3,8 @@ fixed / still / new, recompiles; and the table of one command under several torc
 import os
 
 from ..cmdline import clip
-from ..decide.compare import _exit, release_changes
+from ..decide.compare import _exit
+from ..decide.compare_release import release_changes
 from ..decide.compile_time import PHASE_LABEL
 from .output import table
 from .views import printed_md
