@@ -601,3 +601,40 @@ def test_any_other_input_guard_of_an_exported_program_is_named_not_the_constants
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "batch 100: max|diff| 0.00e+00" in fixed.stdout, fixed.stderr[-1500:]
+
+
+def test_one_tensor_given_as_two_export_inputs_is_named_before_the_generic_export_advice(tmp_path):
+    """Blind A/B batch 61 (fb): a change detector exported with {"before": probe, "after": probe} (through a helper
+    that returns them); torch.export traced the two as one input, so the package read `after` for both tiles and the
+    gate failed on every real pair. The report's advice was warm-up state and constants. The export with the shared
+    tensor comes first, with the helper's line; with --vs-eager it is the own-check step, said once; giving each
+    input its own tensor passes the gate. Names bound to literals and distinct tensors are not flagged."""
+    from cdlib.decide.program_code import shared_export_inputs
+    src = program("export_shared_example_input.py")
+    prog = tmp_path / "export_shared_example_input.py"
+    shutil.copy(src, prog)
+    lines = prog.read_text().splitlines()
+    probe_at = next(i for i, ln in enumerate(lines, 1) if ln.strip().startswith("probe = "))
+    export_at = next(i for i, ln in enumerate(lines, 1) if "torch.export.export(" in ln)
+    part = (f"the export at export_shared_example_input.py:{export_at} is given one tensor, `probe` "
+            f"(export_shared_example_input.py:{probe_at}), as its inputs `query`, `candidate`")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, str(prog), timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    why = d["next_steps"][0]["why"]
+    assert part in why and why.index(part) < why.index("CONSTANT_TENSOR"), why
+    d, p = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "v", "--", sys.executable, str(prog),
+                    timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    whys = [s["why"] for s in d["next_steps"]]
+    assert whys[0].startswith("the program's own comparison fails without torch.compile too") and part in whys[0], whys
+    assert sum(part in w for w in whys) == 1, whys
+    assert "BatchNorm statistics" not in whys[0], whys[0]
+    prog.write_text(prog.read_text().replace('"candidate": probe}', '"candidate": probe.clone()}'))
+    assert shared_export_inputs([str(prog)]) == []
+    fixed = subprocess.run([sys.executable, str(prog)], capture_output=True, text=True, timeout=300)
+    assert fixed.returncode == 0 and "gate passed" in fixed.stdout, fixed.stdout + fixed.stderr[-1500:]
+    other = tmp_path / "other.py"
+    other.write_text("import torch\nn = 3\nx = torch.rand(2, 3)\ny = torch.rand(2, 3)\n"
+                     "ep = torch.export.export(m, (x, n, n))\nep = torch.export.export(m, (x, y))\n"
+                     "ep = torch.export.export(m, (x, x))\n")
+    assert [(f[1], f[2], f[4]) for f in shared_export_inputs([str(other)])] == [(7, "x", ["0", "1"])]

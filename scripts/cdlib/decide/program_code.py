@@ -212,10 +212,80 @@ def export_advice(files, export_at=None):
     # torch.autocast computed in float32; the gate compared it with bf16 eager). Any export call of the program
     under = next(((p_, ln, w) for p_, ln, _ in ([(path, line, None)] if path else []) + never_ran.exports(files)
                   for w in [_autocast_around(p_, ln)] if w), None)
+    shared = shared_export_input_words(files)
+    if shared:
+        parts.insert(0, shared)
     if under:
         parts.insert(0, knowledge.advice("export_outer_autocast", at=f"{os.path.basename(under[0])}:{under[1]}",
                                          ctx=f"{os.path.basename(under[0])}:{under[2]}"))
     return knowledge.advice("export_semantics", parts="; ".join(parts))
+
+
+def shared_export_inputs(files):
+    """[(path, export line, name, name's line, [input names])] where a torch.export call is given one tensor
+    variable as two of its example inputs ({"before": probe, "after": probe}, (x, x), through a variable or a
+    function of the same file that returns them): export traces the two as one input, and the exported program
+    reads one of them for both (pytorch#144683: by design; blind A/B batch 61's change detector). A name bound to
+    a literal (an int, None) is left out."""
+    import ast
+    from ..read import never_ran
+    out = []
+    for path, line, call in never_ran.exports(files):
+        if not call.endswith("export"):
+            continue
+        tree = _tree(path)
+        node = next((n for n in ast.walk(tree) if isinstance(n, ast.Call) and n.lineno == line
+                     and ast.unparse(n.func) == call), None) if tree else None
+        if node is None:
+            continue
+        funcs = {f.name: f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef)}
+        scope = next((f for f in funcs.values() if f.lineno <= line <= (f.end_lineno or 0)), tree)
+
+        def assigned(name, where, before):
+            vals = [a.value for a in ast.walk(where) if isinstance(a, ast.Assign) and a.lineno < before
+                    and any(isinstance(t, ast.Name) and t.id == name for t in a.targets)]
+            return max(vals, key=lambda v: v.lineno) if vals else None
+
+        def pairs(expr, where, before, depth=0):
+            """[(key, value node)] of a tuple/list/dict of example inputs, following a name or a local call."""
+            if depth > 3 or expr is None:
+                return [], where
+            if isinstance(expr, (ast.Tuple, ast.List)):
+                return [(str(i), e) for i, e in enumerate(expr.elts)], where
+            if isinstance(expr, ast.Dict):
+                return [(k.value if isinstance(k, ast.Constant) else ast.unparse(k), v)
+                        for k, v in zip(expr.keys, expr.values) if k is not None], where
+            if isinstance(expr, ast.Name):
+                return pairs(assigned(expr.id, where, before), where, before, depth + 1)
+            if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id in funcs:
+                fn = funcs[expr.func.id]
+                rets = [r.value for r in ast.walk(fn) if isinstance(r, ast.Return) and r.value is not None]
+                return pairs(rets[-1], fn, rets[-1].lineno + 1, depth + 1) if rets else ([], where)
+            return [], where
+
+        exprs = node.args[1:3] + [k.value for k in node.keywords if k.arg in ("args", "kwargs", None)]
+        for expr in exprs:
+            items, where = pairs(expr, scope, line)
+            seen = {}
+            for key, v in items:
+                if isinstance(v, ast.Name):
+                    seen.setdefault(v.id, []).append(key)
+            for name, keys in seen.items():
+                bound = assigned(name, where, 10 ** 9)
+                if len(keys) > 1 and not isinstance(bound, ast.Constant):
+                    out.append((path, line, name, bound.lineno if bound is not None else None, keys))
+    return out
+
+
+def shared_export_input_words(files):
+    """export_shared_input's text for the first export call given one tensor as two inputs; None."""
+    found = shared_export_inputs(files)
+    if not found:
+        return None
+    path, line, name, bound, keys = found[0]
+    return knowledge.advice("export_shared_input", at=f"{os.path.basename(path)}:{line}", name=name,
+                            bound=f"{os.path.basename(path)}:{bound}" if bound else "an argument",
+                            inputs=", ".join(f"`{k}`" for k in keys))
 
 
 def _autocast_around(path, line):
