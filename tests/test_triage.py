@@ -2393,6 +2393,22 @@ def test_a_size_formatted_into_a_profiler_label_names_the_string_not_duck_sizing
     assert ok.returncode == 0 and "graphs 1" in ok.stdout, ok.stdout + ok.stderr[-400:]
 
 
+def test_a_last_position_indexed_by_the_length_names_the_index_not_duck_sizing(tmp_path):
+    """Blind A/B batch 61 (fa): `last = x[:, T - 1]` under dynamic=True on three inputs that always share the length;
+    the fix text was duck sizing with mark_dynamic, which cannot help (later compiles pin the same dim again at its
+    new size). Now the index's own fix; x[:, -1] (FIXED=1) compiles one graph. The rc_duck_warmup test keeps the
+    duck-sizing case, whose other size stays put."""
+    prog = program("dyn_last_position_index.py")
+    data, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "r", "--", sys.executable, prog, timeout=600)
+    (c,) = [c for f in data["recompiles"] for c in f["causes"] if c["kind"] == "shape"]
+    assert "x[:, T - 1]" in c["specialized_at"]["code"], c
+    assert "indexes a tensor with a number computed from the size (`T - 1`)" in c["fix"] and "x[:, -1]" in c["fix"], c
+    assert "duck" not in c["fix"] and "mark_dynamic(" not in c["fix"], c["fix"]
+    ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIXED="1"),
+                        timeout=600)
+    assert ok.returncode == 0 and "graphs 1" in ok.stdout, ok.stdout + ok.stderr[-400:]
+
+
 def test_weight_normed_blocks_compiled_one_by_one_name_the_parametrize_class(tmp_path):
     """Blind A/B batch 52: regional compilation of weight_norm'ed conv blocks; each block's conv has a class of its
     own (torch.nn.utils.parametrize), so the type guard failed per block and the fix spoke of argument types and

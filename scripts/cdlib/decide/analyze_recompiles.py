@@ -218,6 +218,22 @@ _PIN_CALL = re.compile(r"\b((?:F|functional|torch)\.max_pool1d)\(")
 _STR_CALL = re.compile(r"""\bf["'][^"'\n]*\{[^}\n]*(?:\w|\.shape|\.size\()[^}\n]*\}""")
 
 
+def _size_index(code):
+    """The index expression of a subscript on the line that computes a number from a name (`x[:, T - 1]` gives
+    "T - 1"); a slice (x[:, :T - 1]) keeps the size symbolic and is not one. None."""
+    import ast
+    try:
+        tree = ast.parse(code.strip().rstrip(":"))
+    except (SyntaxError, ValueError):
+        return None
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Subscript):
+            for el in (n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]):
+                if isinstance(el, ast.BinOp) and any(isinstance(x, ast.Name) for x in ast.walk(el)):
+                    return ast.unparse(el)
+    return None
+
+
 def _causes(recs, limit_hit, static=False):
     groups = {}
     for r in recs:
@@ -325,7 +341,7 @@ def _recompiles(tr, stderr):
                 # the size went through float math turned into a number before the line Dynamo names: that line first
                 sp = (first[0], f"guard `{first[1]}` there: float math on the size made a number; then {sp[1]} at "
                                 f"{os.path.basename(sp[0].file)}:{sp[0].line}")
-            duck = sp[2] if sp and len(sp) > 2 else []
+            duck = sp[2] if sp and len(sp) > 4 and not sp[4] else []
             if duck and re.search(rf"(?:shape|size\(\))\[\s*{m.group(2)}\s*\]|size\(\s*{m.group(2)}\s*\)",
                                   getattr(sp[0], "code", None) or ""):
                 duck = []   # the line uses this dim itself (`if x.shape[0] == 4:`): its own pin, not a shared one (review)
@@ -341,6 +357,7 @@ def _recompiles(tr, stderr):
                 pin_call = _PIN_CALL.search(code) if "return_indices=True" not in code.replace(" ", "") else None
                 math_call = _MATH_CALL.search(code)
                 str_call = _STR_CALL.search(code)
+                size_index = _size_index(code)
                 # a cache keyed by the size (`if n not in self._table:`, blind A/B batch 37): the dict's keys are
                 # guarded too, so neither the loop nor the view advice fits
                 dict_key = any(f.get("kind") == "container_length" and "___dict_contains" in (f.get("guard") or "")
@@ -355,6 +372,7 @@ def _recompiles(tr, stderr):
                             knowledge.advice("torch_op_pins_size", op=pin_call.group(1), where="its aten kernel",
                                              at=f"{os.path.basename(sp[0].file)}:{sp[0].line}") if pin_call else
                             knowledge.advice("size_math_call", fn=math_call.group(0)[:-1]) if math_call else
+                            knowledge.advice("specialized_index", expr=size_index) if size_index else
                             knowledge.advice("specialized_loop") if sp[1] == "range_refined_to_singleton" else
                             knowledge.advice("specialized"))
             idx = re.match(r"(\w+) == -?\d+$", (c.get("guard") or "").strip()) if c["kind"] == "python_int" \

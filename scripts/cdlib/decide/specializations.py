@@ -35,15 +35,20 @@ def lowering_specializations(tr):
 
 def specializations(tr):
     """Where the program made Dynamo turn a size into a constant: {(frame_id, rank, tensor, dim): (Location,
-    reason)} from the
+    reason, the other sizes of its symbol, value, made static again at another size)} from the
     trace's symbolic_shape_specialization events whose innermost frame is in the user's own file,
     e.g. `for i in range(q.size(0)):` (range_refined_to_singleton): that dim then recompiles for every new
     size whatever dynamic= says."""
-    out = {}
+    out, values = {}, {}
     for e in tr.of("symbolic_shape_specialization"):
         d = e.data if isinstance(e.data, dict) else {}
         frames = tr.frames(d.get("user_stack"))
         sources = [x.strip() for x in d.get("sources") or []]
+        for src in sources:
+            m = _SIZE_SRC_RE.match(src)
+            if m:
+                values.setdefault((e.meta.get("frame_id"), e.rank, _name(m.group(1)), int(m.group(2))),
+                                  set()).add(str(d.get("value")))
         # only a line of the user's own file is claimed; one inside a library or torch (a conv's padding, a
         # transformers check) is not "your code": that cause keeps the generic shape fix. Sizes that share one symbol
         # (duck sizing) are the user's line that calls the layer fixing one of them (nn.Linear's in_features)
@@ -59,7 +64,10 @@ def specializations(tr):
                 out.setdefault((e.meta.get("frame_id"), e.rank, _name(m.group(1)), int(m.group(2))),
                                (Location(file=file, line=line, code=code or src_line(file, line)), d.get("reason"),
                                 [_size_name(x) for x in sources if x != src], d.get("value")))
-    return out
+    # a dim made static again at another size by a later compile: the line fixes that dim itself, not only through
+    # a symbol it shared with another input at the first compile (blind A/B batch 61: x[:, T - 1] on a length all
+    # three inputs share; "duck sizing" and mark_dynamic were the report's fix)
+    return {k: v + (len(values.get(k, ())) > 1,) for k, v in out.items()}
 
 
 def torch_op_specializations(tr):
