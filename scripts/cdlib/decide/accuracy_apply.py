@@ -37,6 +37,9 @@ def next_command(kind, cli, target, timeout=None):
     if kind == "fix_math_at":
         from . import knowledge
         return knowledge.advice("ill_conditioned_value"), None
+    if kind == "fix_math_eager":
+        from . import knowledge
+        return knowledge.advice("eager_less_accurate"), None
     if kind == "fix_math":
         from . import knowledge
         return knowledge.advice("noise_output"), None
@@ -56,6 +59,14 @@ def program_tolerance(text):
     return max(vals) if vals else None
 
 
+def _read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read(2_000_000)
+    except (OSError, TypeError):
+        return ""
+
+
 def apply(rep, chk, run_dir, where):
     """Put the measurement on a triage report whose first error fails only compiled and has no specific
     class: rounding (-> fix the gate), a measured miscompile (-> bisect --from) or not measured (why,
@@ -63,7 +74,11 @@ def apply(rep, chk, run_dir, where):
     from . import knowledge
     err = rep.errors[0]
     cli, target = where
-    numeric = [ln for ln in rep.printed_tail or [] if _PRINTED_COMPARISON.search(ln)]
+    # every line the program printed, not only its last ones: a gate prints its measured difference, then the worst
+    # samples, then a verdict with no number (blind A/B batch 61: "max |compiled - eager|: 0.5950" was line 11 of 18)
+    said = printed.printed(_read(rep.artifacts.get("stdout")), _read(rep.artifacts.get("stderr"))).splitlines() \
+        or list(rep.printed_tail or [])
+    numeric = [ln for ln in said if _PRINTED_COMPARISON.search(ln)]
     from .program_code import precision_settings, program_files
     low_at = [f"{os.path.basename(p)}:{ln} `{code[:80]}`" for p, ln, code in precision_settings(program_files(rep))]
     j = judge(chk, err.type, "\n".join(filter(None, [err.message, err.location.code if err.location else None])),

@@ -500,7 +500,8 @@ def _accuracy_step(acc, e, at, cli, target_str):
         return {"why": f"{acc['summary']} → bisect names the layer, pass and op", "skill": "bisect",
                 "command": e.next_command}
     if acc["verdict"] == "noise":
-        advice = knowledge.advice("ill_conditioned_value" if acc.get("next") == "fix_math_at" else "noise_output")
+        advice = knowledge.advice({"fix_math_at": "ill_conditioned_value", "fix_math_eager": "eager_less_accurate"}
+                                  .get(acc.get("next"), "noise_output"))
         return {"why": f"{acc['summary']}. {advice}",
                 "skill": None, "command": None}
     why, _ = accuracy_apply.next_command(acc["next"], cli, target_str or "<your command>")

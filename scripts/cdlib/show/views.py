@@ -123,6 +123,12 @@ def verdict_lines(rep, base=None):
         if acc.get("next") == "fix_math_at":
             route = ("Route: at the values that differ, eager is as far from fp64 as compiled: fix the program's float "
                      "math there first (below), then run again; bisect only if it still fails.")
+        elif acc.get("emulate_precision_casts") == "passes":   # extra_runs._check_precision_casts
+            route = ("Route: Inductor keeps low-precision steps in float32 where eager rounds each (measured: passes "
+                     "with emulate_precision_casts): the program's low-precision step (below); no bisect.")
+        elif acc.get("next") == "fix_math_eager":
+            route = ("Route: compiled is the accurate side (measured against fp64): the program's low-precision step "
+                     "(below), not a compiler bug; no bisect.")
     if v.get("timing"):   # runs.run_and_analyze: the failing check measures time
         route = "Route: a check of time, not numbers: the compiles inside the timed part (Next); no accuracy run or bisect."
     elif rep.errors and knowledge.triage_row_of(rep.errors[0].category).get("fix_at_export"):
@@ -160,8 +166,11 @@ def accuracy_line(acc):
                                                               if acc.get("cost_ratio") else "")) if acc.get("duration_s") else ""
     checked = (f"{acc['graphs_checked']} graph(s), {acc['outputs_checked']} output(s) vs eager and fp64"
                if acc.get("graphs_checked") else "no graph compared")
+    casts = ("; but the program passes with TORCHINDUCTOR_EMULATE_PRECISION_CASTS=1 (one more run): Inductor's "
+             "float32 math on low-precision values, by design, not a miscompile"
+             if acc.get("emulate_precision_casts") == "passes" else "")
     return f"Measured (torch's accuracy check, RMSE rule, repro_tolerance {acc.get('tolerance', 0):g}: {checked}{cost}): " \
-           + acc["summary"]
+           + acc["summary"] + casts
 
 
 def vs_eager_md(cmp):
