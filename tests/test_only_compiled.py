@@ -249,6 +249,23 @@ def test_a_stride_check_on_a_torch_op_is_not_called_a_custom_op_bug(tmp_path):
     assert fixed.returncode == 0 and "max diff vs eager" in fixed.stdout, fixed.stderr[-1500:]
 
 
+def test_a_qat_observer_state_sized_on_its_first_call_names_one_eager_call_before_compiling(tmp_path):
+    """Blind A/B batch 61 (ey): torch.ao QAT (x86 qconfig, per-channel weight fake-quant) compiled with fullgraph and
+    dont_skip_tracing; the real _fused_moving_avg_obs_fq_helper resizes its scale from 1 to the channel count on the
+    first call, the fake kernel does not (pytorch#159192, open on 2.9-2.15), and Inductor's size check fails. The lead
+    was "a transposed input" (the stride case). Now the state sized on the first call and one eager call before
+    compiling, which (WARM=1) trains compiled."""
+    prog = program("qat_per_channel_first_call.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
+    first = d["next_steps"][0]
+    assert "aten::_fused_moving_avg_obs_fq_helper_functional returns size 8 at dim 0 (fake: 1)" in first["why"], first
+    assert "Run one eager call" in first["why"] and "transposed" not in first["why"], first
+    assert first["command"] is None, first
+    warm = subprocess.run([sys.executable, prog], env=dict(os.environ, WARM="1"), capture_output=True, text=True,
+                          timeout=600)
+    assert warm.returncode == 0 and "qat fine-tune done" in warm.stdout, warm.stderr[-1500:]
+
+
 def test_aliased_inputs_view_replay_is_named_with_its_workaround(tmp_path):
     """Blind A/B batch 36: a bank and its slice passed as two inputs, the bank written in place and a view of the
     slice returned: AOTAutograd's "incorrect out shape after application of ViewMeta sequence" (pytorch#198095).

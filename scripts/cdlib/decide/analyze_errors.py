@@ -242,6 +242,9 @@ def _error_steps(rep, target_str, cli):
                 why = knowledge.advice("aten_bad_fake", op=op, fastpath=knowledge.advice("aten_bad_fake_fastpath")
                                        if "_transformer_encoder_layer_fwd" in op or "_native_multi_head_attention" in op
                                        else "")
+                grown = custom_op_code.state_sizes_grown(e) if op.endswith("_functional") else None
+                if grown:
+                    why = knowledge.advice("aten_bad_fake_state", op=op, dims=grown)
                 e.advice = why
                 steps.append({"why": why, "skill": None, "command": None, "decides": True})
                 continue

@@ -118,6 +118,14 @@ def bad_fake_step(e, op):
             f"Then note that {knowledge.advice('stale_compile_cache')}")
 
 
+def state_sizes_grown(e):
+    """'size 16 at dim 0 (fake: 1)' where Inductor's size check found the real kernel's output larger than the
+    fake kernel's size 0 or 1 (state the real kernel fills on its first call); None otherwise."""
+    found = _SIZE_STRIDE_RE.findall((e.inner or {}).get("message", "") + "\n" + (e.message or ""))
+    grown = [(rz, fz, d) for rz, fz, _, _, d in found if int(fz) in (0, 1) and int(rz) > int(fz)]
+    return ", ".join(f"size {rz} at dim {d} (fake: {fz})" for rz, fz, d in grown[:2]) if grown else None
+
+
 def fake_kernels(rep):
     from ..read import never_ran
     return never_ran.fake_kernels(program_files(rep))
