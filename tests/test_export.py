@@ -638,3 +638,21 @@ def test_one_tensor_given_as_two_export_inputs_is_named_before_the_generic_expor
                      "ep = torch.export.export(m, (x, n, n))\nep = torch.export.export(m, (x, y))\n"
                      "ep = torch.export.export(m, (x, x))\n")
     assert [(f[1], f[2], f[4]) for f in shared_export_inputs([str(other)])] == [(7, "x", ["0", "1"])]
+
+
+def test_a_length_a_transformers_model_makes_static_names_its_lines_not_the_suggested_constant(tmp_path):
+    """Blind A/B batch 61 (ex): a tiny CANINE exported with the message length dynamic; transformers' code fixes
+    the length (nn.MaxPool1d on the mask, a range() loop in the local attention) and torch suggests `chars = 38`,
+    which the report's Next said to apply. Now both library lines, the caller, and the two ways that keep serving
+    every length; padding to fixed lengths with one export per length (BUCKETS=1) matches eager."""
+    prog = program("export_hf_canine_length.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    why = d["next_steps"][0]["why"]
+    assert why.startswith("PyTorch's suggested fix `chars = 38` would make chars static"), why
+    assert "transformers/models/canine/modeling_canine.py:" in why and "MaxPool1d" in why and "range(" in why, why
+    assert "(called from export_hf_canine_length.py:" in why and "Do not apply the suggestion" in why, why
+    assert not d["next_steps"][0]["command"], d["next_steps"][0]
+    ok = subprocess.run([sys.executable, prog], env=dict(os.environ, BUCKETS="1"), capture_output=True, text=True,
+                        timeout=600)
+    assert ok.returncode == 0 and ok.stdout.count("= 0.00e+00") == 2, ok.stdout + ok.stderr[-1500:]

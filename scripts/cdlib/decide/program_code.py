@@ -7,7 +7,7 @@ import re
 
 from . import knowledge
 from .export import dim_bounds
-from ..read.frames import _tree, is_user_file, library_of, loc as _loc, src_line as _src_line
+from ..read.frames import _tree, is_user_file, library_of, library_path, loc as _loc, src_line as _src_line
 from ..cmdline import launched_scripts, local_imports as _local_imports, scripts_of
 
 _GUARD_CMP_RE = re.compile(r"^\s*(\w+)\s*(>=|>|<=|<)\s*(\d+)\s*$")
@@ -68,6 +68,17 @@ def _user_site(tr, d, e):
     return file, line, func, code
 
 
+def _library_site(tr, d):
+    """(library, (file, line, func, code), the program's calling frame or None) where the innermost frame of a guard
+    event's stack outside torch is an installed library's (transformers' modeling code); else None."""
+    outside = [f for f in tr.frames(d.get("user_stack") or d.get("stack"))
+               if f[0] and f[1] and not f[0].startswith("<") and library_of(f[0]) != "torch"]
+    if not outside or is_user_file(outside[-1][0]) or not library_of(outside[-1][0]):
+        return None
+    caller = next((f for f in reversed(outside) if is_user_file(f[0])), None)
+    return library_of(outside[-1][0]), outside[-1], caller
+
+
 def _specialized_site(e, tr, sym_of, src_of):
     """PyTorch's suggested fix makes a Dim static (`frames = 256`): the program's line whose guard fixed it (an
     equality on the Dim's symbol, from the trace's guard_added events; blind A/B batch 35: `torch.linspace(1, 0,
@@ -76,12 +87,15 @@ def _specialized_site(e, tr, sym_of, src_of):
     symbol the trace names is matched."""
     for name, value in (m.groups() for m in map(_SPECIALIZE_FIX_RE.match, e.suggested_fixes or []) if m):
         sym = sym_of.get(src_of.get(name))
-        if not sym:
-            continue
-        for ev in tr.of("guard_added_fast") + tr.of("guard_added"):
-            d = ev.data if isinstance(ev.data, dict) else {}
+        # torch's message names no source ("You marked chars as dynamic but ... constant (38)", blind A/B batch 61):
+        # the sizes the trace says were made that constant
+        syms = {sym} if sym else {sym_of.get(src.strip()) for ev in tr.of("symbolic_shape_specialization")
+                                  for dd in [ev.data if isinstance(ev.data, dict) else {}]
+                                  if str(dd.get("value")) == value for src in dd.get("sources") or []} - {None}
+        guards = [ev.data for ev in tr.of("guard_added_fast") + tr.of("guard_added") if isinstance(ev.data, dict)]
+        for d in guards:
             expr = d.get("expr") or ""
-            if not re.search(rf"\b{sym}\b", expr) or not (expr.startswith("Eq(") or "==" in expr):
+            if not any(re.search(rf"\b{x}\b", expr) for x in syms) or not (expr.startswith("Eq(") or "==" in expr):
                 continue
             site = _user_site(tr, d, e)
             if not site:
@@ -91,12 +105,35 @@ def _specialized_site(e, tr, sym_of, src_of):
             e.guard_site = {"kind": "specialized", "guard": expr, "dim": name, "value": int(value),
                             "location": _loc(file, line, func, code), "int_arg": "guard_int" in names}
             return True
+        # no line of the program's: the library code it calls (blind A/B batch 61: transformers' CANINE fixes the
+        # length at nn.MaxPool1d and at a range() loop over it; the report said "apply chars = 38")
+        sites = []
+        for d in guards:
+            g = re.match(r"Eq\((s\d+), (\d+)\)$", (d.get("expr") or "").strip())
+            lib = _library_site(tr, d) if g and g.group(1) in syms and g.group(2) == value else None
+            if lib and (lib[1][0], lib[1][1]) not in {(x[1][0], x[1][1]) for x in sites}:
+                sites.append(lib)
+        if sites:
+            lib, (file, line, func, code), caller = sites[0]
+            e.guard_site = {"kind": "specialized", "dim": name, "value": int(value), "library": lib,
+                            "location": _loc(file, line, func, code),
+                            "also": [_loc(f, ln, fn, c) for _, (f, ln, fn, c), _ in sites[1:3]],
+                            "caller": _loc(*caller) if caller else None}
+            return True
     return False
 
 
 def guard_site_words(site):
     """"The guard `hist_len >= 8` comes from ops.py:24 `...`" (+ what a fake kernel there means)."""
     loc = site["location"]
+    if site.get("kind") == "specialized" and site.get("library"):
+        def at(x):
+            c = (x.code or _src_line(x.file, x.line) or "").strip()
+            return f"{library_path(x.file) or os.path.basename(x.file)}:{x.line}" + (f" `{c[:90]}`" if c else "")
+        caller = site.get("caller")
+        return knowledge.advice("export_specialized_in_library", dim=site["dim"], value=site["value"],
+                                library=site["library"], where="; ".join(at(x) for x in [loc] + site.get("also", [])),
+                                caller=f" (called from {os.path.basename(caller.file)}:{caller.line})" if caller else "")
     if site.get("kind") == "specialized":
         code = (loc.code or _src_line(loc.file, loc.line) or "").strip()
         return knowledge.advice("export_specialized_at", dim=site["dim"], value=site["value"],
