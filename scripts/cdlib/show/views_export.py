@@ -1,5 +1,7 @@
 """Markdown of an `export` result (commands/export.py builds it): the attempts table, each problem
 with its fix, the dynamic_shapes proposal, artifacts and the next command."""
+import re
+
 from . import output
 from .. import cmdline
 from ..decide.export import divisible_advice, short
@@ -53,6 +55,11 @@ def render(r):
         if sf and sf.get("code"):
             ok = {True: "verified: export succeeds with it", False: "NOT verified: export still fails"}.get(
                 sf.get("verified"), "not checked")
+            static = [c for c in sf["code"] if re.match(r"^\s*\w+ = \d+\s*$", c)]
+            if static and sf.get("verified"):   # `chars = 38`: it exports because the dim is then one size (blind
+                # A/B batch 61: "verified" read as the fix for a length the model must serve at every size)
+                ok = ("exports, but only because it makes " + ", ".join(c.split("=")[0].strip() for c in static)
+                      + " a single size: the exported program then rejects every other size")
             out.append(f"PyTorch's suggested fix ({ok}): `{'; '.join(sf['code'])}`")
             if sf.get("new_dynamic_shapes"):
                 out.append(f"  dynamic_shapes = {sf['new_dynamic_shapes']}")
