@@ -641,6 +641,12 @@ def test_one_tensor_given_as_two_export_inputs_is_named_before_the_generic_expor
                      "ep = torch.export.export(m, (x, n, n))\nep = torch.export.export(m, (x, y))\n"
                      "ep = torch.export.export(m, (x, x))\n")
     assert [(f[1], f[2], f[4]) for f in shared_export_inputs([str(other)])] == [(7, "x", ["0", "1"])]
+    # review of 0.33.164: a size passed twice is not a tensor; an input the model never reads changes nothing
+    near = tmp_path / "near_miss.py"
+    near.write_text("import torch\nclass M(torch.nn.Module):\n    def forward(self, x, context):\n"
+                    "        return x * 2\nx = torch.rand(2, 3)\nk = x.shape[0]\n"
+                    "ep = torch.export.export(M(), (x, k, k))\nep = torch.export.export(M(), (x, x))\n")
+    assert shared_export_inputs([str(near)]) == []
 
 
 def test_a_length_a_transformers_model_makes_static_names_its_lines_not_the_suggested_constant(tmp_path):

@@ -2407,6 +2407,11 @@ def test_a_last_position_indexed_by_the_length_names_the_index_not_duck_sizing(t
     ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIXED="1"),
                         timeout=600)
     assert ok.returncode == 0 and "graphs 1" in ok.stdout, ok.stdout + ok.stderr[-400:]
+    # review of 0.33.165: a loop's own index, a Python list indexed by the size and a slice are not this fix
+    from cdlib.decide.analyze_recompiles import _size_index
+    assert _size_index("y = x[..., T // 2]") == "T // 2"
+    for code in ("steps = [x[:, t + 1] - x[:, t] for t in range(T - 1)]", "g = self.gains[T - 1]", "y = x[:, :T - 1]"):
+        assert _size_index(code) is None, code
 
 
 def test_weight_normed_blocks_compiled_one_by_one_name_the_parametrize_class(tmp_path):

@@ -219,13 +219,28 @@ _STR_CALL = re.compile(r"""\bf["'][^"'\n]*\{[^}\n]*(?:\w|\.shape|\.size\()[^}\n]
 
 
 def _size_index(code):
-    """The index expression of a subscript on the line that computes a number from a name (`x[:, T - 1]` gives
-    "T - 1"); a slice (x[:, :T - 1]) keeps the size symbolic and is not one. None."""
+    """The index expression of a tensor subscript on the line that computes a number from a name (`x[:, T - 1]`
+    gives "T - 1"); None for a slice (x[:, :T - 1] keeps the size symbolic), a subscript without a `:` or `...`
+    beside the index (`self.gains[T - 1]` may be a Python list), a loop's own variable (`x[:, t + 1] for t in
+    range(T - 1)`: the loop pins the size) or a line with range() (review of 0.33.165)."""
     import ast
     try:
         tree = ast.parse(code.strip().rstrip(":"))
     except (SyntaxError, ValueError):
         return None
+    if any(isinstance(n, ast.Call) and ast.unparse(n.func) == "range" for n in ast.walk(tree)):
+        return None
+    loop_vars = {x.id for n in ast.walk(tree) if isinstance(n, (ast.comprehension, ast.For))
+                 for x in ast.walk(n.target) if isinstance(x, ast.Name)}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Subscript) and isinstance(n.slice, ast.Tuple) and any(
+                isinstance(el, ast.Slice) or (isinstance(el, ast.Constant) and el.value is Ellipsis)
+                for el in n.slice.elts):
+            for el in n.slice.elts:
+                names = {x.id for x in ast.walk(el) if isinstance(x, ast.Name)}
+                if isinstance(el, ast.BinOp) and names and not names & loop_vars:
+                    return ast.unparse(el)
+    return None
     for n in ast.walk(tree):
         if isinstance(n, ast.Subscript):
             for el in (n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]):

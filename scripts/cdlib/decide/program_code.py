@@ -251,7 +251,7 @@ def export_advice(files, export_at=None):
                   for w in [_autocast_around(p_, ln)] if w), None)
     shared = shared_export_input_words(files)
     if shared:
-        parts.insert(0, shared)
+        parts = [shared] + [x.replace("first the shapes: ", "the shapes: ", 1) for x in parts]
     if under:
         parts.insert(0, knowledge.advice("export_outer_autocast", at=f"{os.path.basename(under[0])}:{under[1]}",
                                          ctx=f"{os.path.basename(under[0])}:{under[2]}"))
@@ -309,9 +309,41 @@ def shared_export_inputs(files):
                     seen.setdefault(v.id, []).append(key)
             for name, keys in seen.items():
                 bound = assigned(name, where, 10 ** 9)
-                if len(keys) > 1 and not isinstance(bound, ast.Constant):
-                    out.append((path, line, name, bound.lineno if bound is not None else None, keys))
+                # a tensor, by its making (torch.rand, .clone(), a batch's .to()); not a size, count or flag (`n =
+                # x.shape[0]`, len(), args.k: review of 0.33.164), and not where the model ignores the input
+                if len(keys) > 1 and bound is not None and _TENSOR_MADE.search(ast.unparse(bound)) \
+                        and not _NOT_TENSOR.search(ast.unparse(bound)) and not _input_ignored(tree, keys):
+                    out.append((path, line, name, bound.lineno, keys))
     return out
+
+
+_TENSOR_MADE = re.compile(r"\btorch\.|\.(?:to|clone|float|half|bfloat16|double|cuda|cpu|detach|contiguous|view|"
+                          r"reshape|unsqueeze|permute|expand|repeat|new_\w+)\(|\b(?:rand|randn|randint|zeros|ones|empty|"
+                          r"full|tensor|stack|cat|arange)\w*\(")
+_NOT_TENSOR = re.compile(r"\.(?:shape|size|item|numel|dim|ndim|tolist)\b|^(?:len|int|float|bool|str|round)\(")
+
+
+def _input_ignored(tree, keys):
+    """True when every forward() of the file that takes those inputs (by name, or by position after self) never
+    reads one of them: the shared tensor then changes nothing (review of 0.33.164)."""
+    import ast
+    fwds = [f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef) and f.name == "forward"]
+    takes = []
+    for f in fwds:
+        params = [a.arg for a in f.args.args[1:]]
+        names = [k if not k.isdigit() else (params[int(k)] if int(k) < len(params) else None) for k in keys]
+        if all(n in params for n in names):
+            used = {x.id for x in ast.walk(f) if isinstance(x, ast.Name) and isinstance(x.ctx, ast.Load)}
+            takes.append(all(n in used for n in names))
+    return bool(takes) and not any(takes)
+
+
+def runs_exported(files):
+    """True when the program runs what it exported: ep.module(), a loaded .pt2 (torch.export.load) or an
+    AOTInductor package."""
+    from ..read import never_ran
+    return bool(never_ran.aoti_loads(files)) or any(re.search(r"\.module\(\)|torch\.export\.load\(", read_text(f))
+                                                    for f in files)
 
 
 def shared_export_input_words(files):

@@ -11,7 +11,8 @@ from .analyze import _next_steps, compile_switches
 from .error_rows import _first_lines
 from .custom_op_source import (clone_into_mutating_op, custom_jvps_under_forward_ad, scalar_custom_ops, shared_outputs,
                              undeclared_mutations)
-from .program_code import program_files as _program_files, read_text as _read_text, shared_export_input_words
+from .program_code import program_files as _program_files, read_text as _read_text, runs_exported, \
+    shared_export_input_words
 from .vs_eager_checks import _nonfinite_graph, _padding_measured, _rng_explains, _round_words, _subclass_words
 from ..run import proc
 from ..read import trace as tracemod
@@ -154,7 +155,8 @@ def compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=(),
     rep.next_steps = [s for s in rep.next_steps if "triage --vs-eager" not in (s.get("command") or "")]   # just ran
     if own:
         rep.next_steps = [s for s in rep.next_steps if " perf -- " not in (s.get("command") or "")]
-        shared = shared_export_input_words(_program_files(rep))   # the one eager difference the source shows
+        files = _program_files(rep)   # the one eager difference the source shows, where the check runs the export
+        shared = shared_export_input_words(files) if runs_exported(files) else None
         for st in rep.next_steps if shared else ():               # said once, here first
             st["why"] = (st.get("why") or "").replace(shared + "; ", "")
         rep.next_steps.insert(0, {"why": f"the program's own comparison fails without torch.compile too (`{clip(own, 120)}`"
