@@ -481,7 +481,8 @@ def test_a_guard_export_cannot_prove_gets_dim_dynamic_with_the_same_bounds(tmp_p
     d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
     first = d["next_steps"][0]
     assert first["why"].startswith("PyTorch suggests no narrower range: the guard (1 % (1 + (L['wav'].size()[1] // "
-                                   "160))) != 0 must hold for every samples in 8000 <= samples <= 64000"), first
+                                   "160))) != 0 (added at export_stft_length.py:"), first   # the line (batch 62)
+    assert "must hold for every samples in 8000 <= samples <= 64000" in first["why"], first
     assert "Dim.DYNAMIC(min=..., max=...)" in first["why"] and first["command"] is None, first
     md = open(tmp_path / "t" / "report.md").read()
     assert "> - Not all values of samples = L['wav'].size()[1] in the specified range" in md, md
@@ -665,3 +666,19 @@ def test_a_length_a_transformers_model_makes_static_names_its_lines_not_the_sugg
     ok = subprocess.run([sys.executable, prog], env=dict(os.environ, BUCKETS="1"), capture_output=True, text=True,
                         timeout=600)
     assert ok.returncode == 0 and ok.stdout.count("= 0.00e+00") == 2, ok.stdout + ok.stderr[-1500:]
+
+
+def test_unprovable_length_guards_name_the_library_lines_the_float_math_and_the_batch1_risk(tmp_path):
+    """Blind A/B batch 62 (fg): a tiny XLNet exported with the length dynamic; its float-step torch.arange makes the
+    length ceil(float(...)) and its reshapes add guards export cannot prove, with no suggested fix. The report said
+    only "Dim.DYNAMIC with your bounds", which on this model exports a program that rejects every batch-1 call. Now
+    the library lines, the float math and the check at batch 1; DYNAMIC=1 shows that risk is real."""
+    prog = program("export_hf_xlnet_float_arange.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    why = d["next_steps"][0]["why"]
+    assert "added at transformers/models/xlnet/modeling_xlnet.py:" in why, why
+    assert "through float math" in why and "batch 1" in why and "Dim.DYNAMIC" in why, why
+    dyn = subprocess.run([sys.executable, prog], env=dict(os.environ, DYNAMIC="1"), capture_output=True, text=True,
+                         timeout=600)
+    assert "export ok" in dyn.stdout and "batch 1 seq 12: AssertionError: Guard failed" in dyn.stdout, dyn.stdout

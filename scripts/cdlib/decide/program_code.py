@@ -26,7 +26,7 @@ def export_guard_sites(rep, tr):
               for d in [ev.data if isinstance(ev.data, dict) else {}] if d.get("source")}
     for e in rep.errors:
         src_of = dict(re.findall(r"Not all values of (\w+) = (\S+) in the specified range", e.message or ""))
-        if _specialized_site(e, tr, sym_of, src_of):
+        if _specialized_site(e, tr, sym_of, src_of) or _unproven_sites(e, tr, sym_of, src_of):
             continue
         dims = []   # (name, symbol or None, {(op, n): (op shown, bound)})
         for name, bounds in filter(None, map(dim_bounds, e.suggested_fixes)):
@@ -66,6 +66,36 @@ def _user_site(tr, d, e):
     if e.location and (os.path.realpath(file), line) == (os.path.realpath(e.location.file), e.location.line):
         return None   # the export call: the guard came from inside torch
     return file, line, func, code
+
+
+def _unproven_sites(e, tr, sym_of, src_of):
+    """A constraint violation with no suggested fix whose guard is a % or // (or float math) of the size: the lines
+    that added such guards on the Dim's symbol, the program's or a library's (blind A/B batch 62: transformers'
+    XLNet reshapes a length made by a float-step torch.arange; the report said only "Dim.DYNAMIC"). Sets
+    e.guard_site with kind "unproven"."""
+    if e.suggested_fixes or "satisfy the generated guard" not in (e.message or ""):
+        return False
+    syms = {sym_of.get(src) for src in src_of.values()} - {None}
+    guards = [ev.data for ev in tr.of("guard_added_fast") + tr.of("guard_added") if isinstance(ev.data, dict)]
+    for d in guards:   # a Dim shared by two inputs: Eq(s53, s70) makes them one symbol
+        m = re.match(r"Eq\((s\d+), (s\d+)\)$", (d.get("expr") or "").strip())
+        if m and syms & set(m.groups()):
+            syms |= set(m.groups())
+    sites, floats = [], False
+    for d in guards:
+        expr = d.get("expr") or ""
+        if not any(re.search(rf"\b{x}\b", expr) for x in syms) or not re.search(r"Mod\(|FloorDiv|CeilToInt|FloatTrueDiv", expr):
+            continue
+        floats = floats or "FloatTrueDiv" in expr or "ToFloat" in expr
+        user = _user_site(tr, d, e)
+        lib = None if user else _library_site(tr, d)
+        at = user or (lib[1] if lib else None)
+        if at and (at[0], at[1]) not in {(x.file, x.line) for x in sites}:
+            sites.append(_loc(*at))
+    if not sites:
+        return False
+    e.guard_site = {"kind": "unproven", "locations": sites[:3], "float": floats}
+    return True
 
 
 def _library_site(tr, d):
@@ -125,6 +155,12 @@ def _specialized_site(e, tr, sym_of, src_of):
 
 def guard_site_words(site):
     """"The guard `hist_len >= 8` comes from ops.py:24 `...`" (+ what a fake kernel there means)."""
+    if site.get("kind") == "unproven":
+        def where(x):
+            c = (x.code or _src_line(x.file, x.line) or "").strip()
+            return f"{library_path(x.file) or os.path.basename(x.file)}:{x.line}" + (f" `{c[:80]}`" if c else "")
+        return "; ".join(where(x) for x in site["locations"]) + (
+            knowledge.advice("export_guard_float_math") if site.get("float") else "")
     loc = site["location"]
     if site.get("kind") == "specialized" and site.get("library"):
         def at(x):
