@@ -266,6 +266,24 @@ def test_a_qat_observer_state_sized_on_its_first_call_names_one_eager_call_befor
     assert warm.returncode == 0 and "qat fine-tune done" in warm.stdout, warm.stderr[-1500:]
 
 
+def test_inductors_nan_value_range_assert_names_the_programs_nan_first(tmp_path):
+    """Blind A/B batch 62 (fd): a missing feature group filled with zeros, then log, then LayerNorm: eager scores the
+    segment NaN silently, Inductor asserts "sympy expression is NaN" on the graph with the zeros as a constant
+    (pytorch#190417). The Next was minify; now the program's NaN comes first, and filling after the transform
+    (FIXED=1) compiles and scores."""
+    prog = program("inductor_nan_fill_log.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
+    e = d["errors"][0]
+    if "sympy expression is NaN" not in (e.get("message") or ""):
+        pytest.skip("this torch words the assertion without its message (2.9)")
+    assert e["category"] == "inductor_nan_value_range" and e["next_command"] is None, e
+    first = d["next_steps"][0]
+    assert "First check the values eagerly" in first["why"] and first["command"] is None and first.get("decides"), first
+    ok = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                        timeout=600)
+    assert ok.returncode == 0 and "self_serve_new: high_risk=" in ok.stdout, ok.stderr[-1500:]
+
+
 def test_aliased_inputs_view_replay_is_named_with_its_workaround(tmp_path):
     """Blind A/B batch 36: a bank and its slice passed as two inputs, the bank written in place and a view of the
     slice returned: AOTAutograd's "incorrect out shape after application of ViewMeta sequence" (pytorch#198095).

@@ -199,6 +199,10 @@ def _error_steps(rep, target_str, cli):
         if e.category == "aten_op_no_fake":   # PyTorch's own op, static shapes only (batch 55): its fixes, no bisect
             steps.append({"why": f"{e.title}: {e.advice}", "skill": e.skill, "command": None, "decides": True})
             continue
+        if e.category == "inductor_nan_value_range":   # the program's NaN first, minify only if none (batch 62)
+            e.next_command = None
+            steps.append({"why": f"{e.title}: {e.advice}", "skill": None, "command": None, "decides": True})
+            continue
         if e.category == "inference_mode_inside_compile":   # its own fix, no accuracy run or bisect (batch 53)
             steps.append({"why": e.advice, "skill": None, "command": None, "decides": True})
             continue
