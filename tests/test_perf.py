@@ -3,6 +3,7 @@ script target. CPU runs use --threads 1 (a shared 2-core box: OpenMP spinning un
 multi-threaded timings meaningless) and assert lenient bounds on the CPU-time ratio."""
 import os
 import re
+import subprocess
 import sys
 
 import pytest
@@ -300,3 +301,19 @@ def test_a_break_inside_checkpoint_says_the_whole_call_ran_eagerly_and_no_op_com
     assert "Next: each break's fix is above, at its line; after the edit, run this perf again" in md, md
     fixed, p = run_json("perf", "--out", tmp_path / "f", "--", "python", prog, timeout=600, env={"FIXED": "1"})
     assert p.returncode == 0 and fixed["graph_breaks"] == 0 and fixed["ops"] > 0, fixed
+
+
+def test_perf_on_a_program_that_only_exports_points_at_the_exported_graph(tmp_path):
+    """Blind A/B batch 62 (ff): a .pt2 of an orthogonal-parametrized cell run 96 steps was 16x slower than eager;
+    perf said "Error in the program itself" and "Next: the kernels" for a program with no torch.compile. Now it says
+    the timings are the exported program's and how to count its ops; CACHED=1 (export under parametrize.cached())
+    leaves one matrix_exp where the plain export has one per step."""
+    prog = program("export_parametrized_loop.py")
+    r = run_cli("perf", "--out", str(tmp_path / "p"), "--", sys.executable, prog, timeout=600)
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert "the program exports (export_parametrized_loop.py:" in r.stdout and "parametrize.cached()" in r.stdout, r.stdout
+    assert "Next: the kernels" not in r.stdout, r.stdout
+    plain = subprocess.run([sys.executable, prog], capture_output=True, text=True, timeout=300)
+    cached = subprocess.run([sys.executable, prog], env=dict(os.environ, CACHED="1"), capture_output=True, text=True,
+                            timeout=300)
+    assert "32 matrix_exp per call" in plain.stdout and "1 matrix_exp per call" in cached.stdout, plain.stdout + cached.stdout

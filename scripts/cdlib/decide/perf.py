@@ -308,6 +308,15 @@ def _fixes(results, facts, eager_ms, cuda, args):
     return out
 
 
+def _exported_only(rep):
+    """'prog.py:95' of the program's torch.export call when nothing was compiled with torch.compile (the time is
+    in what it exported: blind A/B batch 62's slow .pt2 of a parametrized RNN cell); None otherwise."""
+    from ..read import never_ran
+    from .program_code import program_files
+    found = never_ran.exports(program_files(rep))
+    return f"{os.path.basename(found[0][0])}:{found[0][1]}" if found else None
+
+
 def script_result(run_dir, tstr, rep, eager):
     """The result of a script target: rep is its traced run's report, eager its force_eager run (or None)."""
     st = rep.stats or {}
@@ -336,6 +345,7 @@ def script_result(run_dir, tstr, rep, eager):
         "library_calls": f["library_calls"], "generated_kernels": f["generated_kernels"],
         "fx_graph_cache": {"hits": st.get("fx_graph_cache_hits"), "misses": st.get("fx_graph_cache_misses")},
         "eager": eager, "errors": [e.title for e in rep.errors],
+        "exported": _exported_only(rep) if not st.get("graphs") else None,
         "artifacts": {"trace_dir": os.path.join(run_dir, "trace"), "stderr": os.path.join(run_dir, "target.stderr")},
     }
     del tr

@@ -4,6 +4,7 @@ import os
 import shlex
 
 from .. import cmdline
+from ..decide import knowledge
 from . import output
 from ..decide import perf as DP
 
@@ -142,6 +143,13 @@ def script_md(r):
         L.append(f"- eager run (force_eager): {e['wall_s']:.2f} s (exit {e['exit']}) vs compiled {wall:.2f} s")
     if r["errors"]:
         L.append("- errors: " + "; ".join(r["errors"][:3]))
+    if not r["graphs"] and not r["compile_s"] and r.get("exported"):
+        # no torch.compile: the time is the exported program's (blind A/B batch 62: a .pt2 16x slower than eager,
+        # an orthogonal parametrization recomputed at each of 96 steps; "Next: the kernels" did not apply)
+        L.append(f"\nNothing was compiled with torch.compile: the program exports ({r['exported']}), so its timings "
+                 "are the exported program's (ep.module() or a loaded .pt2 runs its graph op by op; an AOTInductor "
+                 "package, its compiled kernels). " + knowledge.advice("exported_program_slow"))
+        return "\n".join(L)
     if not r["graphs"] and not r["compile_s"] and not r["errors"]:
         # nothing compiled: no kernel to look at (blind A/B batch 36: a torch.compile that raised inside the program's
         # own try/except; "Next: the kernels" cost a call) -- triage names why, with one run that catches a raise
