@@ -284,6 +284,17 @@ def test_inductors_nan_value_range_assert_names_the_programs_nan_first(tmp_path)
     assert ok.returncode == 0 and "self_serve_new: high_risk=" in ok.stdout, ok.stderr[-1500:]
 
 
+def test_an_unused_draw_beside_a_first_call_difference_is_not_its_cause(tmp_path):
+    """Review of 0.33.171: a bf16 gate that fails on its first compiled call (Inductor's float32 chain) has an unused
+    torch.rand_like beside it; random_op_unused claimed the failure. Now one run with fallback_random (which keeps
+    the draw) still fails, so the class goes and the difference is measured as such."""
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable,
+                    program("review_unused_draw_bf16.py"), check=0, timeout=900)
+    assert not any(f["id"] == "random_op_unused" for f in d["semantics"]), d["semantics"]
+    assert d["verdict"].get("fallback_random", "").startswith("fails"), d["verdict"]
+    assert not any("random_op_unused" in s["why"] for s in d["next_steps"]), d["next_steps"]
+
+
 def test_aliased_inputs_view_replay_is_named_with_its_workaround(tmp_path):
     """Blind A/B batch 36: a bank and its slice passed as two inputs, the bank written in place and a view of the
     slice returned: AOTAutograd's "incorrect out shape after application of ViewMeta sequence" (pytorch#198095).

@@ -199,7 +199,8 @@ def unproven_guard_advice(message, fixes, site=None):
     # only a guard on a remainder or a floor division of the size, which export's range analysis bounds loosely; a
     # plain `!= 100` or `== 8` is a real restriction inside the range, which Dim.DYNAMIC would keep as a run-time
     # assert that fails at that size while ep.range_constraints looks right (review of batch 44)
-    if not m or fixes or not re.search(r"%|//|\bMod\(|FloorDiv\(", m.group(3)):
+    # (or float math on the size, math.ceil / sym_float: a float-step arange; review of 0.33.172)
+    if not m or fixes or not re.search(r"%|//|\bMod\(|FloorDiv\(|math\.ceil|sym_float", m.group(3)):
         return None
     from . import knowledge
     return knowledge.advice("export_unproven_guard", dim=m.group(1), range=m.group(2).strip(), guard=m.group(3).strip(),

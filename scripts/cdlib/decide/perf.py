@@ -309,12 +309,19 @@ def _fixes(results, facts, eager_ms, cuda, args):
 
 
 def _exported_only(rep):
-    """'prog.py:95' of the program's torch.export call when nothing was compiled with torch.compile (the time is
-    in what it exported: blind A/B batch 62's slow .pt2 of a parametrized RNN cell); None otherwise."""
+    """'exports (prog.py:95)' or 'loads an exported program (prog.py:12)' when nothing was compiled with
+    torch.compile, no torch.compile call raised, and the program runs what it exported (ep.module(), a loaded .pt2
+    or package): its time may be the exported program's (blind A/B batch 62's slow .pt2 of a parametrized RNN
+    cell); None otherwise (review of 0.33.174: an export behind an unset flag, or one only saved)."""
     from ..read import never_ran
-    from .program_code import program_files
-    found = never_ran.exports(program_files(rep))
-    return f"{os.path.basename(found[0][0])}:{found[0][1]}" if found else None
+    from .program_code import program_files, runs_exported
+    files = program_files(rep)
+    found = never_ran.exports(files)
+    if not found or rep.artifacts.get("compile_raised") or not runs_exported(files):
+        return None
+    path, line, call = next((x for x in found if not x[2].endswith("load")), found[0])
+    where = f"{os.path.basename(path)}:{line}"
+    return f"loads an exported program ({where})" if call.endswith("load") else f"exports ({where})"
 
 
 def script_result(run_dir, tstr, rep, eager):

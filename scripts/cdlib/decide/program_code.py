@@ -76,7 +76,7 @@ def _unproven_sites(e, tr, sym_of, src_of):
     if e.suggested_fixes or "satisfy the generated guard" not in (e.message or ""):
         return False
     syms = {sym_of.get(src) for src in src_of.values()} - {None}
-    guards = [ev.data for ev in tr.of("guard_added_fast") + tr.of("guard_added") if isinstance(ev.data, dict)]
+    guards = _guards_of_last_trace(tr, set(src_of.values()))
     for d in guards:   # a Dim shared by two inputs: Eq(s53, s70) makes them one symbol
         m = re.match(r"Eq\((s\d+), (s\d+)\)$", (d.get("expr") or "").strip())
         if m and syms & set(m.groups()):
@@ -96,6 +96,16 @@ def _unproven_sites(e, tr, sym_of, src_of):
         return False
     e.guard_site = {"kind": "unproven", "locations": sites[:3], "float": floats}
     return True
+
+
+def _guards_of_last_trace(tr, sources):
+    """The guard events (data dicts) logged after the last symbol made for one of those sources: the failing export
+    is the last trace of its inputs, and an earlier export or compile of the same input names the same symbols
+    (review of 0.33.172: an encoder exported first, its guards named for the decoder's failure)."""
+    evs = [ev for ev in tr.events if ev.key in ("create_symbol", "guard_added_fast", "guard_added")]
+    last = max((i for i, ev in enumerate(evs) if ev.key == "create_symbol" and isinstance(ev.data, dict)
+                and ev.data.get("source") in sources), default=-1)
+    return [ev.data for ev in evs[last + 1:] if ev.key != "create_symbol" and isinstance(ev.data, dict)]
 
 
 def _library_site(tr, d):

@@ -235,14 +235,15 @@ def compare_with_eager(rep, argv, run_dir, stdout, timeout, env_add, created=(),
         at = at0 = 1 if rep.errors else 0
         # a by-design class the difference shows: its fix first; then NaN/inf only compiled, which random numbers do
         # not explain (blind A/B batch 21) but a class such as the transformer fast path's padding does (review)
-        rng = [f for f in found if f["id"] == "compiled_rng"]
+        RNG = ("compiled_rng", "random_op_unused")   # both decided by one run with fallback_random=True
+        rng = [f for f in found if f["id"] in RNG]
         if rng and str((rep.verdict or {}).get("fallback_random", "")).startswith("fails"):
             # measured on the failure already (extra_runs.check_rng): eager's random ops did not make it pass
-            found, rng = [f for f in found if f["id"] != "compiled_rng"], []
-            rep.semantics = [f for f in rep.semantics if f["id"] != "compiled_rng"]
+            found, rng = [f for f in found if f["id"] not in RNG], []
+            rep.semantics = [f for f in rep.semantics if f["id"] not in RNG]
         if rng and len(rng) == len(found) and not _rng_explains(rep, argv, run_dir, timeout, env_add, path, dtypes):
-            found = [f for f in found if f["id"] != "compiled_rng"]
-            rep.semantics = [f for f in rep.semantics if f["id"] != "compiled_rng"]
+            found = [f for f in found if f["id"] not in RNG]
+            rep.semantics = [f for f in rep.semantics if f["id"] not in RNG]
             rng = []
         for f in [f for f in found if f["id"] != "compiled_rng"]:
             rep.next_steps.insert(at, {"why": f"[{f['id']}] {f['fix']} Verify: {f['verify']}", "skill": None,

@@ -146,9 +146,9 @@ def script_md(r):
     if not r["graphs"] and not r["compile_s"] and r.get("exported"):
         # no torch.compile: the time is the exported program's (blind A/B batch 62: a .pt2 16x slower than eager,
         # an orthogonal parametrization recomputed at each of 96 steps; "Next: the kernels" did not apply)
-        L.append(f"\nNothing was compiled with torch.compile: the program exports ({r['exported']}), so its timings "
-                 "are the exported program's (ep.module() or a loaded .pt2 runs its graph op by op; an AOTInductor "
-                 "package, its compiled kernels). " + knowledge.advice("exported_program_slow"))
+        L.append(f"\nNothing was compiled with torch.compile, and the program {r['exported']} and runs it: where "
+                 "its timings are the exported program's (ep.module() or a loaded .pt2 runs its graph op by op; an "
+                 "AOTInductor package, its compiled kernels): " + knowledge.advice("exported_program_slow"))
         return "\n".join(L)
     if not r["graphs"] and not r["compile_s"] and not r["errors"]:
         # nothing compiled: no kernel to look at (blind A/B batch 36: a torch.compile that raised inside the program's
