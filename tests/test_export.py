@@ -682,3 +682,20 @@ def test_unprovable_length_guards_name_the_library_lines_the_float_math_and_the_
     dyn = subprocess.run([sys.executable, prog], env=dict(os.environ, DYNAMIC="1"), capture_output=True, text=True,
                          timeout=600)
     assert "export ok" in dyn.stdout and "batch 1 seq 12: AssertionError: Guard failed" in dyn.stdout, dyn.stdout
+
+
+def test_a_data_dependent_guard_in_a_library_call_names_that_call_and_precomputed_inputs(tmp_path):
+    """Blind A/B batch 63 (fl): a tiny Qwen2-VL vision encoder exported with its page grid as a tensor input; the
+    encoder splits attention by lengths read from the grid's values (torch.split(t, lengths.tolist())), and the
+    report's Next was the generic .item()/torch._check advice at the program's call. Now the library call torch
+    names, with the precomputed-inputs fix; cu_seqlens computed outside (PRECOMPUTED=1) exports and matches eager."""
+    prog = program("export_hf_qwen2vl_grid_values.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    first = d["next_steps"][0]
+    assert "in the transformers package: transformers/models/qwen2_vl/modeling_qwen2_vl.py:" in first["why"], first
+    assert "lengths.tolist()" in first["why"] and "pass the results in" in first["why"], first
+    assert first["command"] is None and first.get("decides"), first
+    ok = subprocess.run([sys.executable, prog], env=dict(os.environ, PRECOMPUTED="1"), capture_output=True, text=True,
+                        timeout=600)
+    assert ok.returncode == 0 and "max|diff| 0.00e+00" in ok.stdout, ok.stdout + ok.stderr[-1500:]

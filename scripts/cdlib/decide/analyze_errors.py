@@ -6,7 +6,7 @@ import re
 from . import accuracy_apply, custom_op_code, custom_op_source, knowledge, printed, program_code, semantics, verdict
 from .error_rows import SAME_TRIAGE, _first_lines
 from .export import divisible_advice, unproven_guard_advice
-from ..read.frames import is_user_file
+from ..read.frames import is_user_file, library_of, library_path
 from ..cmdline import clip, template_command
 
 
@@ -84,6 +84,17 @@ def _error_steps(rep, target_str, cli):
             e.advice = ("Not a tensor value read inside compiled code: eager code read a tensor made while torch.export "
                         "or torch.compile traced (a FakeTensor), which the program kept; Next says where to look.")
             steps.append({"why": why, "skill": None, "command": None, "decides": True})
+            continue
+        ra = inner.get("raised_at") if e.category == "data_dependent_guard" else None
+        if i == 0 and ra and library_of(ra["file"]) and library_of(ra["file"]) != "torch":
+            # the call torch names is a library's (blind A/B batch 63: transformers' torch.split(t, lengths.tolist())
+            # under torch.export, from an input grid's values; the Next was the generic .item() advice)
+            where = f"{library_path(ra['file']) or os.path.basename(ra['file'])}:{ra['line']}"
+            why = knowledge.advice("data_dependent_in_library", lib=library_of(ra["file"]), where=where,
+                                   code=clip(ra["code"], 100), at=at or "the line shown",
+                                   checks=" or ".join(f"`{c}`" for c in ra["checks"]) or "torch._check(...)")
+            e.next_command = None
+            steps.append({"why": why, "skill": e.skill, "command": None, "decides": True})
             continue
         if i == 0 and kind in verdict.USER_SIDE:
             if e.category == "syntax_error":

@@ -49,6 +49,9 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
         inner = dict(inner or {}, under=under)
     if exc and escaped_trace_value(row["id"], message, exc["frames"]):
         inner = dict(inner or {}, escaped=True)
+    raised = raised_call(message)
+    if raised:
+        inner = dict(inner or {}, raised_at=raised)
     lowered = lowering_origin(message, output)
     if lowered:
         inner = dict(inner or {}, lowered=lowered)
@@ -67,6 +70,22 @@ def make_error(exc, *, output="", signal=None, source="stderr", target_str=None,
                      advice=" ".join((advice or "").split()), location=loc, source=source,
                      gb_id=gb_ids[0] if gb_ids else None, inner=inner, side=row.get("side", "compiler"),
                      suggested_fixes=suggested_fixes(message))
+
+
+_RAISED_CALL = re.compile(r'The following call raised this error:\n\s*File "([^"]+)", line (\d+), in (\S+)\n\s*(.+)')
+_CHECKS = re.compile(r"^\s*\d+\. (torch\._check\(.+\))\s*$", re.M)
+
+
+def raised_call(message):
+    """{file, line, function, code, checks} of the call torch names for a data-dependent guard ("The following call
+    raised this error: File ..."), with its suggested torch._check lines; None without one (blind A/B batch 63: the
+    call was transformers' torch.split(tensor, lengths.tolist()) under torch.export, and the report named only the
+    program's line that called the model)."""
+    m = _RAISED_CALL.search(message or "")
+    if not m:
+        return None
+    return {"file": m.group(1), "line": int(m.group(2)), "function": m.group(3), "code": m.group(4).strip(),
+            "checks": _CHECKS.findall(message[m.end():])[:2]}
 
 
 _LOWERING_TARGET = re.compile(r"^\s*target: ([\w.]+)\s*$", re.M)
