@@ -699,3 +699,19 @@ def test_a_data_dependent_guard_in_a_library_call_names_that_call_and_precompute
     ok = subprocess.run([sys.executable, prog], env=dict(os.environ, PRECOMPUTED="1"), capture_output=True, text=True,
                         timeout=600)
     assert ok.returncode == 0 and "max|diff| 0.00e+00" in ok.stdout, ok.stdout + ok.stderr[-1500:]
+
+
+def test_a_gru_length_export_fixes_names_torchs_rnn_loop_and_scan(tmp_path):
+    """Blind A/B batch 63 (fh): a 2-layer nn.GRU exported with the length dynamic; torch's RNN decomposition loops over
+    time in Python and the length became the example's. The report's text was the linspace/int-argument advice, which
+    does not apply to a GRU. Now the decomposition's loop and the scan rewrite; SCAN=1 exports and matches eager."""
+    prog = program("export_gru_length.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert p.returncode == 0, p.stderr[-2000:]
+    why = d["next_steps"][0]["why"]
+    assert "inside nn.GRU / nn.LSTM / nn.RNN" in why and "one_layer_rnn" in why and "scan" in why, why
+    assert "linspace" not in why, why
+    ok = subprocess.run([sys.executable, prog], env=dict(os.environ, SCAN="1"), capture_output=True, text=True,
+                        timeout=600)
+    assert ok.returncode == 0 and ok.stdout.count("max|diff|") == 2, ok.stdout + ok.stderr[-1500:]
+    assert all(float(ln.split()[-1]) < 1e-5 for ln in ok.stdout.splitlines() if "max|diff|" in ln), ok.stdout

@@ -143,7 +143,8 @@ def _specialized_site(e, tr, sym_of, src_of):
             file, line, func, code = site
             names = {f[2] for f in tr.frames(d.get("stack") or [])}
             e.guard_site = {"kind": "specialized", "guard": expr, "dim": name, "value": int(value),
-                            "location": _loc(file, line, func, code), "int_arg": "guard_int" in names}
+                            "location": _loc(file, line, func, code), "int_arg": "guard_int" in names,
+                            "rnn": bool(names & {"one_layer_rnn", "_rnn_helper", "one_layer_lstm"})}
             return True
         # no line of the program's: the library code it calls (blind A/B batch 61: transformers' CANINE fixes the
         # length at nn.MaxPool1d and at a range() loop over it; the report said "apply chars = 38")
@@ -184,7 +185,8 @@ def guard_site_words(site):
         code = (loc.code or _src_line(loc.file, loc.line) or "").strip()
         return knowledge.advice("export_specialized_at", dim=site["dim"], value=site["value"],
                                 where=f"{os.path.basename(loc.file)}:{loc.line}" + (f" `{code[:120]}`" if code else ""),
-                                why=knowledge.advice("export_int_arg") if site.get("int_arg") else "")
+                                why=knowledge.advice("export_rnn_unrolled") if site.get("rnn") else
+                                knowledge.advice("export_int_arg") if site.get("int_arg") else "")
     code = (loc.code or _src_line(loc.file, loc.line) or "").strip()
     s = (f"The guard `{site['guard']}` comes from {os.path.basename(loc.file)}:{loc.line}"
          + (f" `{code[:120]}`" if code else ""))
