@@ -323,3 +323,17 @@ def test_perf_on_a_program_that_only_exports_points_at_the_exported_graph(tmp_pa
     cached = subprocess.run([sys.executable, prog], env=dict(os.environ, CACHED="1"), capture_output=True, text=True,
                             timeout=300)
     assert "32 matrix_exp per call" in plain.stdout and "1 matrix_exp per call" in cached.stdout, plain.stdout + cached.stdout
+
+
+def test_perf_with_a_dispatch_mode_around_the_compiled_step_names_it(tmp_path):
+    """Blind A/B batch 63 (fk): an MFU meter wrapped each compiled step in FlopCounterMode; Dynamo skips frames while a
+    dispatch mode is active, so nothing compiled, and perf's Next was "the kernels". Now the mode and its line; FLOPs
+    counted once beforehand (FIXED=1) compile one graph."""
+    prog = program("perf_flop_meter_mode.py")
+    r = run_cli("perf", "--out", str(tmp_path / "p"), "--", sys.executable, prog, timeout=600)
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert "uses a torch dispatch mode (perf_flop_meter_mode.py:" in r.stdout and "FlopCounterMode" in r.stdout, r.stdout
+    assert "Next: the kernels" not in r.stdout, r.stdout
+    ok = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                        timeout=300)
+    assert ok.returncode == 0 and "graphs 1" in ok.stdout, ok.stdout + ok.stderr[-800:]

@@ -308,6 +308,28 @@ def _fixes(results, facts, eager_ms, cuda, args):
     return out
 
 
+_DISPATCH_MODE = re.compile(r"\b(FlopCounterMode|TorchDispatchMode|LoggingTensorMode|CrossRefMode)\b")
+
+
+def _dispatch_mode_at(rep):
+    """'prog.py:105 `with FlopCounterMode(...)`' where the program's own code uses a torch dispatch mode and nothing
+    was compiled: Dynamo skips every frame while such a mode is active (blind A/B batch 63: a step meter counting
+    FLOPs around each compiled step; the gate timed eager); None otherwise."""
+    import ast
+    from .program_code import program_files, read_text
+    for path in program_files(rep):
+        text = read_text(path)
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        calls = sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
+                       and _DISPATCH_MODE.fullmatch(ast.unparse(n.func).split(".")[-1]))
+        if calls:
+            return f"{os.path.basename(path)}:{calls[0]} `{text.splitlines()[calls[0] - 1].strip()[:80]}`"
+    return None
+
+
 def _exported_only(rep):
     """'exports (prog.py:95)' or 'loads an exported program (prog.py:12)' when nothing was compiled with
     torch.compile, no torch.compile call raised, and the program runs what it exported (ep.module(), a loaded .pt2
@@ -353,6 +375,7 @@ def script_result(run_dir, tstr, rep, eager):
         "fx_graph_cache": {"hits": st.get("fx_graph_cache_hits"), "misses": st.get("fx_graph_cache_misses")},
         "eager": eager, "errors": [e.title for e in rep.errors],
         "exported": _exported_only(rep) if not st.get("graphs") else None,
+        "dispatch_mode": _dispatch_mode_at(rep) if not st.get("graphs") else None,
         "artifacts": {"trace_dir": os.path.join(run_dir, "trace"), "stderr": os.path.join(run_dir, "target.stderr")},
     }
     del tr

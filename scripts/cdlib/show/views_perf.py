@@ -150,6 +150,10 @@ def script_md(r):
                  "its timings are the exported program's (ep.module() or a loaded .pt2 runs its graph op by op; an "
                  "AOTInductor package, its compiled kernels): " + knowledge.advice("exported_program_slow"))
         return "\n".join(L)
+    if not r["graphs"] and not r["compile_s"] and r.get("dispatch_mode"):
+        L.append("\nNothing was compiled: every timing above is eager's. " +
+                 knowledge.advice("dispatch_mode_skips", at=r["dispatch_mode"]))
+        return "\n".join(L)
     if not r["graphs"] and not r["compile_s"] and not r["errors"]:
         # nothing compiled: no kernel to look at (blind A/B batch 36: a torch.compile that raised inside the program's
         # own try/except; "Next: the kernels" cost a call) -- triage names why, with one run that catches a raise
