@@ -2414,6 +2414,20 @@ def test_a_last_position_indexed_by_the_length_names_the_index_not_duck_sizing(t
         assert _size_index(code) is None, code
 
 
+def test_an_observed_exception_break_of_the_programs_own_error_gets_no_step_of_its_own(tmp_path):
+    """Blind A/B batch 63 (fi): a forward-only attention helper raised under an eval loop with autograd on, compiled
+    and eagerly; Dynamo's GB0088 "Observed exception" break at the same call got its own Next (compiler.disable on the
+    library wrapper). The program's error is the one step; no_grad (FIXED=1) runs."""
+    prog = program("observed_exception_eager_too.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
+    assert d["verdict"]["kind"] == "fails_eager_too" and [b["gb_id"] for b in d["graph_breaks"]] == ["GB0088"], d["verdict"]
+    assert d["next_steps"][0]["why"].startswith("fix your program at ") and "NotImplementedError" in d["next_steps"][0]["why"], d["next_steps"]
+    assert not any("graph break" in s["why"] for s in d["next_steps"]), d["next_steps"]
+    ok = subprocess.run([sys.executable, prog], capture_output=True, text=True, env=dict(os.environ, FIXED="1"),
+                        timeout=600)
+    assert ok.returncode == 0 and "mean score" in ok.stdout, ok.stderr[-800:]
+
+
 def test_weight_normed_blocks_compiled_one_by_one_name_the_parametrize_class(tmp_path):
     """Blind A/B batch 52: regional compilation of weight_norm'ed conv blocks; each block's conv has a class of its
     own (torch.nn.utils.parametrize), so the type guard failed per block and the fix spoke of argument types and
