@@ -59,19 +59,12 @@ def program_tolerance(text):
     return max(vals) if vals else None
 
 
-def _read(path):
-    try:
-        with open(path, errors="replace") as f:
-            return f.read(2_000_000)
-    except (OSError, TypeError):
-        return ""
-
-
 def apply(rep, chk, run_dir, where):
     """Put the measurement on a triage report whose first error fails only compiled and has no specific
     class: rounding (-> fix the gate), a measured miscompile (-> bisect --from) or not measured (why,
     and the cheapest next step)."""
     from . import knowledge
+    from .program_code import precision_settings, program_files, read_text as _read
     err = rep.errors[0]
     cli, target = where
     # every line the program printed, not only its last ones: a gate prints its measured difference, then the worst
@@ -79,7 +72,6 @@ def apply(rep, chk, run_dir, where):
     said = printed.printed(_read(rep.artifacts.get("stdout")), _read(rep.artifacts.get("stderr"))).splitlines() \
         or list(rep.printed_tail or [])
     numeric = [ln for ln in said if _PRINTED_COMPARISON.search(ln)]
-    from .program_code import precision_settings, program_files
     low_at = [f"{os.path.basename(p)}:{ln} `{code[:80]}`" for p, ln, code in precision_settings(program_files(rep))]
     j = judge(chk, err.type, "\n".join(filter(None, [err.message, err.location.code if err.location else None])),
               rep.exit_code, compares=bool(numeric), printed_diff=printed.printed_difference(rep.printed_tail),
