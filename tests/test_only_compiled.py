@@ -1078,9 +1078,12 @@ def test_an_ab_scripts_mismatch_printed_without_torch_compile_too_is_named(tmp_p
     # a check that passed, or a failure of something else, is not the program's own check failing (review of 0.33.114)
     from cdlib.decide.vs_eager import _own_check_fails_both
     for ln in ("parity check: 0 mismatches", "ran 12 cases, 0 failed", "FAILED: 0", "mismatched elements: 0 / 4096",
-               "Failed to import apex, using the torch LayerNorm"):
+               "Failed to import apex, using the torch LayerNorm",
+               "audit: 640 stops, depot mismatches 0 (0.00%), max distance error 0.0 m"):   # (batch 64, a passing audit)
         assert _own_check_fails_both(ln, ln) is None, ln
-    assert _own_check_fails_both("parity check: 3 mismatches", "parity check: 3 mismatches")
+    for ln in ("parity check: 3 mismatches", "audit: depot mismatches 102 (15.94%)", "mismatches 0.5%",
+               "mismatched: 0.02 of rows", "FAILED 02 checks"):
+        assert _own_check_fails_both(ln, ln) == ln, ln
 
 
 def test_a_custom_op_returning_a_kept_workspace_is_named_not_a_miscompile(tmp_path):

@@ -259,6 +259,48 @@ def test_from_text_log_without_an_exception(tmp_path, warning):
     assert "Error in the program" not in p.stdout and "triage -- <your command>" in p.stdout
 
 
+# a pasted traceback (CompileQA J1-3, torch 2.1): DDPOptimizer's graph split passed an autocast object to torch.fx;
+# the issue's text is cut off in the middle of torch's frames, below a torch/_dynamo/eval_frame.py frame
+_DDP_AUTOCAST = """Traceback (most recent call last):
+  File "elastic_ddp.py", line 330, in demo_basic
+    loss, compile_time = timed(
+  File "/opt/conda/lib/python3.8/site-packages/torch/_dynamo/eval_frame.py", line 328, in _fn
+    return fn(*args, **kwargs)
+  File "elastic_ddp.py", line 269, in <resume in train>
+    predict = model(data[0])
+  File "/opt/conda/lib/python3.8/site-packages/torch/nn/modules/module.py", line 1518, in _wrapped_call_impl
+    return self._call_impl(*args, **kwargs)
+{last}
+"""
+
+
+def test_from_text_does_not_call_an_error_under_compile_the_programs(tmp_path):
+    """A text has no eager run: an unknown exception whose traceback passes through torch.compile's frames is not
+    "Error in the program itself"; torch.fx's "argument of type" is its own row; a live traceback of the program's
+    own raise inside a compiled call says so, and torch.fx's error from a live symbolic_trace gets the fx row."""
+    f = tmp_path / "ddp.txt"
+    f.write_text(_DDP_AUTOCAST.format(last="NotImplementedError: argument of type: "
+                                      "<class 'torch.amp.autocast_mode.autocast'>"))
+    data, p = run_json("triage", "--from-text", str(f), timeout=60)
+    (e,) = data["errors"]
+    assert (e["category"], e["skill"]) == ("fx_graph_argument", "trace-dynamo"), e
+    assert "optimize_ddp = False" in e["advice"] and "autocast" in e["advice"]
+    f.write_text(_DDP_AUTOCAST.format(last="NotImplementedError: a message no row knows"))
+    p = run_cli("triage", "--from-text", str(f), timeout=60)
+    assert p.stdout.startswith("# Classified: No known error class; raised inside a torch.compile call"), p.stdout
+    assert "Error in the program" not in p.stdout and "triage -- <your command>" in p.stdout, p.stdout
+    # live tracebacks (the programs run here without the CLI, as a user would paste them)
+    for prog, category, title in (("raise_inside_compiled.py", "user_error", "Raised in the program's own code"),
+                                  ("fx_trace_config_object.py", "fx_graph_argument", "torch.fx could not store")):
+        r = subprocess.run([sys.executable, program(prog)], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 1 and "Traceback" in r.stderr, r.stderr[-1500:]
+        f.write_text(r.stderr)
+        data, p = run_json("triage", "--from-text", str(f), timeout=60)
+        (e,) = data["errors"]
+        assert e["category"] == category and e["title"].startswith(title), e
+        assert e["location"]["file"].endswith(prog), e
+
+
 def test_from_text_stdin_markdown():
     p = subprocess.run([sys.executable, CLI, "triage", "--from-text", "-"], input="RuntimeError: CUDA error: an illegal memory access was encountered\n",
                        capture_output=True, text=True, timeout=60)
@@ -1822,6 +1864,24 @@ def test_data_access_in_a_custom_ops_traced_backward_is_named(fixed, tmp_path):
     first = d["next_steps"][0]
     assert "into a custom op of its own" in first["why"] and not first["command"], d["next_steps"]
     assert not any(" bisect" in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]
+
+
+def test_data_access_in_the_programs_own_traced_code_is_not_sent_to_a_custom_op(tmp_path):
+    """Blind A/B batch 64: an RMSNorm's alignment check, x.data_ptr() % 16, runs on the CPU path of a model that
+    torch.export traces; torch's message says to wrap a custom kernel in a custom op and the Next said the same.
+    No custom op is in the program: the Next names the line and skipping it while tracing (or moving it into the
+    kernel's branch), with no bisect; that fix (FIXED=1) exports and matches eager."""
+    prog = program("export_data_ptr_alignment.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    e, first = d["errors"][0], d["next_steps"][0]
+    assert e["category"] == "traced_data_access" and e["location"]["line"] == 16, e
+    assert "export_data_ptr_alignment.py:16 reads a tensor's data" in first["why"], first
+    assert "torch.compiler.is_compiling()" in first["why"] and "no custom op is involved" in first["why"], first
+    assert "called from the traced formula" not in first["why"] and not first["command"], d["next_steps"]
+    assert not any(" bisect" in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]
+    r = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0 and "export ok, max |exported - eager| = 0.00e+00" in r.stdout, r.stderr[-1500:]
 
 
 @pytest.mark.slow

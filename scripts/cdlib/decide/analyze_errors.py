@@ -57,6 +57,18 @@ def _export_sites(rep):
             program_code.program_files(rep)) if call.split(".")[-1] in ("export", "draft_export")))[:2])
 
 
+_CUSTOM_OP_WORDS = re.compile(r"custom_op|register_autograd|register_fake|torch\.library|autograd\.Function")
+
+
+def _plain_code(e):
+    """The data access of a traced_data_access error is in the program's own file, and that file defines no custom op
+    or autograd.Function (whose formulas and fake kernels are the row's own case)."""
+    loc = e.location
+    if loc is None or not loc.file or not is_user_file(loc.file):
+        return False
+    return not _CUSTOM_OP_WORDS.search(program_code.read_text(loc.file))
+
+
 def _specialized_input_why(e, msg, rep):
     """An exported program's input guard failed: the fix is where it was exported, not the line that called it."""
     at_export = _export_sites(rep)
@@ -229,6 +241,13 @@ def _error_steps(rep, target_str, cli):
                 " on inputs that require grad; no bisect" if e.category == "traced_data_access" else "")
             if e.category in ("traced_data_access", "custom_op_kernel_autograd"):
                 e.next_command = None
+            if e.category == "traced_data_access" and not op and _plain_code(e):
+                # no custom op at that line: the program's own Python, traced by export or compile (blind A/B batch 64:
+                # an alignment check, x.data_ptr() % 16, on the CPU path of an RMSNorm; the Next said custom op)
+                e.advice = knowledge.advice("traced_data_access_plain", at=at or "that line",
+                                            code=clip((e.location.code or "").strip(), 90))
+                steps.append({"why": e.advice, "skill": None, "command": None, "decides": True})
+                continue
             bare = "" if "::" in (op or "") and not op.startswith("aten::") else (op or "").split("::")[-1].split(".")[0]
             over = [x for x in custom_op_source.aten_overrides(program_code.program_files(rep)) if x[2] == bare] \
                 if e.category == "traced_data_access" and bare else []

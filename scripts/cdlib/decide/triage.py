@@ -1,9 +1,11 @@
 """triage --from-text: a pasted error or log classified without a run (knowledge rows), with PyTorch's
 own warning lines in it and the graph breaks it prints. No torch import."""
+import re
+
 from . import knowledge
 from .analyze_dynamo import parse_graph_break
 from .error_rows import make_error
-from ..read.frames import parse_exception
+from ..read.frames import is_user_file, parse_exception
 from .printed import torch_warnings
 from ..cmdline import cli_command
 
@@ -16,6 +18,8 @@ def classify_text(text):
     sig = next((s for s in ("SIGSEGV", "SIGABRT", "SIGBUS") if s in text), None)
     err = make_error(exc, output=text, signal=sig, source="text")
     warned = []
+    if exc is not None and err.category == "user_error" and not sig:
+        _no_verdict(err, exc["frames"])
     if exc is None and err.category == "user_error":
         # no exception in the text: the first row any of whose patterns occurs anywhere
         row = knowledge.classify_error(text, text)
@@ -45,6 +49,28 @@ def classify_text(text):
         result["warnings"] = warned
     result["exception_parsed"] = bool(exc)   # the text held a Python exception (its type, message: errors[0])
     return result
+
+
+# frames of torch.compile's own machinery: a traceback through them was raised inside a compiled call
+_COMPILE_FRAMES = re.compile(r"torch/(_dynamo|_inductor|_functorch|fx|export|_export|_higher_order_ops)/")
+
+
+def _no_verdict(err, frames):
+    """A pasted exception no row knows: "Error in the program itself" is the verdict of a run that failed eagerly
+    too; a text has no such run (CompileQA J1-3: torch.fx's error from DDPOptimizer's graph split, raised under
+    torch.compile, was called the program's). Where the traceback passes through torch.compile's frames and its
+    innermost frame is not the program's own, say which side is unknown and that triage measures it."""
+    if not any(_COMPILE_FRAMES.search(f.file.replace("\\", "/")) for f in frames):
+        return
+    if frames and is_user_file(frames[-1].file):
+        err.title = "Raised in the program's own code while a compiled call ran (no known compiler error class)"
+    else:
+        err.category, err.side = "unknown_under_compile", "either"
+        err.title = "No known error class; raised inside a torch.compile call (compiler or program: not known from a text)"
+    err.advice = ("A pasted traceback cannot show whether this also fails without torch.compile. Triage the program "
+                  "(it runs it compiled, then without torch.compile, and says which side fails), or run it once with "
+                  "torch.compiler.set_stance(\"force_eager\") at the top.")
+    err.next_command = cli_command("triage", "--") + " <your command>"
 
 
 def _split_log_breaks(text):
