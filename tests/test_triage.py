@@ -1866,6 +1866,24 @@ def test_data_access_in_a_custom_ops_traced_backward_is_named(fixed, tmp_path):
     assert not any(" bisect" in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]
 
 
+def test_a_module_built_inside_the_compiled_forward_is_the_programs_line(tmp_path):
+    """Blind A/B batch 64: a QK-norm helper returns `nn.LayerNorm(d)(t)`, a module built on every call inside the
+    compiled forward (fullgraph=True); GB0264 breaks in LayerNorm's __init__, and the report said "In library code
+    (torch), not yours" with a fix "to torch: for a patch upstream". Now the break is the program's line, with the
+    build-once / functional fix; that fix (FIXED=1) compiles in one graph and matches eager."""
+    prog = program("module_built_in_forward.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    (b,) = d["graph_breaks"]
+    assert b["gb_id"] == "GB0264" and not b["in_library"] and b["location"]["line"] == 16, b
+    assert b["fix"]["recipe_id"] == "module_built_in_compiled" and "F.layer_norm" in b["fix"]["fix"], b["fix"]
+    assert "nn.LayerNorm" in b["fix"]["fix"] and "cannot convert to traceable" in b["fix"]["fix"], b["fix"]
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "not yours" not in md and "patch upstream" not in md, md
+    r = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0 and "max |compiled - eager|" in r.stdout, r.stderr[-1500:]
+
+
 def test_data_access_in_the_programs_own_traced_code_is_not_sent_to_a_custom_op(tmp_path):
     """Blind A/B batch 64: an RMSNorm's alignment check, x.data_ptr() % 16, runs on the CPU path of a model that
     torch.export traces; torch's message says to wrap a custom kernel in a custom op and the Next said the same.

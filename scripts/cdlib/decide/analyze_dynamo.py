@@ -144,6 +144,22 @@ def _workarounds(gb, recipe, stack, site, entries=()):
     return out
 
 
+_NN_INIT = re.compile(r"/torch/nn/modules/(\w+)\.py$")
+
+
+def _module_built_here(gb_id, stack, site, user_frames):
+    """The torch.nn module class whose __init__ the program's innermost line runs inside the compiled code, where
+    Dynamo broke on its nn.Parameter (GB0264); None otherwise."""
+    if gb_id != "GB0264" or not user_frames or site is None:
+        return None
+    i = stack.index(user_frames[-1])
+    inits = [f for f in stack[i + 1:] if f.function == "__init__" and _NN_INIT.search((f.file or "").replace("\\", "/"))]
+    if not inits:
+        return None
+    m = re.search(r"\b(?:nn|torch\.nn)\.(\w+)\s*\(", user_frames[-1].code or "")
+    return f"nn.{m.group(1)}" if m else "a torch.nn module"
+
+
 def owner_frame(stack, site):
     """The library frame the user would name: when torch broke inside torch or the standard library
     on behalf of a third-party package (transformers -> torch/utils/hooks.py), that package's
@@ -314,6 +330,15 @@ def make_break(gb, gb_id, location=None, entries=()):
         # upstream" of copy or a global torch.compiler.disable(copy.deepcopy) (blind A/B batch 44). Under DDP's / FSDP's
         # forward (contextlib in _run_ddp_forward) the break is the wrapper's, labelled below (test_multirank)
         in_lib = False
+    built = _module_built_here(gb_id, stack, site, user_frames) if in_lib else None
+    if built:
+        # the program constructs a torch.nn module inside the compiled code; its __init__ makes the Parameters (blind
+        # A/B batch 64: `nn.LayerNorm(d)(t)` in a QK-norm helper was "in library code (torch), for a patch upstream")
+        in_lib = False
+        fix = dict({k: v for k, v in fix.items() if k in ("frame_skipped", "also", "url")}, category="module built in "
+                   "compiled code", recipe_id="module_built_in_compiled",
+                   fix=knowledge.advice("module_built_in_compiled", module=built,
+                                        at=f"{os.path.basename(user_frames[-1].file)}:{user_frames[-1].line}"))
     wr = wrapper_of(stack) if in_lib else None
     skipped = _SKIPPED_FILE_RE.search(gb["explanation"] or "") if gb_id == "GB0007" and not in_lib else None
     if skipped and _OPTIMIZER_STEP_RE.match(skipped.group(1)):
