@@ -538,6 +538,21 @@ def test_a_fix_that_makes_a_failing_run_finish_is_checked_against_the_eager_chec
     assert compare._unlike_eager({"_eager_printed": None}, after) is None
 
 
+def test_a_fix_of_a_program_that_failed_eagerly_too_is_not_held_to_the_buggy_eager_numbers(tmp_path):
+    """Blind A/B batch 64: a float32 cdist audit failed with and without torch.compile; the fix (cdist's direct
+    mode) passed, and compare said its numbers were "unlike what the program printed without torch.compile" (the
+    buggy eager run's), which cost a --vs-eager run. Where the before run's verdict is that eager fails too, eager's
+    numbers are the bug's: no such line."""
+    prog = program("cdist_fp32_audit.py")
+    tri, _ = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog,
+                      timeout=600)
+    assert tri["verdict"]["kind"] == "fails_eager_too", tri["verdict"]
+    res, p = run_json("compare", tmp_path / "t", "--out", tmp_path / "c", "--", sys.executable, prog, timeout=600,
+                      env={"FIXED": "1"})
+    assert res["after"]["exit_code"] == 0 and res["unlike_eager"] is None, res
+    assert "unlike what the program printed" not in res["verdict"], res["verdict"]
+
+
 def test_unlike_eager_leaves_out_timings_memory_and_values_near_zero():
     """Review of 0.33.99: memory figures, near-zero noise (a gradient mean of 1e-9) were named as numbers unlike
     eager; and a difference past the fifth differing line was missed."""

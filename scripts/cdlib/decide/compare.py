@@ -330,7 +330,11 @@ def compare(before, after):
         # A/B batch 50: an enum passed as a 0-d tensor index; "recompiles 8 -> 0" read as the fix, one more round)
         verdict_ = ("worse: the compiler now fails on a graph and Dynamo runs that code eagerly (fewer recompiles or "
                     f"graphs are not a fix): {fell}")
-    unlike = _unlike_eager(before, out_a) if not run_ok(fb) and run_ok(fa) and output != EAGER_NOW else None
+    # (not where the before run failed without torch.compile too: eager's numbers were the bug's, and the fix had to
+    # change them; blind A/B batch 64: a float32 cdist audit fixed, "unlike eager" cost a --vs-eager run)
+    eager_failed = ((fb.get("verdict") or {}).get("kind") in ("fails_eager_too", "before_compile"))
+    unlike = _unlike_eager(before, out_a) if not run_ok(fb) and run_ok(fa) and output != EAGER_NOW \
+        and not eager_failed else None
     if unlike:
         # a fix that makes a failing compiled run finish may uncover numbers eager never printed (blind A/B batch 48:
         # detaching a logged statistic ended a compile error; the mixup Inductor then computed was silently wrong)
