@@ -715,3 +715,26 @@ def test_a_gru_length_export_fixes_names_torchs_rnn_loop_and_scan(tmp_path):
                         timeout=600)
     assert ok.returncode == 0 and ok.stdout.count("max|diff|") == 2, ok.stdout + ok.stderr[-1500:]
     assert all(float(ln.split()[-1]) < 1e-5 for ln in ok.stdout.splitlines() if "max|diff|" in ln), ok.stdout
+
+
+def test_an_export_failure_inside_a_librarys_export_path_names_that_path_and_the_eager_check(tmp_path):
+    """Blind A/B batch 64: a tiny Informer exported; transformers builds the encoder's mask only while exporting
+    (masking_utils checks is_torchdynamo_exporting()) and its distil layer halves the length before the next layer adds
+    it. The Next was the generic `export <file.py:factory>`. Now the first names transformers' export checks and an
+    eager call with that check patched to True; that call fails the same way here (the advice's claim, measured on the
+    installed transformers), and the fix (no encoder mask while exporting) exports with eager's numbers."""
+    pytest.importorskip("transformers")
+    prog = program("export_hf_informer_mask.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert d["verdict"]["kind"] == "export_failure" and d["errors"][0]["category"] == "export_error", d["verdict"]
+    first = d["next_steps"][0]["why"]
+    assert "torch.export failed inside transformers (transformers/models/informer/modeling_informer.py:" in first, first
+    assert "transformers/masking_utils.py:" in first and "is_torchdynamo_exporting()" in first, first
+    assert 'mock.patch("transformers.masking_utils.is_torchdynamo_exporting", return_value=True)' in first, first
+    assert "import_utils" not in first, first   # not the check's own definition
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    r = subprocess.run([sys.executable, prog], env=dict(env, EAGER_CHECK="1"), capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 1 and "must match the size of tensor b (48)" in r.stderr, r.stderr[-1500:]
+    r = subprocess.run([sys.executable, prog], env=dict(env, FIXED="1"), capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0 and "max |exported - eager| = 0.00e+00" in r.stdout, r.stderr[-1500:]

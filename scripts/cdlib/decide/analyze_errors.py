@@ -3,10 +3,11 @@
 import os
 import re
 
-from . import accuracy_apply, custom_op_code, custom_op_source, knowledge, printed, program_code, semantics, verdict
+from . import (accuracy_apply, custom_op_code, custom_op_source, knowledge, library_paths, printed, program_code,
+               semantics, verdict)
 from .error_rows import SAME_TRIAGE, _first_lines
 from .export import divisible_advice, unproven_guard_advice
-from ..read.frames import is_user_file, library_of, library_path
+from ..read.frames import is_user_file, library_of, library_path, parse_exception
 from ..cmdline import clip, template_command
 
 
@@ -69,6 +70,12 @@ def _plain_code(e):
     return not _CUSTOM_OP_WORDS.search(program_code.read_text(loc.file))
 
 
+def _frames(rep):
+    """The frames of the run's last exception (its stderr), outermost first."""
+    exc = parse_exception(program_code.read_text(rep.artifacts.get("stderr") or ""))
+    return exc["frames"] if exc else []
+
+
 def _specialized_input_why(e, msg, rep):
     """An exported program's input guard failed: the fix is where it was exported, not the line that called it."""
     at_export = _export_sites(rep)
@@ -108,6 +115,15 @@ def _error_steps(rep, target_str, cli):
             e.next_command = None
             steps.append({"why": why, "skill": e.skill, "command": None, "decides": True})
             continue
+        branches = library_paths.export_branches(_frames(rep)) if i == 0 and kind == "export_failure" and \
+            e.category == "export_error" else None
+        if branches:   # the library runs other code while exporting (blind A/B batch 64: transformers' export mask)
+            r, s0 = branches["raised"], branches["sites"][0]
+            sites = ", ".join(f"{library_path(f) or os.path.basename(f)}:{n} `{clip(c, 70)}`"
+                              for f, n, c, _ in branches["sites"])
+            why = knowledge.advice("export_library_branch", lib=branches["lib"], at=at or "the call shown", sites=sites,
+                                   where=f"{library_path(r.file) or os.path.basename(r.file)}:{r.line}", patch=s0[3])
+            steps.append({"why": why, "skill": "export", "command": None})
         if i == 0 and kind in verdict.USER_SIDE:
             if e.category == "syntax_error":
                 why = f"fix the syntax error at {at}: {re.sub(r' [(][^()]*:[0-9]+[)]$', '', msg)}"
