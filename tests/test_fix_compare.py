@@ -551,6 +551,14 @@ def test_a_fix_of_a_program_that_failed_eagerly_too_is_not_held_to_the_buggy_eag
                       env={"FIXED": "1"})
     assert res["after"]["exit_code"] == 0 and res["unlike_eager"] is None, res
     assert "unlike what the program printed" not in res["verdict"], res["verdict"]
+    # (review of 0.33.183) a compiled run that printed other numbers than eager before the fix keeps the check
+    prog = program("compiled_differs_then_missing_file.py")
+    tri, _ = run_json("triage", "--vs-eager", "--no-tlparse", "--out", tmp_path / "t2", "--", sys.executable, prog,
+                      timeout=600)
+    assert tri["verdict"]["kind"] == "fails_eager_too", tri["verdict"]
+    res, p = run_json("compare", tmp_path / "t2", "--out", tmp_path / "c2", "--", sys.executable, prog, timeout=600,
+                      env={"FIXED": "1"})
+    assert res["unlike_eager"] and res["unlike_eager"]["compiled"].startswith("loss "), res
 
 
 def test_unlike_eager_leaves_out_timings_memory_and_values_near_zero():

@@ -290,6 +290,20 @@ def test_from_text_does_not_call_an_error_under_compile_the_programs(tmp_path):
     assert p.stdout.startswith("# Classified: No known error class; raised inside a torch.compile call"), p.stdout
     assert "Error in the program" not in p.stdout and "triage -- <your command>" in p.stdout, p.stdout
     # live tracebacks (the programs run here without the CLI, as a user would paste them)
+    # (review of 0.33.181) a plain torch.fx traceback is no compiled call; a PyTorch source checkout's frames are torch's
+    fx_only = ('Traceback (most recent call last):\n  File "/home/a/trace_model.py", line 30, in <module>\n'
+               '    gm = torch.fx.symbolic_trace(Head())\n  File "/usr/lib/python3.11/site-packages/torch/fx/'
+               '_symbolic_trace.py", line 838, in trace\n    (self.create_arg(fn(*args)),),\n  File "/home/a/trace_model.py",'
+               ' line 22, in forward\n    return self.lookup[x.shape[1]](x)\nKeyError: Proxy(getitem_1)\n')
+    source = ('Traceback (most recent call last):\n  File "/home/a/train.py", line 41, in <module>\n    out = model(x)\n'
+              '  File "/home/a/pytorch/torch/_dynamo/eval_frame.py", line 655, in _fn\n    return fn(*args, **kwargs)\n'
+              '  File "/home/a/pytorch/torch/_dynamo/variables/dicts.py", line 412, in getitem_const\n'
+              '    return self.items[Hashable(key)]\nKeyError: <ConstDictVariable._HashableTracker object at 0x7f>\n')
+    for text, category in ((fx_only, "user_error"), (source, "unknown_under_compile")):
+        f.write_text(text)
+        data, p = run_json("triage", "--from-text", str(f), timeout=60)
+        (e,) = data["errors"]
+        assert e["category"] == category and "Raised in the program's own code" not in e["title"], e
     for prog, category, title in (("raise_inside_compiled.py", "user_error", "Raised in the program's own code"),
                                   ("fx_trace_config_object.py", "fx_graph_argument", "torch.fx could not store")):
         r = subprocess.run([sys.executable, program(prog)], capture_output=True, text=True, timeout=300)
@@ -1866,6 +1880,22 @@ def test_data_access_in_a_custom_ops_traced_backward_is_named(fixed, tmp_path):
     assert not any(" bisect" in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]
 
 
+def test_a_counter_on_an_active_torch_function_mode_is_its_own_recompile_kind(tmp_path):
+    """Blind A/B batch 64: a serving gate counts ops in a TorchFunctionMode around each request; Dynamo traces its
+    __torch_function__ and guards `___get_torch_function_mode_stack_at(0).ops_seen == N`, a recompile per request.
+    perf/triage called it global_state ("set it once before compiling"), a fix for flags such as autocast. Now it is
+    function_mode_state with the early return while tracing; that fix (FIXED=1) compiles once."""
+    prog = program("function_mode_counter_recompiles.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    (fn,) = d["recompiles"]
+    (c,) = fn["causes"]
+    assert c["kind"] == "function_mode_state" and c["location"]["line"] == 23 and fn["limit_hit"], fn
+    assert "torch.compiler.is_compiling()" in c["fix"] and "Set it once before compiling" not in c["fix"], c["fix"]
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog, timeout=600,
+                    env={"FIXED": "1"})
+    assert d["exit_code"] == 0 and not d["recompiles"] and d["stats"]["graphs"] == 1, d["stats"]
+
+
 def test_a_module_built_inside_the_compiled_forward_is_the_programs_line(tmp_path):
     """Blind A/B batch 64: a QK-norm helper returns `nn.LayerNorm(d)(t)`, a module built on every call inside the
     compiled forward (fullgraph=True); GB0264 breaks in LayerNorm's __init__, and the report said "In library code
@@ -1874,7 +1904,7 @@ def test_a_module_built_inside_the_compiled_forward_is_the_programs_line(tmp_pat
     prog = program("module_built_in_forward.py")
     d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
     (b,) = d["graph_breaks"]
-    assert b["gb_id"] == "GB0264" and not b["in_library"] and b["location"]["line"] == 16, b
+    assert b["gb_id"] == "GB0264" and not b["in_library"] and b["location"]["line"] == 35, b
     assert b["fix"]["recipe_id"] == "module_built_in_compiled" and "F.layer_norm" in b["fix"]["fix"], b["fix"]
     assert "nn.LayerNorm" in b["fix"]["fix"] and "cannot convert to traceable" in b["fix"]["fix"], b["fix"]
     md = (tmp_path / "t" / "report.md").read_text()
@@ -1882,6 +1912,26 @@ def test_a_module_built_inside_the_compiled_forward_is_the_programs_line(tmp_pat
     r = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0 and "max |compiled - eager|" in r.stdout, r.stderr[-1500:]
+    # (review of 0.33.182) the program's own module class built in forward: its forward line, not the nn.Linear line
+    # of its __init__; a module built once and stored: build it in __init__, no functional form
+    for variant, line, key, module in (("proj", 30, "module_built_in_compiled", "builds Scale "),
+                                       ("lazy", 33, "module_built_lazily", "builds nn.LayerNorm ")):
+        d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / variant, "--", sys.executable, prog,
+                        timeout=600, env={"VARIANT": variant})
+        (b,) = d["graph_breaks"]
+        assert b["location"]["line"] == line and b["fix"]["recipe_id"] == key and module in b["fix"]["fix"], b
+        assert ("F.layer_norm" in b["fix"]["fix"]) == (variant != "lazy"), b["fix"]["fix"]
+    # a library that builds the module: the library's break, not the program's line
+    lib = tmp_path / "lib" / "site-packages" / "normlib"
+    lib.mkdir(parents=True)
+    (lib / "__init__.py").write_text("import torch.nn as nn\n\n\ndef normalize(t):\n    return nn.LayerNorm(t.shape[-1])(t)\n")
+    user = tmp_path / "uses_normlib.py"
+    user.write_text("import torch\nimport normlib\n\n\n@torch.compile(fullgraph=True)\ndef f(x):\n"
+                    "    return normlib.normalize(x) * 2\n\n\nprint(f(torch.randn(4, 8)).shape)\n")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "libr", "--", sys.executable, user, timeout=600,
+                    env={"PYTHONPATH": str(lib.parent)})
+    (b,) = d["graph_breaks"]
+    assert b["in_library"] and b["library"] == "normlib" and b["fix"].get("recipe_id") != "module_built_in_compiled", b
 
 
 def test_data_access_in_the_programs_own_traced_code_is_not_sent_to_a_custom_op(tmp_path):
@@ -1900,6 +1950,12 @@ def test_data_access_in_the_programs_own_traced_code_is_not_sent_to_a_custom_op(
     r = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0 and "export ok, max |exported - eager| = 0.00e+00" in r.stdout, r.stderr[-1500:]
+    # (review of 0.33.181) the data handed to the program's own kernel (ctypes.memmove writes the output): custom op
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "k", "--", sys.executable,
+                    program("export_ctypes_kernel.py"), timeout=600)
+    first = d["next_steps"][0]["why"]
+    assert "passes a tensor's data to `ctypes.memmove`" in first and "custom op" in first, first
+    assert "is_compiling" not in first, first
 
 
 @pytest.mark.slow

@@ -148,16 +148,30 @@ _NN_INIT = re.compile(r"/torch/nn/modules/(\w+)\.py$")
 
 
 def _module_built_here(gb_id, stack, site, user_frames):
-    """The torch.nn module class whose __init__ the program's innermost line runs inside the compiled code, where
-    Dynamo broke on its nn.Parameter (GB0264); None otherwise."""
+    """(the program's line that builds a module inside the compiled code, the module's name, built lazily?) where
+    Dynamo broke on an nn.Parameter (GB0264) in a torch.nn module's __init__ called right from the program's code
+    (not from another library's); the line is the first one up the stack that is not an __init__ of the program's
+    own module class (`Proj(d)(x)` in forward, not `self.lin = nn.Linear(d, d)` in Proj.__init__). None otherwise."""
     if gb_id != "GB0264" or not user_frames or site is None:
         return None
-    i = stack.index(user_frames[-1])
-    inits = [f for f in stack[i + 1:] if f.function == "__init__" and _NN_INIT.search((f.file or "").replace("\\", "/"))]
-    if not inits:
+    j = next((k for k, f in enumerate(stack) if f.function == "__init__"
+              and _NN_INIT.search((f.file or "").replace("\\", "/"))), None)
+    if not j or not stack[j - 1].user:   # (another library between the program and torch.nn builds it)
         return None
-    m = re.search(r"\b(?:nn|torch\.nn)\.(\w+)\s*\(", user_frames[-1].code or "")
-    return f"nn.{m.group(1)}" if m else "a torch.nn module"
+    k = j - 1
+    while k > 0 and stack[k].function == "__init__" and stack[k - 1].user:
+        k -= 1
+    line = stack[k]
+    if line.function == "__init__":
+        return None
+    m = re.search(r"\b(?:nn\.|torch\.nn\.)?([A-Z]\w*)\s*\(", line.code or "")
+    name = (f"nn.{m.group(1)}" if re.search(r"\bnn\." + m.group(1), line.code or "") else m.group(1)) if m else \
+        "a torch.nn module"
+    # built and stored (`self.norm = nn.LayerNorm(d)`, `cache["n"] = ...`): once, not per call (no `(...)(x)` on it)
+    code = (line.code or "").split("#")[0].strip()
+    lazy = bool(re.match(r"[\w.\[\]\"']+\s*=\s*(?:torch\.)?(?:nn\.)?[A-Z]\w*\s*\(.*\)$", code)) and \
+        not re.search(r"\)\s*\(", code)
+    return line, name, lazy
 
 
 def owner_frame(stack, site):
@@ -334,11 +348,13 @@ def make_break(gb, gb_id, location=None, entries=()):
     if built:
         # the program constructs a torch.nn module inside the compiled code; its __init__ makes the Parameters (blind
         # A/B batch 64: `nn.LayerNorm(d)(t)` in a QK-norm helper was "in library code (torch), for a patch upstream")
-        in_lib = False
+        line, name, lazy = built
+        in_lib, loc = False, line
+        where_ = f"{os.path.basename(line.file)}:{line.line}"
+        text = knowledge.advice("module_built_lazily", module=name, at=where_) if lazy else \
+            knowledge.advice("module_built_in_compiled", module=name, at=where_)
         fix = dict({k: v for k, v in fix.items() if k in ("frame_skipped", "also", "url")}, category="module built in "
-                   "compiled code", recipe_id="module_built_in_compiled",
-                   fix=knowledge.advice("module_built_in_compiled", module=built,
-                                        at=f"{os.path.basename(user_frames[-1].file)}:{user_frames[-1].line}"))
+                   "compiled code", recipe_id="module_built_lazily" if lazy else "module_built_in_compiled", fix=text)
     wr = wrapper_of(stack) if in_lib else None
     skipped = _SKIPPED_FILE_RE.search(gb["explanation"] or "") if gb_id == "GB0007" and not in_lib else None
     if skipped and _OPTIMIZER_STEP_RE.match(skipped.group(1)):

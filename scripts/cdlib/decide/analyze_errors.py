@@ -61,6 +61,13 @@ def _export_sites(rep):
 _CUSTOM_OP_WORDS = re.compile(r"custom_op|register_autograd|register_fake|torch\.library|autograd\.Function")
 
 
+# a call taking a tensor's data as an argument (`lib.memmove(out.data_ptr(), ...)`, `kernel(x.numpy())`), and the
+# calls that only show or convert it
+_KERNEL_ARG = re.compile(r"([A-Za-z_][\w.]*)\((?:[^()]|\([^()]*\))*?\.(?:data_ptr|numpy|tolist)\(\)")
+_NOT_KERNELS = ("print", "str", "repr", "int", "float", "len", "format", "debug", "info", "warning", "log", "append",
+                "bool", "hex", "id", "isinstance", "min", "max", "sum", "round", "abs")
+
+
 def _plain_code(e):
     """The data access of a traced_data_access error is in the program's own file, and that file defines no custom op
     or autograd.Function (whose formulas and fake kernels are the row's own case)."""
@@ -260,8 +267,12 @@ def _error_steps(rep, target_str, cli):
             if e.category == "traced_data_access" and not op and _plain_code(e):
                 # no custom op at that line: the program's own Python, traced by export or compile (blind A/B batch 64:
                 # an alignment check, x.data_ptr() % 16, on the CPU path of an RMSNorm; the Next said custom op)
-                e.advice = knowledge.advice("traced_data_access_plain", at=at or "that line",
-                                            code=clip((e.location.code or "").strip(), 90))
+                code = (e.location.code or "").strip()
+                callee = _KERNEL_ARG.search(code)   # the data handed to a call: a kernel, not a check (review)
+                kernel = callee.group(1) if callee and callee.group(1).split(".")[-1] not in _NOT_KERNELS else None
+                e.advice = knowledge.advice("traced_data_access_kernel", at=at or "that line", code=clip(code, 90),
+                                            callee=kernel) if kernel else \
+                    knowledge.advice("traced_data_access_plain", at=at or "that line", code=clip(code, 90))
                 steps.append({"why": e.advice, "skill": None, "command": None, "decides": True})
                 continue
             bare = "" if "::" in (op or "") and not op.startswith("aten::") else (op or "").split("::")[-1].split(".")[0]

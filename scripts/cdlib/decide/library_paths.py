@@ -18,7 +18,9 @@ def export_branches(frames, limit=4):
     failing export's traceback, frames outermost first; None when the failure is not in such a library or the
     library has no export check in those files. `patch` is the dotted name to patch to True for an eager check."""
     own = [f for f in frames if library_of(f.file) not in (None, "torch") and not is_stdlib(f.file)]
-    if not own:
+    # raised by a torch op the library called (a shape that does not broadcast), not by the library's own Python (a
+    # ValueError unpacking the program's 1-D input fails eagerly too; review of 0.33.184)
+    if not own or library_of(frames[-1].file) != "torch":
         return None
     raised = own[-1]
     lib = library_of(raised.file)

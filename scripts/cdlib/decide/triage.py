@@ -52,7 +52,8 @@ def classify_text(text):
 
 
 # frames of torch.compile's own machinery: a traceback through them was raised inside a compiled call
-_COMPILE_FRAMES = re.compile(r"torch/(_dynamo|_inductor|_functorch|fx|export|_export|_higher_order_ops)/")
+# (not torch/fx alone: a plain torch.fx.symbolic_trace is no compiled call; review of 0.33.181)
+_COMPILE_FRAMES = re.compile(r"torch/(_dynamo|_inductor|_functorch|export|_export|_higher_order_ops)/")
 
 
 def _no_verdict(err, frames):
@@ -62,7 +63,9 @@ def _no_verdict(err, frames):
     innermost frame is not the program's own, say which side is unknown and that triage measures it."""
     if not any(_COMPILE_FRAMES.search(f.file.replace("\\", "/")) for f in frames):
         return
-    if frames and is_user_file(frames[-1].file):
+    last = frames[-1].file.replace("\\", "/") if frames else ""
+    # (a PyTorch source checkout's /home/u/pytorch/torch/_dynamo/... is torch's, not the program's: review of 0.33.181)
+    if last and is_user_file(last) and "/torch/" not in last:
         err.title = "Raised in the program's own code while a compiled call ran (no known compiler error class)"
     else:
         err.category, err.side = "unknown_under_compile", "either"

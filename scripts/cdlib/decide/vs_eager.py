@@ -57,8 +57,9 @@ def _eager_only_failure(rep):
 _CHECK_FAILED = re.compile(r"\b(?:MISMATCH|[Mm]ismatch(?:es|ed)?|FAIL(?:ED|URE)?|[Ff]ailed(?!\s+to\b)|NOT CLOSE|not close)\b")
 # a count of zero beside the word: the check passed ("0 mismatches", "FAILED: 0", "0 / 4096"; review of 0.33.114;
 # "depot mismatches 0 (0.00%)", blind A/B batch 64, a fixed audit that printed AUDIT PASS)
-_ZERO_COUNT = re.compile(r"\b0\s+(?:\w+\s+)?(?:mismatch|fail|differ)|(?:fail\w*|mismatch\w*)\s*[:=]?\s*0(?![.,]?\d)\b"
-                         r"|\b0\s*/\s*\d", re.I)
+# (with no ':' or '=', only a 0 that ends the count: "MISMATCH 0: outputs differ" and "FAILED 0 != 1" name no count)
+_ZERO_COUNT = re.compile(r"\b0\s+(?:\w+\s+)?(?:mismatch|fail|differ)|(?:fail\w*|mismatch\w*)\s*[:=]\s*0(?![.,]?\d)\b"
+                         r"|(?:fail\w*|mismatch\w*)\s+0(?=\s*(?:$|\(|%|,|;))|\b0\s*/\s*\d", re.I)
 
 
 def _own_check_fails_both(compiled_out, eager_out):
