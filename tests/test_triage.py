@@ -1880,6 +1880,23 @@ def test_data_access_in_a_custom_ops_traced_backward_is_named(fixed, tmp_path):
     assert not any(" bisect" in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]
 
 
+def test_breaks_and_failed_recompiles_of_an_error_that_fails_eagerly_too_get_no_next(tmp_path):
+    """Blind A/B batch 65: torch.compile(torch.func.grad(f)) over a model calling a register_autograd custom op fails
+    with or without torch.compile ("must override the setup_context staticmethod"). Next 2-4 were the fullgraph
+    error, the same error's GB0149 break and a recompile whose compile failed: none is a step of its own. The breaks
+    say the program's error raised them; the fix (torch.autograd.grad, FIXED=1) runs compiled."""
+    prog = program("func_grad_custom_op.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert d["verdict"]["kind"] == "fails_eager_too", d["verdict"]
+    assert len(d["next_steps"]) == 1 and d["next_steps"][0]["why"].startswith("fix your program at "), d["next_steps"]
+    assert d["graph_breaks"] and all(b["fix"].get("explained_by_eager") for b in d["graph_breaks"]), d["graph_breaks"]
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "fixing that error removes this break" in md and "patch upstream" not in md, md
+    r = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0 and "book delta" in r.stdout, r.stderr[-1500:]
+
+
 def test_a_counter_on_an_active_torch_function_mode_is_its_own_recompile_kind(tmp_path):
     """Blind A/B batch 64: a serving gate counts ops in a TorchFunctionMode around each request; Dynamo traces its
     __torch_function__ and guards `___get_torch_function_mode_stack_at(0).ops_seen == N`, a recompile per request.

@@ -3,8 +3,8 @@
 import os
 import re
 
-from . import (accuracy_apply, custom_op_code, custom_op_source, knowledge, library_paths, printed, program_code,
-               semantics, verdict)
+from . import (accuracy_apply, custom_op_code, custom_op_source, dynamo_steps, knowledge, library_paths, printed,
+               program_code, semantics, verdict)
 from .error_rows import SAME_TRIAGE, _first_lines
 from .export import divisible_advice, unproven_guard_advice
 from ..read.frames import is_user_file, library_of, library_path, parse_exception
@@ -541,6 +541,12 @@ def _error_steps(rep, target_str, cli):
             continue
         same = not e.next_command and any(r["id"] == e.category and r.get("command") == SAME_TRIAGE
                                           for r in knowledge.triage_rows())
+        if same and i > 0 and kind == "fails_eager_too" and rep.graph_breaks:
+            # the breaks and recompiles "below" are all the program's own error's (dynamo_steps.eager_explained): no
+            # step to fix them (blind A/B batch 65: a fullgraph error under torch.func.grad of the failing call)
+            gone = dynamo_steps.eager_explained(rep)
+            if len(gone["breaks"]) == len(rep.graph_breaks):
+                continue
         steps.append({"why": f"{e.type}: {e.title}" + ("; the graph breaks and recompiles below are what it is "
                                                         "about: fix them there" if same else ""),
                       "skill": e.skill, "command": e.next_command})

@@ -18,17 +18,36 @@ def block_where(blk):
     return f"the {BLOCK_WORD[blk['kind']]} at line {blk['line']}"
 
 
+def eager_explained(rep):
+    """{breaks, recompiles}: ids of the graph breaks and recompiled functions that the program's own error explains,
+    where it fails the same way without torch.compile: fixing that error removes them, so they get no Next of their
+    own. GB0088 "Observed exception" (Dynamo met the exception; blind A/B batch 63: flex_attention's CPU backward
+    check, the break's Next offered torch.compiler.disable on transformers' wrapper); a break whose text is the eager
+    error's; a recompile whose new compiles all failed (blind A/B batch 65: torch.func.grad over a register_autograd
+    custom op, "must override the setup_context staticmethod" as GB0149 and a dispatch-key recompile that failed)."""
+    if (rep.verdict or {}).get("kind") != "fails_eager_too":
+        return {"breaks": set(), "recompiles": set()}
+    said = " ".join(((rep.verdict.get("eager") or {}).get("message") or "").split())[:60]
+    breaks = {id(b) for b in rep.graph_breaks if b.gb_id == "GB0088" or (
+        len(said) >= 20 and said in " ".join(f"{b.gb_type} {b.explanation or ''}".split()))}
+    failed = {g.compile_id for g in rep.graphs if g.failed}
+    recompiles = {id(f) for f in rep.recompiles
+                  if (ids := [i for c in f.causes for i in c.get("compile_ids") or []]) and all(i in failed for i in ids)}
+    return {"breaks": breaks, "recompiles": recompiles}
+
+
 def next_steps(rep):
     """The graph-break / recompile lines of the report's "Next" list."""
     steps = []
     # DDP/FSDP internals: not the user's; a comprehension's own frame: goes with the break before it
     own = [b for b in rep.graph_breaks if not b.fix.get("wrapper") and not b.fix.get("follows_break")]
-    if (rep.verdict or {}).get("kind") == "fails_eager_too":
-        # GB0088 "Observed exception": Dynamo met the exception the program raises without torch.compile too; fixing
-        # that error removes the break (blind A/B batch 63: flex_attention's CPU backward check under an eval loop with
-        # autograd on; the break's Next offered torch.compiler.disable on transformers' wrapper)
-        own = [b for b in own if b.gb_id != "GB0088"]
-    bad = [f for f in rep.recompiles if f.limit_hit or (f.recompiles and not f.expected_only)]
+    explained = eager_explained(rep)
+    for b in rep.graph_breaks:
+        if id(b) in explained["breaks"]:
+            b.fix["explained_by_eager"] = True   # the report says so at the break instead of its fix
+    own = [b for b in own if id(b) not in explained["breaks"]]
+    bad = [f for f in rep.recompiles if (f.limit_hit or (f.recompiles and not f.expected_only))
+           and id(f) not in explained["recompiles"]]
     # recompiles on a value carried across a graph break go with that break: it is the one to fix first
     carried = {(f.location.file, int(m.group(1))) for f in bad
                for m in [re.search(r"resumed after the graph break at line (\d+)\)", f.function)]

@@ -57,6 +57,11 @@ def graph_breaks_md(rep, base):
         out.append(f"{i}. **{where(b.location, base)}** — {ident}{b.gb_type} [{b.category}] ×{b.count}, "
                    f"frames {', '.join(b.frames[:4])}")
         site = b.stack[-1] if b.stack else None
+        if b.fix.get("explained_by_eager"):   # (dynamo_steps.eager_explained)
+            at_ = f" (torch broke at {where(site)})" if site is not None else ""
+            out.append("   Raised by the program's own error, which fails the same way without torch.compile"
+                       f"{at_}: fixing that error removes this break")
+            continue
         if b.in_library and site is not None:
             out.append(f"   In library code ({b.library}), not yours: torch broke at {where(site)}")
         elif b.location and b.site != f"{b.location.file}:{b.location.line}":
