@@ -299,7 +299,16 @@ def test_from_text_does_not_call_an_error_under_compile_the_programs(tmp_path):
               '  File "/home/a/pytorch/torch/_dynamo/eval_frame.py", line 655, in _fn\n    return fn(*args, **kwargs)\n'
               '  File "/home/a/pytorch/torch/_dynamo/variables/dicts.py", line 412, in getitem_const\n'
               '    return self.items[Hashable(key)]\nKeyError: <ConstDictVariable._HashableTracker object at 0x7f>\n')
-    for text, category in ((fx_only, "user_error"), (source, "unknown_under_compile")):
+    # a KeyError in Inductor's scheduler while compiling: a code line naming `compiled_fn` is no runtime error
+    sched = source.replace('  File "/home/a/pytorch/torch/_dynamo/variables/dicts.py", line 412, in getitem_const\n'
+                           '    return self.items[Hashable(key)]\nKeyError: <ConstDictVariable._HashableTracker object '
+                           'at 0x7f>\n',
+                           '  File "/home/a/pytorch/torch/_inductor/compile_fx.py", line 812, in fx_codegen_and_compile\n'
+                           '    compiled_fn = graph.compile_to_module().call\n  File "/home/a/pytorch/torch/_inductor/'
+                           'scheduler.py", line 2101, in fuse_nodes_once\n    node2 = self.name_to_fused_node[buf]\n'
+                           "KeyError: 'buf7'\n")
+    assert "scheduler.py" in sched
+    for text, category in ((fx_only, "user_error"), (source, "unknown_under_compile"), (sched, "inductor_compile_error")):
         f.write_text(text)
         data, p = run_json("triage", "--from-text", str(f), timeout=60)
         (e,) = data["errors"]

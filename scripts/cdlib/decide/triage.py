@@ -20,6 +20,15 @@ def classify_text(text):
     warned = []
     if exc is not None and err.category == "user_error" and not sig:
         _no_verdict(err, exc["frames"])
+    last = exc["frames"][-1].file.replace("\\", "/") if exc and exc["frames"] else ""
+    if err.category == "compiled_runtime_error" and "/torch/_inductor/" in last and \
+            not re.search(r"/torch/_inductor/(output_code|utils)\.py$", last):
+        # raised inside Inductor's own compiler code (its scheduler, lowerings), not by the compiled graph running: a
+        # code line naming `compiled_fn` matched the runtime row (review of 0.33.181: a KeyError in scheduler.py)
+        row = knowledge.triage_row("inductor_compile_error")
+        err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row.get("side", "compiler")
+        err.advice = " ".join((row.get("advice") or "").split())
+        err.next_command = knowledge.render_command(row, cli_command(), None)
     if exc is None and err.category == "user_error":
         # no exception in the text: the first row any of whose patterns occurs anywhere
         row = knowledge.classify_error(text, text)
