@@ -744,3 +744,22 @@ def test_an_export_failure_inside_a_librarys_export_path_names_that_path_and_the
     d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "b", "--", sys.executable,
                     program("export_hf_bert_1d_ids.py"), timeout=600)
     assert not any("runs other code while exporting" in s["why"] for s in d["next_steps"]), d["next_steps"]
+
+
+def test_a_fake_lifted_constant_from_autograd_grad_in_forward_names_the_bug_and_make_fx(tmp_path):
+    """Blind A/B batch 65: a force field's forward returns -dE/dpos from torch.autograd.grad; torch.export (2.14/2.15)
+    fails "We found a fake tensor in the exported program constant's list ... lifted_tensor_0" (pytorch#146719).
+    The row was the generic export_error ("Read the message", run `export` on a factory: a step for nothing). Now
+    the row names the bug and make_fx-then-export as its Next; that workaround (FIXED=1) exports with eager's numbers."""
+    import torch
+    if not torch.__version__.startswith(("2.14", "2.15")):
+        pytest.skip("torch 2.14/2.15's message")
+    prog = program("export_autograd_grad_forces.py")
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, timeout=600)
+    assert d["errors"][0]["category"] == "export_fake_constant", d["errors"][0]
+    first = d["next_steps"][0]["why"]
+    assert "pytorch#146719" in first and "make_fx(model)(*example_inputs)" in first, first
+    assert not d["next_steps"][0]["command"], d["next_steps"]
+    r = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                       timeout=600)
+    assert r.returncode == 0 and "max |dE| 0.00e+00, max |dF| 0.00e+00" in r.stdout, r.stderr[-1500:]

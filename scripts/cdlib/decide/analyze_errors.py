@@ -547,8 +547,11 @@ def _error_steps(rep, target_str, cli):
             gone = dynamo_steps.eager_explained(rep)
             if len(gone["breaks"]) == len(rep.graph_breaks):
                 continue
+        bug = next((r.get("known_bug") for r in knowledge.triage_rows() if r["id"] == e.category), None) \
+            if not same and e.advice else None
         steps.append({"why": f"{e.type}: {e.title}" + ("; the graph breaks and recompiles below are what it is "
-                                                        "about: fix them there" if same else ""),
+                                                        "about: fix them there" if same else "") +
+                      (f" ({bug}): {e.advice}" if bug else ""),   # a named bug: its workaround is the step
                       "skill": e.skill, "command": e.next_command})
     return steps
 
