@@ -166,6 +166,18 @@ def test_meaning_covers_every_subsystem():
     assert list(BACKENDS) == bisect_result.LADDER
 
 
+def test_a_view_nodes_lowering_points_at_the_code_that_relies_on_its_layout():
+    """Blind A/B batch 65: the bisector stopped at lowering `select_3`, a channel view written in place and read by an
+    as_strided with strides from .stride(); "the op's lowering is the bug, write that op differently" sent the agent
+    to look for a select bug. A view node's advice names layout-dependent uses first; other nodes keep theirs. The
+    node names are the bisector's own repr(fx node) (torch/_inductor/graph.py)."""
+    found = {"backend": "inductor", "subsystem": "lowerings", "bisect_number": 7}
+    _, view = bisect_result.meaning(dict(found, debug_info="select_3"), None)
+    assert view.startswith("That node is a view") and "as_strided -> unfold" in view, view
+    _, relu = bisect_result.meaning(dict(found, debug_info="relu"), None)
+    assert relu.startswith("The op's Inductor lowering/codegen is the bug"), relu
+
+
 def test_a_graph_pass_result_is_a_lead_and_its_workaround_is_measured(tmp_path):
     """An Inductor graph pass the bisector switched off is where the failure depends, not proof the pass is wrong
     (blind A/B batch 31: remove_noop_ops #0 for an unmasked vector store in Inductor's C++ code, with
