@@ -149,11 +149,12 @@ def meaning(result, first_bad):
             if _VIEW_NODE.match(str(dbg or "")):
                 # a view's lowering decides the strides its users see (blind A/B batch 65: `select_3`, a channel view
                 # mutated in place, fed an as_strided with strides read from it; the agent looked for a select bug)
-                advice = ("That node is a view: its lowering decides the layout (strides, storage offset) of what its "
-                          "users read. Code that relies on memory layout after it is the usual trigger: as_strided with "
-                          "strides taken from .stride(), data_ptr or stride arithmetic, especially on a view written in "
-                          "place. Look at the node's users in TORCH_LOGS=post_grad_graphs and rewrite that use "
-                          "layout-free (as_strided -> unfold or indexing; an out-of-place write); " + advice)
+                advice = ("That node is a view: its lowering decides the layout (strides, storage offset) of what "
+                          "its users read. Code that relies on memory layout after it is the usual trigger: "
+                          "as_strided with strides taken from .stride(), data_ptr or stride arithmetic, especially on "
+                          "a view written in place. Look at the node's users in TORCH_LOGS=post_grad_graphs and "
+                          "rewrite that use layout-free (as_strided -> unfold or indexing; an out-of-place write); "
+                          + advice)
         else:
             what = ("It fails with Inductor, but disabling no single bisectable subsystem fixes it: the bug is in "
                     "the scheduler / fusion / code generation or the generated kernel itself.")

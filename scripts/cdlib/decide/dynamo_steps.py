@@ -31,8 +31,11 @@ def eager_explained(rep):
     breaks = {id(b) for b in rep.graph_breaks if b.gb_id == "GB0088" or (
         len(said) >= 20 and said in " ".join(f"{b.gb_type} {b.explanation or ''}".split()))}
     failed = {g.compile_id for g in rep.graphs if g.failed}
-    recompiles = {id(f) for f in rep.recompiles
-                  if (ids := [i for c in f.causes for i in c.get("compile_ids") or []]) and all(i in failed for i in ids)}
+    recompiles = set()
+    for f in rep.recompiles:
+        ids = [i for c in f.causes for i in c.get("compile_ids") or []]
+        if ids and all(i in failed for i in ids):
+            recompiles.add(id(f))
     return {"breaks": breaks, "recompiles": recompiles}
 
 

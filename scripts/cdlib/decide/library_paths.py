@@ -33,7 +33,8 @@ def export_branches(frames, limit=4):
             m = _EXPORT_CHECK.search(line)
             s = line.strip()
             # (not a wrapper's own `return torch.compiler.is_exporting()`, not its def or import)
-            if m and not s.startswith(("def ", "import ", "from ", "#")) and not re.fullmatch(r"return\s+[\w.]+\(\)", s):
+            if m and not s.startswith(("def ", "import ", "from ", "#")) and \
+                    not re.fullmatch(r"return\s+[\w.]+\(\)", s):
                 sites.append((path, n, s, _patch_target(path, m.group(1))))
     return {"lib": lib, "raised": raised, "sites": sites[:limit]} if sites else None
 

@@ -26,7 +26,8 @@ def classify_text(text):
         # raised inside Inductor's own compiler code (its scheduler, lowerings), not by the compiled graph running: a
         # code line naming `compiled_fn` matched the runtime row (review of 0.33.181: a KeyError in scheduler.py)
         row = knowledge.triage_row("inductor_compile_error")
-        err.category, err.title, err.skill, err.side = row["id"], row["title"], row.get("skill"), row.get("side", "compiler")
+        err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
+        err.side = row.get("side", "compiler")
         err.advice = " ".join((row.get("advice") or "").split())
         err.next_command = knowledge.render_command(row, cli_command(), None)
     if exc is None and err.category == "user_error":
@@ -78,7 +79,8 @@ def _no_verdict(err, frames):
         err.title = "Raised in the program's own code while a compiled call ran (no known compiler error class)"
     else:
         err.category, err.side = "unknown_under_compile", "either"
-        err.title = "No known error class; raised inside a torch.compile call (compiler or program: not known from a text)"
+        err.title = ("No known error class; raised inside a torch.compile call (compiler or program: not known from "
+                     "a text)")
     err.advice = ("A pasted traceback cannot show whether this also fails without torch.compile. Triage the program "
                   "(it runs it compiled, then without torch.compile, and says which side fails), or run it once with "
                   "torch.compiler.set_stance(\"force_eager\") at the top.")
