@@ -1074,6 +1074,20 @@ def test_a_pytest_gate_that_fails_eagerly_too_prints_the_same(tmp_path):
     assert not any(" accuracy " in (s["command"] or "") for s in d["next_steps"]), d["next_steps"]
 
 
+def test_inductors_complex_operator_warning_is_a_speed_note(tmp_path):
+    """Blind A/B batch 65: beside a silent as_strided miscompile the report repeated Inductor's "does not support code
+    generation for complex operators" warning, read as a lead to the rfft. Its row says it is about speed (the ops
+    stay ATen kernels), and the program's compiled result matches eager. A fresh cache: the warning is raised while
+    lowering, which a cache hit skips."""
+    d, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable,
+                    program("complex_fft_band_energy.py"), timeout=600,
+                    env={"TORCHINDUCTOR_CACHE_DIR": fresh_cache(tmp_path / "cache")})
+    (w,) = [w for w in d["torch_warnings"] if w["row"] == "inductor_complex_fallback"]
+    assert "speed only" in w["advice"] and "no lead to compiled results that differ" in w["advice"], w
+    out = (tmp_path / "t" / "target.stdout").read_text()
+    assert float(out.split("= ")[1]) < 1e-4, out
+
+
 def test_torch_warning_in_a_clean_run_is_shown_with_its_row(tmp_path):
     """A Library.define op that returns a view of its input (blind A/B batch 12, vllm#44130): the run exits
     0 and torch only warns; in CI (CI=true, 2.15) the same run raises. The report shows torch's warning with
