@@ -7,7 +7,7 @@ import ast
 import os
 import re
 
-from ..read.frames import is_stdlib, library_of, library_path
+from ..read.frames import is_stdlib, library_of, library_path, module_of
 from .program_code import read_text
 
 _EXPORT_CHECK = re.compile(r"\b((?:[\w.]+\.)?(?:is_torchdynamo_exporting|is_exporting))\(\)")
@@ -73,6 +73,5 @@ def _patch_target(path, called):
     (`transformers.masking_utils.is_torchdynamo_exporting`), torch's for `torch.compiler.is_exporting()`."""
     if called.startswith("torch."):
         return called
-    mod = (library_path(path) or "")[:-3].replace("/", ".")
-    mod = mod[:-len(".__init__")] if mod.endswith(".__init__") else mod
+    mod = module_of(path) or ""
     return f"{mod}.{called.split('.')[-1]}" if "." not in called else f"{mod}.{called}"

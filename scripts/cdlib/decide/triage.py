@@ -26,18 +26,14 @@ def classify_text(text):
         # raised inside Inductor's own compiler code (its scheduler, lowerings), not by the compiled graph running: a
         # code line naming `compiled_fn` matched the runtime row (review of 0.33.181: a KeyError in scheduler.py)
         row = knowledge.triage_row("inductor_compile_error")
-        err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
+        _use_row(err, row)
         err.side = row.get("side", "compiler")
-        err.advice = " ".join((row.get("advice") or "").split())
-        err.next_command = knowledge.render_command(row, cli_command(), None)
     if exc is None and err.category == "user_error":
         # no exception in the text: the first row any of whose patterns occurs anywhere
         row = knowledge.classify_error(text, text)
         err = make_error({"full_type": "text", "type": "text", "message": text.strip().splitlines()[0],
                                   "frames": [], "block": text}, output=text, source="text")
-        err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
-        err.next_command = knowledge.render_command(row, cli_command(), None)
-        err.advice = " ".join((row.get("advice") or "").split())
+        _use_row(err, row)
         warned = torch_warnings(text)   # PyTorch's own words first
         if row["id"] == "user_error" and not sig:
             # nothing matched: a log without an exception is not "an error in the program" (a CompileQA
@@ -59,6 +55,13 @@ def classify_text(text):
         result["warnings"] = warned
     result["exception_parsed"] = bool(exc)   # the text held a Python exception (its type, message: errors[0])
     return result
+
+
+def _use_row(err, row):
+    """The text's error takes a triage row's class: its id, title, skill, advice and command."""
+    err.category, err.title, err.skill = row["id"], row["title"], row.get("skill")
+    err.next_command = knowledge.render_command(row, cli_command(), None)
+    err.advice = " ".join((row.get("advice") or "").split())
 
 
 # frames of torch.compile's own machinery: a traceback through them was raised inside a compiled call
