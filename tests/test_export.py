@@ -763,3 +763,32 @@ def test_a_fake_lifted_constant_from_autograd_grad_in_forward_names_the_bug_and_
     r = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0 and "max |dE| 0.00e+00, max |dF| 0.00e+00" in r.stdout, r.stderr[-1500:]
+
+
+def test_a_size_one_guard_on_a_slice_gets_backed_size_oblivious_measured(tmp_path):
+    """Blind A/B batch 66: MobileBERT's trigram embedding pads e[:, 1:]; export records that slice's layout and guards
+    `((-1) + L['input_ids'].size()[1]) != 1`, which excludes seq = 2 from Dim("seq", min=2), with no suggested fix.
+    The export command's advice (Dim.AUTO / Dim.DYNAMIC) would narrow the range or reject length 2 when called, and
+    named no line. Now triage names the line that added the guard and backed_size_oblivious; the export command
+    exports under it, reads the ranges back and runs the exported program at their low ends; the fix holds."""
+    from cdlib.decide.export import size_one_guard
+    assert size_one_guard("((-1) + L['ids'].size()[1]) != 1") and size_one_guard("Ne(s70 - 1, 1)")
+    assert not size_one_guard("L['x'].size()[1] != 1") and not size_one_guard("Ne(s70, 1)")
+    assert not size_one_guard("(L['x'].size()[0]) != 100")
+    prog = program("export_trigram_slice.py")
+    line = next(i for i, ln in enumerate(open(prog), 1) if "F.pad(e[:, 1:]" in ln)
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
+    first = d["next_steps"][0]
+    assert f"(added at export_trigram_slice.py:{line} " in first["why"], first
+    assert "backed_size_oblivious=True" in first["why"] and first["command"] is None, first
+    assert "backed_size_oblivious" in d["errors"][0]["advice"], d["errors"][0]
+    r, _ = run_json("export", f"{prog}:make", "--out", tmp_path / "e", "--no-strict", timeout=600)
+    so = r["size_oblivious_check"]
+    assert so["verified"] and sorted(so["range_constraints"].values()) == [[1, 64], [2, 128]], so
+    assert so["at_low_end"]["checked"] and so["at_low_end"]["ok"] and so["at_low_end"]["shapes"] == [[1, 2]], so
+    md = (tmp_path / "e" / "report.md").read_text()
+    assert "Measured: `with torch.fx.experimental._config.patch(backed_size_oblivious=True):`" in md, md
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, SIZE_OBLIVIOUS="1"), capture_output=True,
+                           text=True, timeout=300)
+    assert fixed.returncode == 0 and "range ['VR[1, 64]', 'VR[2, 128]']" in fixed.stdout, fixed.stderr[-1500:]
+    assert float(fixed.stdout.split("exported vs eager ")[1]) < 1e-5, fixed.stdout

@@ -2850,3 +2850,25 @@ def test_a_loop_over_split_windows_recompiling_per_count_gets_the_padding_fix(tm
     f, p = run_json("triage", "--no-tlparse", "--out", tmp_path / "f", "--", sys.executable, prog, timeout=600,
                     env={"FIXED": "1"})
     assert f["stats"]["graphs"] == 1 and not f["recompiles"], (f["stats"], f["recompiles"])
+
+
+def test_a_gate_on_compile_counts_gets_the_recompiles_not_an_accuracy_run_or_bisect(tmp_path):
+    """Blind A/B batch 66: a CI gate failed because a contact-map loss compiled 3 graphs for 3 crop lengths
+    (torch.triu_indices makes the length static). Only the compiled run fails, so triage ran torch's accuracy check
+    (nothing to measure under backend="eager") and its Next 1 was bisect; the cause was Next 2. Now the failing
+    line that counts graphs routes to what it counts: no accuracy run, no bisect, the recompile's line next; the
+    fix (an arange mask) passes the gate."""
+    prog = program("recompile_budget_gate.py")
+    d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / "t", "--", sys.executable, prog, check=0, timeout=600)
+    assert d["verdict"]["kind"] == "compile_only" and d["verdict"].get("compile_counts"), d["verdict"]
+    assert "accuracy" not in d["verdict"] and not (tmp_path / "t" / "accuracy_check").exists()
+    steps = d["next_steps"]
+    assert steps[0]["why"].startswith("The failing check counts what torch.compile did"), steps
+    line = next(i for i, ln in enumerate(open(prog), 1) if "i, j = torch.triu_indices(" in ln)
+    assert f"made static at recompile_budget_gate.py:{line}" in steps[1]["why"], steps
+    assert not any(re.search(r" (bisect|accuracy) ", s["command"] or "") for s in steps), steps
+    md = (tmp_path / "t" / "report.md").read_text()
+    assert "Route: a check of what torch.compile did" in md and "rounding or a miscompile" not in md, md
+    fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
+                           timeout=300)
+    assert fixed.returncode == 0 and "compiled graphs: 1" in fixed.stdout, fixed.stderr[-1500:]

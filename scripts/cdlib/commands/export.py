@@ -82,6 +82,7 @@ def run(args):
                          "error": (draft.get("failure") or {}).get("message")} if draft else None,
         "problems": problems,
         "suggested_fix_check": res.get("suggested_fix_check"),
+        "size_oblivious_check": res.get("size_oblivious_check"),
         "dynamic": res.get("dynamic"),
         "worker_problem": problem,
         "artifacts": {"report_json": os.path.join(run_dir, "report.json"),

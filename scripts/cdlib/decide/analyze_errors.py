@@ -486,7 +486,9 @@ def _error_steps(rep, target_str, cli):
                                          program_code.guard_site_words(e.guard_site) if e.guard_site else None)
         if unproven:
             e.next_command = None
-            e.advice = "PyTorch suggests no narrower range for the guard above: Next 1 (Dim.DYNAMIC with your bounds)"
+            e.advice = ("PyTorch suggests no narrower range for the guard above: Next 1 ("
+                        + ("export under backed_size_oblivious=True, your bounds kept)" if "backed_size_oblivious" in unproven
+                           else "Dim.DYNAMIC with your bounds)"))
             steps.append({"why": unproven, "skill": e.skill, "command": None, "decides": True})
             continue
         if e.suggested_fixes:
@@ -517,6 +519,16 @@ def _error_steps(rep, target_str, cli):
             # the row explains why the user's code fails only compiled (knowledge/triage.yaml only_compiled)
             steps.append({"why": f"{e.type}: {e.title}" + (f" at {at}" if at else "") + f": {e.advice}",
                           "skill": e.skill, "command": None, "decides": True})
+            continue
+        if i == 0 and kind == "compile_only" and v.get("compile_counts"):   # runs.run_and_analyze: a compile budget
+            what = " and ".join(x for x in (f"the recompiles of {len(rep.recompiles)} function(s)" if rep.recompiles
+                                            else "", f"{len(rep.graph_breaks)} graph break site(s)"
+                                            if rep.graph_breaks else "") if x) + " (above)"
+            e.next_command = None   # (not the accuracy command the row offers)
+            e.title = "Fails only when compiled: the program's own check of compile counts (graphs, recompiles)"
+            e.advice = f"Not the model's numbers: {what} are what it counts (Next 1)"
+            steps.append({"why": knowledge.advice("compile_count_check_failed", msg=_first_lines(e.message, 1, 160),
+                                                  what=what), "skill": "trace-dynamo", "command": None})
             continue
         if i == 0 and kind == "compile_only" and v.get("timing"):   # runs.run_and_analyze: a check of time
             compiles = f"{len(rep.recompiles)} function(s) recompiled (above)" if rep.recompiles else \

@@ -200,11 +200,25 @@ def unproven_guard_advice(message, fixes, site=None):
     # plain `!= 100` or `== 8` is a real restriction inside the range, which Dim.DYNAMIC would keep as a run-time
     # assert that fails at that size while ep.range_constraints looks right (review of batch 44)
     # (or float math on the size, math.ceil / sym_float: a float-step arange; review of 0.33.172)
-    if not m or fixes or not re.search(r"%|//|\bMod\(|FloorDiv\(|math\.ceil|sym_float", m.group(3)):
+    if not m or fixes:
         return None
     from . import knowledge
+    if size_one_guard(m.group(3)):
+        return knowledge.advice("export_size_one_guard", dim=m.group(1), range=m.group(2).strip(),
+                                guard=m.group(3).strip(), site=f" (added at {site})" if site else "")
+    if not re.search(r"%|//|\bMod\(|FloorDiv\(|math\.ceil|sym_float", m.group(3)):
+        return None
     return knowledge.advice("export_unproven_guard", dim=m.group(1), range=m.group(2).strip(), guard=m.group(3).strip(),
                             site=f" (added at {site})" if site else "")
+
+
+def size_one_guard(guard):
+    """Whether an export guard (torch's words, `((-1) + L['ids'].size()[1]) != 1`, or the trace's `Ne(s70 - 1, 1)`)
+    compares a size computed from a dim (a sum or difference, not the bare size) with 1: a 0/1 check that
+    backed_size_oblivious removes (knowledge/advice.yaml export_size_one_guard)."""
+    g = (guard or "").strip()
+    m = re.match(r"^Ne\((.+), 1\)$", g) or re.match(r"^\((.+)\)\s*!=\s*1$", g)
+    return bool(m) and bool(re.search(r"\s[-+]\s|\(-\d+\)", m.group(1)))
 
 
 def divisible_advice(fixes, site=None):

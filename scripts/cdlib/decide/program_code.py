@@ -6,7 +6,7 @@ import os
 import re
 
 from . import knowledge
-from .export import dim_bounds
+from .export import dim_bounds, size_one_guard
 from ..read.frames import _tree, is_user_file, library_of, library_path, loc as _loc, src_line as _src_line
 from ..cmdline import launched_scripts, local_imports as _local_imports, scripts_of
 
@@ -69,10 +69,10 @@ def _user_site(tr, d, e):
 
 
 def _unproven_sites(e, tr, sym_of, src_of):
-    """A constraint violation with no suggested fix whose guard is a % or // (or float math) of the size: the lines
-    that added such guards on the Dim's symbol, the program's or a library's (blind A/B batch 62: transformers'
-    XLNet reshapes a length made by a float-step torch.arange; the report said only "Dim.DYNAMIC"). Sets
-    e.guard_site with kind "unproven"."""
+    """A constraint violation with no suggested fix whose guard is a % or // (or float math) of the size, or compares
+    a size made from it with 1: the lines that added such guards on the Dim's symbol, the program's or a library's
+    (blind A/B batch 62: transformers' XLNet reshapes a length made by a float-step torch.arange; the report said
+    only "Dim.DYNAMIC"). Sets e.guard_site with kind "unproven"."""
     if e.suggested_fixes or "satisfy the generated guard" not in (e.message or ""):
         return False
     syms = {sym_of.get(src) for src in src_of.values()} - {None}
@@ -84,7 +84,9 @@ def _unproven_sites(e, tr, sym_of, src_of):
     sites, floats = [], False
     for d in guards:
         expr = d.get("expr") or ""
-        if not any(re.search(rf"\b{x}\b", expr) for x in syms) or not re.search(r"Mod\(|FloorDiv|CeilToInt|FloatTrueDiv", expr):
+        # (or a 0/1 check on a size made from it, `Ne(s70 - 1, 1)`: the slice MobileBERT pads, blind A/B batch 66)
+        if not any(re.search(rf"\b{x}\b", expr) for x in syms) or not (
+                re.search(r"Mod\(|FloorDiv|CeilToInt|FloatTrueDiv", expr) or size_one_guard(expr)):
             continue
         floats = floats or "FloatTrueDiv" in expr or "ToFloat" in expr
         user = _user_site(tr, d, e)

@@ -95,14 +95,20 @@ def run_and_analyze(argv, run_dir, *, timeout, env_add=None, tag="target", tlpar
             first_run = first_run_again(rep, argv, run_dir, timeout, env_add, created)
         timed = (rep.verdict or {}).get("kind") == "compile_only" and rep.errors[0].category in MEASURED \
             and verdict.timing_failure(rep.errors[0])
+        counted = (rep.verdict or {}).get("kind") == "compile_only" and rep.errors[0].category in MEASURED \
+            and not timed and verdict.compile_count_failure(rep.errors[0], rep)
         measure = eager_check and (rep.verdict or {}).get("kind") == "compile_only" \
-            and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0]) and not timed
+            and rep.errors[0].category in MEASURED and not verdict.python_value_error(rep.errors[0]) and not timed \
+            and not counted
         if timed:   # a check of time, not numbers: the compiles inside the timed part (no accuracy run, no bisect)
             rep.verdict["timing"] = True
             rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
+        if counted:   # a check of compile counts: the breaks and recompiles it counts (no accuracy run, no bisect)
+            rep.verdict["compile_counts"] = True
+            rep.next_steps = _next_steps(rep, command_line(argv), cli_command())
         e0 = rep.errors[0]
         by_design = e0.side == "user" and knowledge.triage_row_of(e0.category).get("only_compiled")   # a row says why
-        if eager_check and not measure and not timed and not by_design \
+        if eager_check and not measure and not timed and not counted and not by_design \
                 and not any(f["explains_error"] for f in semantics.current(rep)) \
                 and rep.errors[0].category != "fails_in_dynamo":   # (measured: Dynamo's side, no cache or codegen)
             _check_cold_cache(rep, argv, run_dir, timeout, env_add)   # (a by-design class: its own fix, no run)

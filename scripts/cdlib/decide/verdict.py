@@ -309,6 +309,18 @@ _TIMING_FAILURE = re.compile(r"(?i)" + printed.TIMING_WORDS + r"|\bslo\b|too slo
                              r"\bover \d[\d.]* ?(?:ms|s|sec|seconds)\b|\btook \d")
 
 
+_COUNT_FAILURE = re.compile(r"(?i)\b\d+\s+(?:graphs?|recompil\w*|compil(?:es|ations)|graph[ _]breaks?)\b|"
+                            r"\b(?:graphs?|graph_count|graph[ _]breaks?|recompil\w*|compiles?)\s*[=:]\s*\d+|"
+                            r"\brecompil\w*|\bgraph[ _]breaks?\b")
+
+
+def compile_count_failure(err, rep):
+    """True when the failing check counts what torch.compile did (graphs, recompiles, graph breaks: a CI gate on
+    a compile budget), and the run has recompiles or graph breaks for it to count: not the model's numbers."""
+    text = err.message or ""
+    return bool(_COUNT_FAILURE.search(text)) and bool(rep.recompiles or rep.graph_breaks)
+
+
 def timing_failure(err):
     """True when the failing check measures time (a latency SLO, a step-time budget), not the model's numbers:
     torch's accuracy check cannot explain it; a compile inside the timed part can."""

@@ -129,7 +129,10 @@ def verdict_lines(rep, base=None):
         elif acc.get("next") == "fix_math_eager":
             route = ("Route: compiled is the accurate side (measured against fp64): the program's low-precision step "
                      "(below), not a compiler bug; no bisect.")
-    if v.get("timing"):   # runs.run_and_analyze: the failing check measures time
+    if v.get("compile_counts"):   # runs.run_and_analyze: the failing check counts graphs or recompiles
+        route = ("Route: a check of what torch.compile did (graphs, recompiles, breaks), not numbers: the breaks and "
+                 "recompiles it counts (Next); no accuracy run or bisect.")
+    elif v.get("timing"):   # runs.run_and_analyze: the failing check measures time
         route = "Route: a check of time, not numbers: the compiles inside the timed part (Next); no accuracy run or bisect."
     elif rep.errors and knowledge.triage_row_of(rep.errors[0].category).get("fix_at_export"):
         route = "Route: the export's inputs (Next 1); not the calling line, not a compiler bug (no bisect)."

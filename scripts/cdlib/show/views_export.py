@@ -4,7 +4,7 @@ import re
 
 from . import output
 from .. import cmdline
-from ..decide.export import divisible_advice, short
+from ..decide.export import divisible_advice, short, unproven_guard_advice
 
 
 def render(r):
@@ -74,7 +74,13 @@ def render(r):
                 "edit it (below) to serve any size" if not eg["ok"] else
                 "runs: only the export needs the multiple; apply the suggested fix only if those sizes are all "
                 "you serve"))
-        out.append(f"Fix: {divisible or p['fix']}")
+        # a guard export cannot prove and PyTorch suggests nothing for: the same words as triage's Next
+        unproven = None if divisible or p["cls"] != "constraint_violation" else unproven_guard_advice(
+            "\n".join(det.get("violations") or []), (sf or {}).get("code"))
+        so = r.get("size_oblivious_check") if p["cls"] == "constraint_violation" else None
+        if so:   # measured: the export again under backed_size_oblivious, and the exported program at the low ends
+            out.append("Measured: " + _size_oblivious_words(so))
+        out.append(f"Fix: {divisible or unproven or p['fix']}")
         out.append("")
     if st == "exported" and r["problems"]:
         if all(p["found_by"] == ["strict"] for p in r["problems"]):
@@ -119,3 +125,23 @@ def render(r):
         out.append(f"Note: {n}")
     out += ["", f"Next: `{r['next_command']}`"]
     return "\n".join(out)
+
+
+def _size_oblivious_words(so):
+    """One line: the export under backed_size_oblivious=True, its ranges and the run at the ranges' low ends."""
+    if not so.get("verified"):
+        f = so.get("failure") or {}
+        return (f"exporting under backed_size_oblivious=True fails too ({f.get('cls', '?')}: "
+                f"{cmdline.clip(f.get('message') or '', 160)}): not the fix here")
+    rc = ", ".join(f"{k} [{lo}, {'inf' if hi is None else hi}]" for k, (lo, hi) in (so.get("range_constraints") or {}).items())
+    low = so.get("at_low_end") or {}
+    if low.get("checked") and low.get("ok"):
+        ran = f"the exported program matches eager at the ranges' low ends (input shapes {low.get('shapes')})"
+    elif low.get("checked"):
+        ran = (f"but the exported program at the ranges' low ends (input shapes {low.get('shapes')}) "
+               + (f"fails: {cmdline.clip(low['error'], 160)}" if low.get("error") else "differs from eager"))
+    else:
+        ran = f"not run at the low ends ({low.get('why') or '?'})"
+    return (f"`with torch.fx.experimental._config.patch(backed_size_oblivious=True):` around the export call exports "
+            f"({so.get('seconds')} s; ranges {rc}); {ran}")
+

@@ -183,6 +183,7 @@ def classify_exception(exc, strict):
     if is_cls("ConstraintViolationError"):
         out["cls"] = "specialized_dim" if "specialized it to be a constant" in text else "constraint_violation"
         out["details"]["suggested_fixes"] = suggested_fixes(str(text))
+        out["details"]["violations"] = [l.strip()[2:].strip() for l in text.splitlines() if l.strip().startswith("- ")]
         return out
     tc = custom_op_class(f"{name}: {text}")
     if tc:  # the same custom-op classes as triage (knowledge/triage.yaml), with its fix
