@@ -572,6 +572,13 @@ def test_unlike_eager_leaves_out_timings_memory_and_values_near_zero():
     a = "".join(f"step {i} peak mem {300 + i} MB\n" for i in range(1, 8)) + "val 0.55\n"
     u = compare._unlike_eager({"_eager_printed": e}, norm(a))
     assert u and u["compiled"] == "val 0.55", u
+    # a program that calls torch._dynamo.explain: its graph/break counts are left out, its loss still counts (review
+    # of batch 66)
+    e, a = "loss=3.05051\ngraphs=0 graph_breaks=-1\n", "loss=0.01192\ngraphs=1 graph_breaks=0\n"
+    assert compare._unlike_eager({"_eager_printed": e}, norm(a), skip=compare._EXPLAIN_COUNTS)["compiled"] == "loss=0.01192"
+    e = "loss=3.05051\ngraphs=0 graph_breaks=-1\n"
+    assert compare._unlike_eager({"_eager_printed": e}, norm("loss=3.05051\ngraphs=1 graph_breaks=0\n"),
+                                 skip=compare._EXPLAIN_COUNTS) is None
 
 
 def test_a_fix_that_makes_the_compiler_fail_and_run_eagerly_is_worse_not_fewer_recompiles(tmp_path):

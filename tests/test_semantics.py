@@ -15,7 +15,7 @@ from cdlib.decide import knowledge
 CLASSES = knowledge.load("semantics")["classes"]
 CPU = [c for c in CLASSES if c["device"] == "cpu"]
 GPU = [c for c in CLASSES if c["device"] == "cuda"]
-SIGNALS = {"error", "output", "recompile", "guards_mixed", "guards_none", "dynamo_graph", "inductor_code",
+SIGNALS = {"error", "output", "recompile", "guards_mixed", "guards_none", "dynamo_graph", "inductor_code", "aot_graph",
            "source", "source_traced", "failure", "differs"}
 # the eager check still calls through the torch.compile(module) wrapper, so it fails the same way: the
 # verdict says so and the class (seen from PyTorch's warning) still gives the fix

@@ -2872,3 +2872,28 @@ def test_a_gate_on_compile_counts_gets_the_recompiles_not_an_accuracy_run_or_bis
     fixed = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                            timeout=300)
     assert fixed.returncode == 0 and "compiled graphs: 1" in fixed.stdout, fixed.stderr[-1500:]
+
+
+def test_near_misses_of_the_compile_count_route_and_the_assert_and_version_classes(tmp_path):
+    """Review of batch 66's rules: a numeric check that mentions a recompile is no compile-count check; a compile budget
+    beside a harmless _version read (backend="eager") or an unrelated `except AssertionError` is the budget, not a
+    by-design class; an assertRaises(AssertionError) test of a compiled assert is the assert class."""
+    from types import SimpleNamespace
+    from cdlib.decide import verdict
+    rep = SimpleNamespace(recompiles=[1], graph_breaks=[])
+
+    def counts(msg):
+        return verdict.compile_count_failure(SimpleNamespace(message=msg), rep)
+    assert counts("FAIL: 3 graphs compiled for 3 batch sizes (budget 1)")
+    assert not counts("FAIL: compiled logits drift after recompile for new batch size: max abs diff 0.5")
+    assert not counts("a recompile happened")
+    for name, kind in (("near_version_log_budget.py", "counts"), ("near_assert_unrelated_budget.py", "counts"),
+                       ("near_assert_raises_unittest.py", "assert_raises_runtime_error")):
+        d, _ = run_json("triage", "--no-tlparse", "--out", tmp_path / name, "--", sys.executable, program(name),
+                        check=0, timeout=600)
+        found = [f["id"] for f in d["semantics"] if f.get("explains_error")]
+        if kind == "counts":
+            assert d["verdict"].get("compile_counts") and not found, (name, d["verdict"], found)
+            assert d["next_steps"][0]["why"].startswith("The failing check counts"), d["next_steps"]
+        else:
+            assert found == [kind] and d["next_steps"][0]["why"].startswith(f"[{kind}]"), (found, d["next_steps"])

@@ -157,7 +157,10 @@ def _compiled_names(run):
 def _signal(kind, pat, run, err):
     """Evidence (a string) when signal `kind` with regex `pat` holds for this run, else None."""
     if kind == "failure":
-        return "" if pat and err is not None and err.category in GENERIC else None
+        # (not a failing check that counts graphs or recompiles: those are what it counts, review of batch 66)
+        from .verdict import compile_count_failure
+        return "" if pat and err is not None and err.category in GENERIC \
+            and not compile_count_failure(err, run.rep) else None
     if kind == "differs":   # triage --vs-eager: compiled and eager printed different results
         return "" if pat and (run.rep.vs_eager or {}).get("differ") else None
     rx = re.compile(pat, re.M) if "{compiled}" not in pat else None
@@ -193,6 +196,13 @@ def _signal(kind, pat, run, err):
                 what = f"`{src.group(1)}`" if src else _ev(text, m)
                 return (f"cache entry {c} checks {what}; {', '.join(without[:3])} has no such guard "
                         "(compiled without it)")
+        return None
+    if kind == "aot_graph":   # AOTAutograd's graphs (aot_eager, Inductor): a backend that functionalizes
+        for key in ("aot_inference_graph", "aot_forward_graph", "aot_joint_graph"):
+            for cid, text in run.payloads(key):
+                m = rx.search(text)
+                if m:
+                    return _ev(text, m, f"AOTAutograd graph {cid}: ")
         return None
     if kind in ("dynamo_graph", "inductor_code"):
         key = "dynamo_output_graph" if kind == "dynamo_graph" else "inductor_output_code"

@@ -78,6 +78,8 @@ def render(r):
         unproven = None if divisible or p["cls"] != "constraint_violation" else unproven_guard_advice(
             "\n".join(det.get("violations") or []), (sf or {}).get("code"))
         so = r.get("size_oblivious_check") if p["cls"] == "constraint_violation" else None
+        if so and not (so.get("verified") and (so.get("at_low_end") or {}).get("ok")):
+            unproven = None   # measured: the patch does not export, or the result at the low ends is wrong (review)
         if so:   # measured: the export again under backed_size_oblivious, and the exported program at the low ends
             out.append("Measured: " + _size_oblivious_words(so))
         out.append(f"Fix: {divisible or unproven or p['fix']}")
