@@ -337,3 +337,15 @@ def test_perf_with_a_dispatch_mode_around_the_compiled_step_names_it(tmp_path):
     ok = subprocess.run([sys.executable, prog], env=dict(os.environ, FIXED="1"), capture_output=True, text=True,
                         timeout=300)
     assert ok.returncode == 0 and "graphs 1" in ok.stdout, ok.stdout + ok.stderr[-800:]
+
+
+def test_perf_names_a_programs_own_exit_without_calling_it_not_from_torch_compile(tmp_path):
+    """Blind A/B batch 67 (he): a speed gate exited 1 and perf's summary read "errors: Error in the program itself (not
+    from torch.compile)", though perf runs no eager check and the gate failed because compiling gave no speedup. Now
+    the line quotes what the program said and that perf did not run it without torch.compile."""
+    r, p = run_json("perf", "--out", tmp_path / "p", "--", sys.executable, program("recompile_budget_gate.py"),
+                    timeout=600)
+    assert r["errors"] and r["errors"][0].startswith("exit 1 (FAIL: contact_loss compiled 3 graphs"), r["errors"]
+    assert "perf does not run it without torch.compile" in r["errors"][0], r["errors"]
+    md = (tmp_path / "p" / "report.md").read_text()
+    assert "Error in the program itself" not in md, md

@@ -373,10 +373,22 @@ def script_result(run_dir, tstr, rep, eager):
         "decomposed_notes": decomposed_notes(f["cpu_decomposed"]),
         "library_calls": f["library_calls"], "generated_kernels": f["generated_kernels"],
         "fx_graph_cache": {"hits": st.get("fx_graph_cache_hits"), "misses": st.get("fx_graph_cache_misses")},
-        "eager": eager, "errors": [e.title for e in rep.errors],
+        "eager": eager, "errors": [_error_words(e) for e in rep.errors],
         "exported": _exported_only(rep) if not st.get("graphs") else None,
         "dispatch_mode": _dispatch_mode_at(rep) if not st.get("graphs") else None,
         "artifacts": {"trace_dir": os.path.join(run_dir, "trace"), "stderr": os.path.join(run_dir, "target.stderr")},
     }
     del tr
     return result
+
+
+def _error_words(e):
+    """One error of a perf run: its row's title, or for an exit the program made itself (no exception, the
+    catch-all row) what it printed: perf runs no eager check, so "not from torch.compile" is not known (blind A/B
+    batch 67: a speed gate's exit 1 read "Error in the program itself (not from torch.compile)")."""
+    if e.category != "user_error":
+        return e.title
+    said = next((ln.strip() for ln in (e.message or "").splitlines() if ln.strip()), "")
+    return (f"{e.type}" + (f" ({said[:120]})" if said else "") + ": the program's own failure or check; perf does not "
+            "run it without torch.compile (triage does)")
+
