@@ -391,4 +391,3 @@ def _error_words(e):
     said = next((ln.strip() for ln in (e.message or "").splitlines() if ln.strip()), "")
     return (f"{e.type}" + (f" ({said[:120]})" if said else "") + ": the program's own failure or check; perf does not "
             "run it without torch.compile (triage does)")
-
