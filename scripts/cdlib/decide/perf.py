@@ -5,6 +5,7 @@ import dataclasses
 import os
 import re
 
+from .error_rows import _first_lines
 from ..read import inductor_info as II
 from ..read import trace as tracemod
 
@@ -388,6 +389,6 @@ def _error_words(e):
     batch 67: a speed gate's exit 1 read "Error in the program itself (not from torch.compile)")."""
     if e.category != "user_error":
         return e.title
-    said = next((ln.strip() for ln in (e.message or "").splitlines() if ln.strip()), "")
-    return (f"{e.type}" + (f" ({said[:120]})" if said else "") + ": the program's own failure or check; perf does not "
+    said = _first_lines(e.message, 1, 120).strip()
+    return (f"{e.type}" + (f" ({said})" if said else "") + ": the program's own failure or check; perf does not "
             "run it without torch.compile (triage does)")

@@ -12,6 +12,7 @@ import os
 import re
 
 from . import knowledge
+from .verdict import compile_count_failure
 from ..read.frames import is_user_file, parse_py_frames
 from ..cmdline import clip, local_imports, scripts_of
 
@@ -158,7 +159,6 @@ def _signal(kind, pat, run, err):
     """Evidence (a string) when signal `kind` with regex `pat` holds for this run, else None."""
     if kind == "failure":
         # (not a failing check that counts graphs or recompiles: those are what it counts, review of batch 66)
-        from .verdict import compile_count_failure
         return "" if pat and err is not None and err.category in GENERIC \
             and not compile_count_failure(err, run.rep) else None
     if kind == "differs":   # triage --vs-eager: compiled and eager printed different results
